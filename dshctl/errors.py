@@ -1,0 +1,69 @@
+"""One error path for every command: what went wrong, where, and which exit status it means."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_UNREADABLE = 2
+
+
+class DshctlError(Exception):
+    """An error a user can act on. Rendered as one line: ``dshctl: FILE:LINE (seq N): MESSAGE``."""
+
+    exit_code = EXIT_UNREADABLE
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, seq: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.seq = seq
+
+    def located(self, *, file: str | None = None, line: int | None = None, seq: int | None = None) -> "DshctlError":
+        """Fill in location fields that are still unknown and return self."""
+        if self.file is None:
+            self.file = file
+        if self.line is None:
+            self.line = line
+        if self.seq is None:
+            self.seq = seq
+        return self
+
+    def where(self) -> str:
+        parts = []
+        if self.file is not None:
+            parts.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        elif self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.seq is not None:
+            parts.append(f"(seq {self.seq})")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.where()
+        return f"{where}: {self.message}" if where else self.message
+
+
+class SourceError(DshctlError):
+    """The bytes cannot be read as a dsh log: missing file, corrupt zstd, oversized line, bad UTF-8."""
+
+
+class FormatError(DshctlError):
+    """The lines are not a dsh log of a known shape: bad header, unparsable committed record, seq gap."""
+
+
+class UnsupportedVersion(DshctlError):
+    """The log was written by a newer dsh than this tool supports (header version > 4)."""
+
+
+class StreamError(DshctlError):
+    """A compact assistant stream breaks a strict-expansion rule; names the record position and the rule."""
+
+    def __init__(self, message: str, *, record: int | None = None, rule: str | None = None, **where):
+        super().__init__(message, **where)
+        self.record = record
+        self.rule = rule
+
+
+class UsageError(DshctlError):
+    """Bad command-line usage."""
