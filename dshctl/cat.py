@@ -1,0 +1,84 @@
+"""``dshctl cat``: the normalized events as NDJSON (or the physical lines with ``--raw``)."""
+
+from __future__ import annotations
+
+import sys
+from fnmatch import fnmatchcase
+from typing import Any, Iterator
+
+from .errors import EXIT_OK
+from .output import emit_ndjson, warn
+
+
+def header_json(log) -> dict[str, Any]:
+    import msgspec
+
+    header = msgspec.to_builtins(log.header)
+    extra = header.pop("extra", None) or {}
+    return {"type": "session", **header, **extra}
+
+
+def iter_cat_records(log, *, type_globs: list[str], turn: int | None, expand: bool) -> Iterator[Any]:
+    """What ``dshctl cat`` prints for one opened log, as plain JSON values."""
+    from .stream import iter_members
+
+    if not type_globs and turn is None:
+        yield header_json(log)
+    for event in log.events():
+        if type_globs and not any(fnmatchcase(event.type, glob) for glob in type_globs):
+            continue
+        if turn is not None and event.turn != turn:
+            continue
+        record = event.to_builtins()
+        if expand and event.stream is not None:
+            members = 0
+            for member_time, chunk in iter_members(event.stream):
+                yield {
+                    "type": "stream/chunk",
+                    "settlementSeq": event.seq,
+                    "turn": event.turn,
+                    "step": event.step,
+                    "member": members,
+                    "time": member_time,
+                    "chunk": chunk,
+                }
+                members += 1
+            record["data"].pop("stream", None)
+            record["streamMembers"] = members
+        yield record
+
+
+def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool) -> int:
+    from .reader import open_log
+
+    if raw:
+        return _raw(path, strict=strict)
+    log = open_log(path, strict=strict, on_warning=warn)
+    emit_ndjson(iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand))
+    return EXIT_OK
+
+
+def _raw(path: str, *, strict: bool) -> int:
+    from .errors import FormatError
+    from .source import LineReader, resolve
+
+    refs = resolve(path)
+    if len(refs) != 1:
+        from .errors import SourceError
+
+        raise SourceError(f"expected one log, found {len(refs)}", file=path)
+    reader = LineReader(refs[0])
+    out = sys.stdout.buffer
+    try:
+        for _, line in reader:
+            out.write(line)
+            out.write(b"\n")
+    finally:
+        reader.close()
+    torn = reader.torn_tail
+    if torn is not None:
+        text = f"torn tail not printed: line {torn.line} ({torn.bytes} bytes, {torn.reason})"
+        if strict:
+            raise FormatError(text, file=refs[0].display, line=torn.line)
+        warn(f"{refs[0].display}: {text}")
+    return EXIT_OK

@@ -1,0 +1,226 @@
+"""The command line: one short typer function per command over the library.
+
+Heavy modules (msgspec, zstandard, rich, the command modules) are imported inside
+the functions, so ``dshctl --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+
+app = typer.Typer(
+    name="dshctl",
+    help="Look inside dsh (deepseek-harness) session logs: stats, replay, validate, images.",
+    no_args_is_help=True,
+    add_completion=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dshctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colour in tables (NO_COLOR is honoured too)."),
+) -> None:
+    from .output import set_no_color
+
+    set_no_color(no_color)
+
+
+def _finish(body) -> None:
+    from .output import run
+
+    status = run(body)
+    if status:
+        raise typer.Exit(status)
+
+
+def _format(json_flag: bool, ndjson_flag: bool) -> str:
+    if json_flag and ndjson_flag:
+        from .errors import UsageError
+
+        raise UsageError("--json and --ndjson are mutually exclusive")
+    return "json" if json_flag else "ndjson" if ndjson_flag else "table"
+
+
+@app.command()
+def cat(
+    path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
+    type_glob: Optional[List[str]] = typer.Option(None, "--type", help="Only events whose type matches this glob (repeatable)."),
+    turn: Optional[int] = typer.Option(None, "--turn", help="Only events of this turn number."),
+    expand: bool = typer.Option(False, "--expand", help="Emit every stream member as its own timed-chunk line."),
+    raw: bool = typer.Option(False, "--raw", help="Pass the decompressed physical lines through unchanged."),
+    strict: bool = typer.Option(False, "--strict", help="A torn tail or dropped damaged tail is an error."),
+) -> None:
+    """Print the normalized events as NDJSON, one per line, compact streams embedded."""
+    from .cat import run_cat
+
+    _finish(lambda: run_cat(path, type_globs=type_glob or [], turn=turn, expand=expand, raw=raw, strict=strict))
+
+
+@app.command("ls")
+def ls_(
+    root: Optional[str] = typer.Argument(None, help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document."),
+    ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per session."),
+) -> None:
+    """List the sessions under a sessions root: id, cwd, created, generation, size, title."""
+    from .ls import run_ls
+
+    _finish(lambda: run_ls(root, output=_format(json_out, ndjson_out)))
+
+
+class By(str, Enum):
+    session = "session"
+    turn = "turn"
+    step = "step"
+
+
+@app.command()
+def stats(
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
+    by: By = typer.Option(By.session, "--by", help="Which table: session summary, per turn, or per step."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document."),
+    ndjson_out: bool = typer.Option(False, "--ndjson", help="One record per session, turn or step, with a kind field."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only sessions created at or after this date/time (ISO 8601)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only sessions created before this date/time (ISO 8601)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+    strict: bool = typer.Option(False, "--strict", help="A torn tail is an error."),
+) -> None:
+    """Turns, steps, TTFT, decode speed, tokens, tool time and retries, computed as dsh computes them."""
+    from .stats import run_stats
+
+    _finish(
+        lambda: run_stats(
+            paths or [], by=by.value, output=_format(json_out, ndjson_out), since=since, until=until, jobs=jobs, strict=strict
+        )
+    )
+
+
+class ValidateFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+
+
+@app.command()
+def validate(
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
+    output_format: ValidateFormat = typer.Option(ValidateFormat.text, "--format", help="Findings as text, json, sarif (2.1.0) or junit (XML)."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings and torn tails fail too."),
+    max_errors: Optional[int] = typer.Option(None, "--max-errors", help="Stop reporting a log after N error findings."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip this rule id (repeatable)."),
+    list_rules: bool = typer.Option(False, "--list-rules", help="List every rule: id, level, what it checks, dsh source."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+) -> None:
+    """Strict checks at dsh's durable boundaries, for CI. Exit 0 clean, 1 findings, 2 unreadable."""
+    from .validate import run_validate
+
+    _finish(
+        lambda: run_validate(
+            paths or [],
+            output_format=output_format.value,
+            strict=strict,
+            max_errors=max_errors,
+            ignore=ignore or [],
+            list_rules=list_rules,
+            jobs=jobs,
+        )
+    )
+
+
+@app.command()
+def images(
+    path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document (the listing, or the manifest with --out)."),
+    ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per image."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Extract the images into this directory."),
+    store: Optional[Path] = typer.Option(None, "--store", help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), or an export's media/ dir."),
+    name_template: Optional[str] = typer.Option(None, "--name-template", help="Output file name template: {seq} {n} {ext} {hash} {name}."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
+    all_refs: bool = typer.Option(False, "--all", help="Write every reference, not each distinct image once."),
+) -> None:
+    """List the image references of a session; with --out, extract and verify them."""
+    from .images import run_images
+
+    _finish(
+        lambda: run_images(
+            path,
+            output=_format(json_out, ndjson_out),
+            out=out,
+            store=store,
+            name_template=name_template,
+            force=force,
+            all_refs=all_refs,
+        )
+    )
+
+
+class CastVersion(str, Enum):
+    v2 = "2"
+    v3 = "3"
+
+
+@app.command()
+def replay(
+    path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
+    speed: float = typer.Option(1.0, "--speed", help="Playback speed multiplier."),
+    idle_limit: float = typer.Option(2.0, "--idle-limit", help="Cap pauses longer than this many seconds (0 = no cap)."),
+    turn: Optional[int] = typer.Option(None, "--turn", help="Start at this turn (the prefix is drawn at once)."),
+    from_time: Optional[str] = typer.Option(None, "--from", help="Start at this recorded time (seconds from the start, or mm:ss)."),
+    turns: Optional[str] = typer.Option(None, "--turns", help="Only these turns, e.g. 2-5 or 3."),
+    no_reasoning: bool = typer.Option(False, "--no-reasoning", help="Hide reasoning."),
+    no_tools: bool = typer.Option(False, "--no-tools", help="Hide tool calls and results."),
+    instant: bool = typer.Option(False, "--instant", help="Print the transcript at once, without timing."),
+    timestamps: bool = typer.Option(False, "--timestamps", help="Prefix transcript lines with recorded times."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write FILE.cast (asciicast), FILE.md (markdown) or FILE.ndjson (timeline)."),
+    cast_version: CastVersion = typer.Option(CastVersion.v2, "--cast-version", help="asciicast version for .cast exports."),
+) -> None:
+    """Replay what the user saw, at the recorded token timing."""
+    from .replay import run_replay
+
+    _finish(
+        lambda: run_replay(
+            path,
+            speed=speed,
+            idle_limit=idle_limit,
+            turn=turn,
+            from_time=from_time,
+            turns=turns,
+            no_reasoning=no_reasoning,
+            no_tools=no_tools,
+            instant=instant,
+            timestamps=timestamps,
+            export=export,
+            cast_version=int(cast_version.value),
+        )
+    )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("dshctl: interrupted\n")
+        raise SystemExit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,83 @@
+"""One decoder per log generation, selected by the header's ``version``.
+
+* :mod:`.v0` — v0 and v1: packed rows, legacy shapes, chunk folding (FORMAT §2.4–§2.6).
+* :mod:`.current` — v2, v3, v4: embedded streams (FORMAT §2.2, §2.7, §2.10).
+
+:func:`parse_header` validates line 1 leniently (dsh's hard requirements are
+errors, the rest warnings that ``dshctl validate`` turns into findings).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import FormatError, UnsupportedVersion
+from ..model import SUPPORTED_GENERATIONS, Header
+
+_HEADER_FIELDS = {
+    "type",
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "seedLength",
+    "isSeeded",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+}
+
+
+def parse_header(obj: Any, warn: Callable[[str], None]) -> Header:
+    """Line 1 → :class:`Header`. Refuses what dsh refuses before anything else (FORMAT §1.9)."""
+    if not isinstance(obj, dict) or obj.get("type") != "session":
+        raise FormatError("line 1 is not a dsh session header (expected {\"type\":\"session\", ...})", line=1)
+    version = obj.get("version")
+    if isinstance(version, bool) or not isinstance(version, (int, float)):
+        raise FormatError("line 1 is not a dsh session header: it has no numeric version", line=1)
+    if version != int(version) or version < 0:
+        raise FormatError(f"line 1 has an invalid version {version!r}", line=1)
+    version = int(version)
+    if version > max(SUPPORTED_GENERATIONS):
+        raise UnsupportedVersion(
+            f"written by a newer dsh than this tool supports (log format v{version}); "
+            f"dshctl reads v0-v{max(SUPPORTED_GENERATIONS)}",
+            line=1,
+        )
+    extra = {k: v for k, v in obj.items() if k not in _HEADER_FIELDS}
+    if extra:
+        warn(f"header has keys dsh's released codecs refuse: {', '.join(sorted(extra))}")
+
+    def field(name: str, kind: type | tuple) -> Any:
+        value = obj.get(name)
+        if value is None:
+            return None
+        if isinstance(value, bool) and kind is not bool:
+            warn(f"header {name} has the wrong type ({type(value).__name__})")
+            return None
+        if not isinstance(value, kind):
+            warn(f"header {name} has the wrong type ({type(value).__name__})")
+            return None
+        return value
+
+    header = Header(
+        version=version,
+        id=field("id", str),
+        createdAt=field("createdAt", int),
+        cwd=field("cwd", str),
+        parentSession=field("parentSession", str),
+        seedLength=field("seedLength", int),
+        isSeeded=field("isSeeded", bool),
+        origin=field("origin", str),
+        delegationDepth=field("delegationDepth", int),
+        agentPreset=field("agentPreset", str),
+        extra=extra or None,
+    )
+    if header.delegationDepth is None:
+        warn("header lacks delegationDepth, which dsh's reader requires; reading leniently")
+    if version >= 2 and header.isSeeded is None:
+        warn("header lacks isSeeded, which v2+ requires; reading leniently")
+    if header.id is None:
+        warn("header lacks a session id")
+    return header

@@ -1,0 +1,384 @@
+"""v0 and v1 logs: packed chunk rows, legacy shapes, and folding chunks into settlements.
+
+Physical decode (FORMAT §2.4): a line is either one event or a packed row standing
+for ≥ 3 consecutive ``assistant/chunk`` events, one seq per member. A row becomes
+one compact run record straight away — its members are never materialized.
+
+Legacy normalization (FORMAT §2.5) upgrades pre-identity shapes in memory the way
+dsh 0.1.1-rc.2 does, plus the released v0→v1 edge's renames.
+
+Folding (FORMAT §2.6, dsh's v1→v2 rule) groups chunks per (turn, step) into an
+attempt stream: a ``finish`` closes the group; a chunk of another step or after a
+finish, ``turn/end``, ``step/end``, ``llm/retry``, ``llm/retry-started`` or end of
+input settles it. The group is embedded into the ``assistant/message`` whose
+``sourceEventSeqs`` cite exactly its chunks; otherwise it becomes an
+``assistant/attempt`` stamped with the seq, time and line of its last chunk.
+Events that arrived while a group was pending are emitted after the attempt, or
+before the message that embeds it, as dsh's migration orders them. Seqs are the
+file's own: folded chunk seqs are listed in :attr:`Event.chunkSeqs`.
+
+Where dsh's migration would refuse (a message without provenance while a
+same-step group is pending, or provenance that does not match the group), the
+reader stays lenient and notes it on the event; ``dshctl validate`` reports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..errors import FormatError
+from ..model import Event, decode_seq_ranges, encode_seq_ranges
+from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
+
+ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
+_MAX_SAFE = 2**53 - 1
+
+
+@dataclass(slots=True)
+class PackedRow:
+    """A decoded v0 storage row: one compact run standing for ``count`` chunk events."""
+
+    record: TextChunks | ReasoningChunks | ToolCallChunks
+    seq0: int
+    count: int
+    turn: Any
+    step: Any
+    line: int
+    last_time: int
+
+
+def _safe_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_SAFE <= value <= _MAX_SAFE
+
+
+def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
+    """Decode one packed row (exact key sets, FORMAT §2.4). ``position`` is the seq it must start at,
+    used when the fixture form omitted ``seq0``/``time0``."""
+    tag = obj["type"]
+
+    def bad(why: str) -> FormatError:
+        return FormatError(f"malformed {tag} storage row: {why}", line=line)
+
+    envelope_keys = {"type", "data"} if fixture and "seq0" not in obj else {"type", "seq0", "time0", "data"}
+    if set(obj) != envelope_keys:
+        raise bad(f"envelope keys {sorted(obj)}")
+    data = obj["data"]
+    if not isinstance(data, dict):
+        raise bad("data is not an object")
+    members_key = "args" if tag == "tool-call-chunks" else "texts"
+    expected = {"turn", "step", "index", "dt", members_key}
+    if tag == "tool-call-chunks":
+        expected |= {"id"} | ({"name"} if "name" in data else set())
+    if set(data) != expected:
+        raise bad(f"data keys {sorted(data)}")
+    members = data[members_key]
+    dt = data["dt"]
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+        raise bad(f"{members_key} must be a non-empty list of strings")
+    if not isinstance(dt, list) or len(dt) != len(members) - 1 or not all(_safe_int(d) for d in dt):
+        raise bad("dt must hold one safe integer per member after the first")
+    index = data["index"]
+    if not _safe_int(index) or index < 0:
+        raise bad("index must be a non-negative safe integer")
+    if not isinstance(data["turn"], (int, float)) or not isinstance(data["step"], (int, float)):
+        raise bad("turn and step must be numbers")
+    if "seq0" in obj:
+        seq0, time0 = obj["seq0"], obj["time0"]
+        if not _safe_int(seq0) or seq0 < 0 or not _safe_int(time0):
+            raise bad("seq0 and time0 must be safe integers")
+    else:
+        seq0, time0 = position, 0
+    last_time = time0 + sum(dt)
+    if not _safe_int(last_time) or not _safe_int(seq0 + len(members) - 1):
+        raise bad("member seq or time leaves the safe-integer range")
+    if tag == "tool-call-chunks":
+        call_id = data["id"]
+        if not isinstance(call_id, str):
+            raise bad("id must be a string")
+        if "name" in data:
+            if not isinstance(data["name"], str):
+                raise bad("name must be a string")
+            record = ToolCallChunks(time0=time0, index=index, dt=dt, id=call_id, name=data["name"], args=members)
+        else:
+            record = ToolCallChunks(time0=time0, index=index, dt=dt, id=call_id, args=members)
+    elif tag == "text-chunks":
+        record = TextChunks(time0=time0, index=index, dt=dt, texts=members)
+    else:
+        record = ReasoningChunks(time0=time0, index=index, dt=dt, texts=members)
+    return PackedRow(record, seq0, len(members), data["turn"], data["step"], line, last_time)
+
+
+# ---------------------------------------------------------------------------
+# Legacy normalization (FORMAT §2.5)
+
+_SIMPLE_TURN_END = {"completed", "blocked", "max-tokens", "interrupted"}
+
+
+class LegacyNormalizer:
+    """Upgrades one event at a time; keeps the little state the rules need."""
+
+    def __init__(self, session_id: Any):
+        self.session_id = session_id
+        self.tool_result_ids: dict[int, str] = {}
+        self.retry_chains: dict[tuple, str] = {}
+
+    def legacy_id(self, seq: int) -> str:
+        return f"legacy-message:{self.session_id}:{seq}"
+
+    def normalize(self, event: Event) -> None:
+        kind = event.type
+        data = event.data
+        if kind.startswith("compact/"):
+            event.type = kind = "compaction/" + kind[len("compact/") :]
+        if not isinstance(data, dict):
+            return
+        if kind == "turn/start":
+            if set(data) == {"turn", "trigger"}:
+                event.data = {"turn": data["turn"]}
+        elif kind == "turn/end":
+            self._turn_end(event, data)
+        elif kind == "steering/message":
+            event.type = "user/message"
+            if isinstance(data.get("message"), dict):
+                event.data = data["message"]
+            else:
+                event.data = {
+                    "id": self.legacy_id(event.seq),
+                    "role": "user",
+                    "content": data.get("content", []),
+                    "source": data.get("source", {"kind": "user"}),
+                }
+            event.note("legacy steering/message normalized to user/message")
+        elif kind == "user/message":
+            if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
+                event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
+        elif kind == "assistant/message":
+            if "content" in data and "provenance" in data and "message" not in data:
+                rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+                provenance = data["provenance"] if isinstance(data["provenance"], dict) else {}
+                rest["message"] = {
+                    "id": self.legacy_id(event.seq),
+                    "role": "assistant",
+                    "content": data["content"],
+                    "source": {**provenance, "kind": "model"},
+                }
+                event.data = rest
+        elif kind == "tool/result":
+            if {"callId", "content", "isError"} <= set(data) and "message" not in data:
+                message_id = self.legacy_id(event.seq)
+                op = event.surfaceOp
+                if isinstance(op, dict) and op.get("op") == "replace":
+                    message_id = self.tool_result_ids.get(op.get("start"), message_id)
+                rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+                rest["message"] = {
+                    "id": message_id,
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": data["callId"],
+                            "content": data["content"],
+                            "isError": data["isError"],
+                        }
+                    ],
+                    "source": {"kind": "tool", "callId": data["callId"]},
+                }
+                event.data = rest
+            message = event.data.get("message")
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.tool_result_ids[event.seq] = message["id"]
+        elif kind == "llm/retry":
+            if "retryId" not in data:
+                chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
+                retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
+                event.data = {"retryId": retry_id, **data}
+        elif kind in ("compaction/start", "compaction/summary", "compaction/end"):
+            if "compactionId" not in data:
+                event.data = {"compactionId": f"legacy-compaction:{self.session_id}:{event.seq}", **data}
+        elif kind == "request/header":
+            header = data.get("header")
+            if isinstance(header, dict) and "messagePrefix" in header:
+                event.data = {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
+
+    def _turn_end(self, event: Event, data: dict) -> None:
+        reason = data.get("reason")
+        if not isinstance(reason, dict):
+            raise FormatError("malformed pre-react-loop turn/end: reason is not an object")
+        kind = reason.get("kind")
+        if not isinstance(kind, str):
+            raise FormatError("malformed pre-react-loop turn/end: reason.kind is not a string")
+        if kind == "aborted" and "reason" not in reason:
+            event.data = {**data, "reason": {"kind": "aborted", "reason": {"kind": "legacy"}}}
+        elif kind == "disposed":
+            event.data = {**data, "reason": {"kind": "aborted", "reason": {"kind": "disposed"}}}
+        elif kind == "error" and "error" not in reason:
+            if isinstance(reason.get("failure"), dict):
+                error = reason["failure"]
+            else:
+                error = {"message": reason.get("message", ""), "code": reason.get("code", "UNKNOWN")}
+            event.data = {**data, "reason": {"kind": "error", "error": error}}
+        elif kind in _SIMPLE_TURN_END and set(reason) != {"kind"}:
+            event.note(f"turn/end reason {kind!r} carries extra keys")
+
+
+# ---------------------------------------------------------------------------
+# Folding chunks into settlements (FORMAT §2.6)
+
+
+@dataclass(slots=True)
+class _Group:
+    turn: Any
+    step: Any
+    accumulator: Accumulator = field(default_factory=Accumulator)
+    seq_runs: list[list[int]] = field(default_factory=list)  # [first, last] contiguous seq runs
+    chunk_count: int = 0
+    last_seq: int = -1
+    last_time: int | None = None
+    last_line: int = 0
+    terminated: bool = False
+    buffered: list[Event] = field(default_factory=list)
+
+    def add_seqs(self, first: int, count: int) -> None:
+        last = first + count - 1
+        if self.seq_runs and self.seq_runs[-1][1] + 1 == first:
+            self.seq_runs[-1][1] = last
+        else:
+            self.seq_runs.append([first, last])
+        self.chunk_count += count
+        self.last_seq = last
+
+    def seqs(self) -> list[int]:
+        out: list[int] = []
+        for first, last in self.seq_runs:
+            out.extend(range(first, last + 1))
+        return out
+
+    def cites_exactly(self, cited: list[int]) -> bool:
+        if len(cited) != self.chunk_count:
+            return False
+        position = 0
+        for first, last in self.seq_runs:
+            for seq in range(first, last + 1):
+                if cited[position] != seq:
+                    return False
+                position += 1
+        return True
+
+    def range_form(self) -> list[Any]:
+        return encode_seq_ranges(self.seqs())
+
+
+_SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})
+
+
+def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iterator[Event]:
+    """Fold ``assistant/chunk`` events and packed rows into settlement streams (FORMAT §2.6)."""
+    group: _Group | None = None
+
+    def settle() -> Iterator[Event]:
+        nonlocal group
+        if group is None:
+            return
+        pending, group = group, None
+        yield Event(
+            type="assistant/attempt",
+            seq=pending.last_seq,
+            time=pending.last_time if time_known else None,
+            data={"turn": pending.turn, "step": pending.step},
+            line=pending.last_line,
+            stream=pending.accumulator.records,
+            chunkSeqs=pending.range_form(),
+        )
+        yield from pending.buffered
+
+    for item in items:
+        if isinstance(item, PackedRow):
+            if group is not None and (group.terminated or (group.turn, group.step) != (item.turn, item.step)):
+                yield from settle()
+            if group is None:
+                group = _Group(item.turn, item.step)
+            group.accumulator.push_run(item.record)
+            group.add_seqs(item.seq0, item.count)
+            group.last_time = item.last_time
+            group.last_line = item.line
+            continue
+        event = item
+        kind = event.type
+        if kind == "assistant/chunk":
+            data = event.data if isinstance(event.data, dict) else {}
+            chunk = data.get("chunk")
+            turn, step = data.get("turn"), data.get("step")
+            if group is not None and (group.terminated or (group.turn, group.step) != (turn, step)):
+                yield from settle()
+            if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str):
+                event.note("assistant/chunk without a chunk object; kept as an ordinary event")
+                yield event
+                continue
+            if group is None:
+                group = _Group(turn, step)
+            try:
+                group.accumulator.push(event.time if event.time is not None else 0, chunk)
+            except ValueError as exc:
+                raise FormatError(f"assistant/chunk cannot join a stream: {exc}", line=event.line, seq=event.seq)
+            group.add_seqs(event.seq, 1)
+            group.last_time = event.time
+            group.last_line = event.line
+            if chunk.get("type") == "finish":
+                group.terminated = True
+            continue
+        if kind == "assistant/message":
+            yield from _fold_message(event, group, settle)
+            group = None
+            continue
+        if kind in _SETTLING_TYPES:
+            yield from settle()
+            yield event
+            continue
+        if group is not None:
+            group.buffered.append(event)
+        else:
+            yield event
+    yield from settle()
+
+
+def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]:
+    cited = event.sourceEventSeqs
+    event.sourceEventSeqs = None
+    if cited is not None:
+        event.chunkSeqs = encode_seq_ranges(cited) if cited == sorted(set(cited)) else list(cited)
+    same_step = group is not None and (group.turn, group.step) == (event.turn, event.step)
+    if group is None or not same_step:
+        yield from settle()
+        if cited:
+            event.note("sourceEventSeqs cite chunks that form no pending attempt of this step")
+        event.stream = []
+        yield event
+        return
+    if cited is None:
+        event.note("message has no chunk provenance while a same-step attempt is pending; embedded it (dsh's migration refuses this)")
+    elif not cited:
+        yield from settle()
+        event.stream = []
+        yield event
+        return
+    elif not group.cites_exactly(cited):
+        yield from settle()
+        event.note("sourceEventSeqs do not cite exactly the pending attempt's chunks (dsh's migration refuses this)")
+        event.stream = []
+        yield event
+        return
+    yield from group.buffered
+    event.stream = group.accumulator.records
+    if event.chunkSeqs is None:
+        event.chunkSeqs = group.range_form()
+    yield event
+
+
+def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
+    if value is None:
+        return None
+    seqs = decode_seq_ranges(value)
+    if seqs is None:
+        event.note("sourceEventSeqs is not a list of seqs and [start, end] pairs")
+    return seqs

@@ -1,0 +1,123 @@
+"""``dshctl ls``: one row per session under a sessions root.
+
+Reads the header of each session's highest generation and, for the title, scans
+the lines for ``session/title`` without decoding any other record.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterator
+
+from .errors import EXIT_FINDINGS, EXIT_OK, DshctlError
+
+_TITLE_MARK = b'"session/title"'
+
+
+def session_row(ref) -> dict[str, Any]:
+    """The listing row of one log: id, cwd, createdAt, generation, compression, bytes, title."""
+    import msgspec
+
+    from .reader import open_log
+
+    row: dict[str, Any] = {
+        "id": None,
+        "cwd": None,
+        "createdAt": None,
+        "created": None,
+        "generation": ref.generation_from_name,
+        "compression": None,
+        "bytes": ref.path.stat().st_size if ref.path is not None else None,
+        "title": None,
+        "path": ref.display,
+        "error": None,
+    }
+    try:
+        log = open_log(ref)
+    except DshctlError as exc:
+        row["error"] = exc.message
+        return row
+    try:
+        header = log.header
+        row.update(
+            id=header.id,
+            cwd=header.cwd,
+            createdAt=header.createdAt,
+            created=_iso(header.createdAt),
+            generation=header.version,
+            compression="zstd" if log.compressed else "none",
+        )
+        decode = msgspec.json.decode
+        for _, line in log._lines:
+            if _TITLE_MARK in line:
+                try:
+                    obj = decode(line)
+                except msgspec.DecodeError:
+                    continue
+                if isinstance(obj, dict) and obj.get("type") == "session/title":
+                    data = obj.get("data")
+                    if isinstance(data, dict) and isinstance(data.get("title"), str):
+                        row["title"] = data["title"]
+    except DshctlError as exc:
+        row["error"] = exc.message
+    finally:
+        log.close()
+    return row
+
+
+def _iso(ms: int | None) -> str | None:
+    if not isinstance(ms, int) or ms <= 0:
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:
+    from .source import resolve, sessions_root
+
+    for ref in resolve(root if root is not None else str(sessions_root())):
+        yield session_row(ref)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return ""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def run_ls(root: str | None, *, output: str) -> int:
+    from .output import emit_json, emit_ndjson, print_table, warn
+
+    rows = list(iter_session_rows(root))
+    failed = [row for row in rows if row["error"]]
+    for row in failed:
+        warn(f"{row['path']}: {row['error']}")
+    if output == "json":
+        emit_json({"sessions": rows})
+    elif output == "ndjson":
+        emit_ndjson(rows)
+    else:
+        print_table(
+            None,
+            [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")],
+            (
+                [
+                    row["id"] or row["path"],
+                    row["cwd"],
+                    row["created"],
+                    f"v{row['generation']}" if row["generation"] is not None else "",
+                    "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
+                    _size(row["bytes"]),
+                    row["title"] if not row["error"] else f"(unreadable: {row['error']})",
+                ]
+                for row in rows
+            ),
+            caption=f"{len(rows)} session(s)",
+        )
+    return EXIT_FINDINGS if failed else EXIT_OK
