@@ -460,8 +460,15 @@ class LineReader:
     Attributes (valid during and after iteration): ``compressed``, ``frames``
     (complete zstd frames decoded), ``first_frame_lines`` (lines that ended in
     frame 1, set once frame 1 is complete; ``None`` for raw input),
-    ``torn_tail``, ``bytes_read`` (file bytes), ``bytes_decoded`` (plain bytes).
-    A reader iterates once.
+    ``torn_tail``, ``bytes_read`` (file bytes), ``bytes_decoded`` (plain bytes),
+    ``torn_frame_start_line`` (first physical line number that came from a torn
+    final zstd frame; lines from there on are not in a complete frame, so damage
+    there is a torn tail, not corruption). It is set when the tear is detected:
+    before any line of the torn frame is yielded when that frame is at most one
+    decompression call (``max_line_bytes // 128 KiB`` blocks, 8 MiB by default)
+    and declares its size, as dsh's writer does; for larger or size-less frames
+    earlier lines of the torn frame may already have been yielded, so decide
+    after iteration in that case. A reader iterates once.
     """
 
     def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None):
@@ -472,6 +479,7 @@ class LineReader:
         self.compressed = False
         self.frames = 0
         self.first_frame_lines: int | None = None
+        self.torn_frame_start_line: int | None = None
         self.torn_tail: TornTail | None = None
         self.bytes_read = 0
         self.bytes_decoded = 0
@@ -631,6 +639,7 @@ class LineReader:
                     return  # clean end between frames
                 base = src.start
             frame_no += 1
+            frame_first_line = self._line + 1
             dobj = None
             feed_from = fstart
             one_shot = False
@@ -717,6 +726,7 @@ class LineReader:
             except _Torn:
                 torn = True
             if torn:
+                self.torn_frame_start_line = frame_first_line
                 yield from self._torn_frame(dctx, dobj, src, fstart, feed_from, frame_no)
                 return
             # --- complete frame [fstart, p) ---

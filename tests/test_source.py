@@ -185,6 +185,21 @@ def test_torn_last_zstd_frame_keeps_complete_prefix_lines(tmp_path, max_line_byt
     assert tail.line == len(lines) + 1
     assert 0 < tail.bytes < len(batch[0]) + 1
     assert tail.compressed_bytes == cut - (len(data) - len(last))
+    assert reader.torn_frame_start_line == 3
+
+
+def test_torn_frame_start_line_is_known_before_its_lines_are_yielded(tmp_path):
+    data = zstd_log([EVENTS[0]], EVENTS[1:4])
+    p = write(tmp_path / "t.jsonl.zstd", data[:-2])  # tear the third frame inside its checksum
+    reader = LineReader(resolve(str(p))[0])
+    seen = []
+    for n, _ in reader:
+        seen.append((n, reader.torn_frame_start_line))
+    assert seen[:2] == [(1, None), (2, None)]
+    assert all(start == 3 for n, start in seen[2:]) and len(seen) > 2
+    raw_reader = LineReader(resolve(str(write(tmp_path / "r.jsonl", b"a\nb")))[0])
+    list(raw_reader)
+    assert raw_reader.torn_frame_start_line is None
 
 
 def test_torn_frame_cut_in_its_header(tmp_path):
