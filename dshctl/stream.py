@@ -1,0 +1,783 @@
+"""The compact assistant stream: records, packing, strict expansion and record-level readers.
+
+Since format v2 every ``assistant/message`` and ``assistant/attempt`` carries ``data.stream``, one
+provider attempt as a list of compact records (FORMAT.md §4.2)::
+
+    {type: "text-chunks",      time0, index, dt, texts}
+    {type: "reasoning-chunks", time0, index, dt, texts}
+    {type: "tool-call-chunks", time0, index, dt, id, name?, args}
+    {type: "chunk",            time, chunk}
+
+A run stands for ``len(texts)`` (or ``len(args)``) deltas of one block; member ``k`` was received at
+``time0 + dt[0] + ... + dt[k-1]``. Fragments are never joined, so a run expands back to the exact chunk
+sequence. Chunks are plain dicts in dsh's JSON shape (§4.1); a *timed chunk* is ``(time, chunk)``.
+
+What lives here, and why:
+
+* ``Accumulator`` packs timed chunks exactly as dsh's ``AssistantStreamAccumulator`` does (§4.3), and
+  appends whole v0/v1 packed rows with ``push_run`` the way the v1→v2 fold does (§2.4, §2.6).
+* ``expand_strict`` is the validating path for records read at a durable boundary (§4.4). It works on
+  raw JSON values, not typed records, because the rules are about the JSON (exact key sets, ``-0``, safe
+  integers). Use ``loads_strict`` to parse the JSON so that the literal ``-0`` stays detectable.
+* The readers (§4.5) answer the common questions — first token time, visible content, last usage,
+  joined text, assembly — straight from typed records without building a dict per member, with early
+  exit, in O(records) where dsh's readers are. They trust their input, like dsh's: validate first.
+* ``is_token_delta``, ``is_visible_chunk`` and ``chunk_has_visible_text`` are the one home of the
+  per-chunk rules every timing and visibility fold in dshctl must share.
+
+"Whitespace" means JavaScript's ``\\s`` (dsh tests ``/\\S/`` and ``String.prototype.trim``): the ECMAScript
+WhiteSpace and LineTerminator code points, which are TAB, LF, VT, FF, CR, SPACE, U+00A0, U+1680,
+U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and U+FEFF. This is *not* Python's ``str.isspace``:
+Python also counts U+001C–U+001F and U+0085, and does not count U+FEFF.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from itertools import accumulate, islice
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Union
+
+import msgspec
+
+from dshctl.errors import StreamError
+
+if TYPE_CHECKING:
+    from dshctl.assembler import BlockAssembler
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "NEG_ZERO",
+    "RAW_CHUNK_TYPES",
+    "JS_WHITESPACE",
+    "TextChunks",
+    "ReasoningChunks",
+    "ToolCallChunks",
+    "RawChunk",
+    "Record",
+    "Stream",
+    "Accumulator",
+    "decode_stream",
+    "stream_from_builtins",
+    "loads_strict",
+    "expand_strict",
+    "iter_members",
+    "run_times",
+    "record_member_count",
+    "has_non_whitespace",
+    "is_token_delta",
+    "is_visible_chunk",
+    "chunk_has_visible_text",
+    "run_first_token_time",
+    "run_first_visible_time",
+    "first_token_time",
+    "first_visible_time",
+    "has_visible_content",
+    "has_visible_text",
+    "last_raw_chunk",
+    "raw_chunks",
+    "joined_text",
+    "assemble",
+]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's ``Number.MAX_SAFE_INTEGER``; dsh requires every time, gap and index within ±this."""
+
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""The code points JavaScript's ``\\s`` matches (ECMAScript WhiteSpace + LineTerminator)."""
+
+_NON_WHITESPACE = re.compile("[^" + re.escape(JS_WHITESPACE) + "]")
+
+
+# --------------------------------------------------------------------------------------------------
+# Records (§4.2)
+
+
+class TextChunks(msgspec.Struct, tag_field="type", tag="text-chunks"):
+    """A run of ``text-delta`` chunks of one block."""
+
+    time0: int
+    index: int
+    dt: list[int]
+    texts: list[str]
+
+
+class ReasoningChunks(msgspec.Struct, tag_field="type", tag="reasoning-chunks"):
+    """A run of ``reasoning-delta`` chunks of one block."""
+
+    time0: int
+    index: int
+    dt: list[int]
+    texts: list[str]
+
+
+class ToolCallChunks(msgspec.Struct, tag_field="type", tag="tool-call-chunks", kw_only=True, omit_defaults=True):
+    """A run of ``tool-call-delta`` chunks with one index, one id and the same ``name`` (or none)."""
+
+    time0: int
+    index: int
+    dt: list[int]
+    id: str
+    name: Union[str, msgspec.UnsetType] = msgspec.UNSET
+    args: list[str]
+
+
+class RawChunk(msgspec.Struct, tag_field="type", tag="chunk"):
+    """One chunk kept as recorded: every non-delta chunk, and tool-call deltas that cannot be packed."""
+
+    time: int
+    chunk: dict
+
+
+Record = Union[TextChunks, ReasoningChunks, ToolCallChunks, RawChunk]
+Stream = list[Record]
+
+_RUN_CLASSES = (TextChunks, ReasoningChunks, ToolCallChunks)
+
+RAW_CHUNK_TYPES = frozenset({"block-start", "block-end", "usage", "finish"})
+"""Chunk types the accumulator never packs, so every occurrence is a raw record (§4.3)."""
+
+_stream_decoder = msgspec.json.Decoder(list[Record])
+
+
+def decode_stream(json_bytes: bytes | str) -> list[Record]:
+    """Decode a JSON array of stream records into typed records (unknown extra keys are ignored)."""
+    return _stream_decoder.decode(json_bytes)
+
+
+def stream_from_builtins(records: Iterable[Any]) -> list[Record]:
+    """Convert already-parsed JSON (a list of dicts) into typed records (unknown extra keys are ignored)."""
+    return msgspec.convert(records, list[Record])
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON numbers as JavaScript sees them
+
+
+class _NegativeZero(int):
+    """The JSON literal ``-0``: equal to 0 for arithmetic, but distinguishable (JavaScript keeps -0)."""
+
+    def __repr__(self) -> str:
+        return "NEG_ZERO"
+
+
+NEG_ZERO = _NegativeZero(0)
+"""What ``loads_strict`` yields for the JSON text ``-0``."""
+
+
+def _parse_int(literal: str) -> int:
+    return NEG_ZERO if literal == "-0" else int(literal)
+
+
+def _refuse_constant(literal: str) -> float:
+    raise ValueError(f"{literal} is not JSON")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """Parse JSON keeping what JavaScript would see: ``-0`` → ``NEG_ZERO``, ``-0.0`` stays ``-0.0``.
+
+    NaN and Infinity literals (accepted by Python's ``json`` but not JSON) are refused.
+    """
+    return json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant)
+
+
+def _safe_int(value: Any) -> int | None:
+    """The value as an int if JavaScript's ``Number.isSafeInteger`` accepts it, else None.
+
+    An integral float (``3.0``) counts, as it does in JSON/JS; a bool is not a number.
+    """
+    cls = value.__class__
+    if cls is int or cls is _NegativeZero:
+        return int(value) if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
+    if cls is float:
+        if value.is_integer() and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return int(value)
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value) if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
+    return None
+
+
+def _is_negative_zero(value: Any) -> bool:
+    return value.__class__ is _NegativeZero or (value.__class__ is float and value == 0 and math.copysign(1.0, value) < 0)
+
+
+def _safe_index(value: Any) -> int | None:
+    """A non-negative safe integer that is not -0, as dsh's ``safeIndex`` requires."""
+    if _is_negative_zero(value):
+        return None
+    index = _safe_int(value)
+    return index if index is not None and index >= 0 else None
+
+
+def _is_lossless_json(value: Any) -> bool:
+    """Whether the value survives a JSON round trip in JavaScript unchanged (dsh ``isJsonValue``).
+
+    Refuses non-finite numbers and -0 anywhere, non-string keys and non-JSON types.
+    """
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        cls = current.__class__
+        if cls is str or cls is int or cls is bool or current is None:
+            continue
+        if cls is float:
+            if not math.isfinite(current) or (current == 0 and math.copysign(1.0, current) < 0):
+                return False
+            continue
+        if cls is dict:
+            for key in current:
+                if key.__class__ is not str:
+                    return False
+            pending.extend(current.values())
+            continue
+        if cls is list:
+            pending.extend(current)
+            continue
+        # NEG_ZERO, tuples, sets, arbitrary objects
+        return False
+    return True
+
+
+def _time_gap(previous: int, time: int) -> int | None:
+    gap = time - previous
+    return gap if -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER else None
+
+
+# --------------------------------------------------------------------------------------------------
+# Packing (§4.3, §2.6)
+
+
+class Accumulator:
+    """Packs timed chunks into compact records exactly as dsh's ``AssistantStreamAccumulator``.
+
+    ``push`` rules (§4.3): text/reasoning deltas (empty text included) join the previous record when it
+    is a run of the same kind and block index and the gap from its last member time is a safe integer.
+    Tool-call deltas join only a tool-call run with the same index, the same id and the same presence
+    and value of ``name``; a delta whose ``id`` or ``name`` is ``""`` becomes a raw record. ``block-start``,
+    ``block-end``, ``usage`` and ``finish`` are raw records; an unknown chunk type raises ValueError, as do a
+    time that is not a safe integer, an index that is not a non-negative safe integer (``-0`` included),
+    a non-string text/id/name/argumentsDelta, and a chunk that is not lossless JSON.
+
+    Deltas are packed from their fields alone, so extra keys on a delta are dropped (dsh does the same).
+    Raw chunk dicts are stored by reference, not copied: do not mutate a chunk after pushing it.
+
+    ``push_run`` appends a whole packed run (a v0/v1 storage row, §2.4) and merges it into the previous
+    run under the v1→v2 fold's rule (§2.6): same run type and index, for tool calls the same id and name,
+    and a safe gap from the previous run's last member time to the new run's ``time0``. For a valid row (safe
+    ``dt`` entries) the result equals pushing its members one by one. One deliberate difference from dsh: a tool-call row
+    with ``id`` or ``name`` equal to ``""`` (a v0 writer packs such deltas) is expanded into raw records, as
+    ``push`` would; dsh's migration appends it as a run that its own strict expansion then refuses.
+    """
+
+    __slots__ = ("_records", "_last_time")
+
+    def __init__(self) -> None:
+        self._records: list[Record] = []
+        # Time of the last member of the last record, when that record is a run.
+        self._last_time = 0
+
+    @property
+    def records(self) -> list[Record]:
+        """The packed records so far (the live list: read it, do not mutate it)."""
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def push(self, time: int, chunk: dict) -> None:
+        if time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
+            safe_time = time
+        else:
+            safe_time = _safe_int(time)
+            if safe_time is None:
+                raise ValueError(f"assistant stream time must be a safe integer, got {time!r}")
+        if not isinstance(chunk, dict):
+            raise ValueError(f"assistant stream chunk must be an object, got {type(chunk).__name__}")
+        for value in chunk.values():
+            if value.__class__ is not str and value.__class__ is not int and not _is_lossless_json(value):
+                raise ValueError("assistant stream chunk must be losslessly JSON-serializable")
+        kind = chunk.get("type")
+        records = self._records
+
+        if kind == "text-delta" or kind == "reasoning-delta":
+            index = chunk.get("index")
+            if index.__class__ is not int or index < 0 or index > MAX_SAFE_INTEGER:
+                index = _safe_index(index)
+                if index is None:
+                    raise ValueError(f"{kind} index must be a non-negative safe integer, got {chunk.get('index')!r}")
+            text = chunk.get("text")
+            if text.__class__ is not str and not isinstance(text, str):
+                raise ValueError(f"{kind} text must be a string")
+            run_class = TextChunks if kind == "text-delta" else ReasoningChunks
+            if records:
+                previous = records[-1]
+                if previous.__class__ is run_class and previous.index == index:
+                    gap = safe_time - self._last_time
+                    if -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER:
+                        previous.dt.append(gap)
+                        previous.texts.append(text)
+                        self._last_time = safe_time
+                        return
+            records.append(run_class(safe_time, index, [], [text]))
+            self._last_time = safe_time
+            return
+
+        previous = records[-1] if records else None
+        if kind == "tool-call-delta":
+            index = _safe_index(chunk.get("index"))
+            if index is None:
+                raise ValueError(f"tool-call-delta index must be a non-negative safe integer, got {chunk.get('index')!r}")
+            call_id = chunk.get("id")
+            if not isinstance(call_id, str):
+                raise ValueError("tool-call-delta id must be a string")
+            named = "name" in chunk
+            name = chunk["name"] if named else msgspec.UNSET
+            if named and not isinstance(name, str):
+                raise ValueError("tool-call-delta name must be a string")
+            arguments = chunk.get("argumentsDelta")
+            if not isinstance(arguments, str):
+                raise ValueError("tool-call-delta argumentsDelta must be a string")
+            if call_id == "" or name == "":
+                records.append(RawChunk(safe_time, chunk))
+                return
+            if (
+                previous is not None
+                and previous.__class__ is ToolCallChunks
+                and previous.index == index
+                and previous.id == call_id
+                and previous.name == name
+            ):
+                gap = _time_gap(self._last_time, safe_time)
+                if gap is not None:
+                    previous.dt.append(gap)
+                    previous.args.append(arguments)
+                    self._last_time = safe_time
+                    return
+            records.append(ToolCallChunks(time0=safe_time, index=index, dt=[], id=call_id, name=name, args=[arguments]))
+            self._last_time = safe_time
+            return
+
+        if kind in RAW_CHUNK_TYPES:
+            records.append(RawChunk(safe_time, chunk))
+            return
+        raise ValueError(f"unknown assistant stream chunk type {kind!r}")
+
+    def push_run(self, record: TextChunks | ReasoningChunks | ToolCallChunks) -> None:
+        cls = record.__class__
+        if cls not in _RUN_CLASSES:
+            raise ValueError(f"push_run takes a packed run, got {cls.__name__}")
+        time0 = _safe_int(record.time0)
+        if time0 is None:
+            raise ValueError(f"run time0 must be a safe integer, got {record.time0!r}")
+        members = record.args if cls is ToolCallChunks else record.texts
+        if not members or len(record.dt) != len(members) - 1:
+            raise ValueError("a run needs at least one member and exactly one dt entry per further member")
+        if cls is ToolCallChunks and (record.id == "" or record.name == ""):
+            # Such members are raw records under push's rules; keep push_run equal to pushing the members.
+            for time, chunk in iter_members([record]):
+                self.push(time, chunk)
+            return
+        last_time = time0 + sum(record.dt)
+        records = self._records
+        previous = records[-1] if records else None
+        if previous is not None and previous.__class__ is cls and previous.index == record.index:
+            gap = _time_gap(self._last_time, time0)
+            same_call = cls is not ToolCallChunks or (previous.id == record.id and previous.name == record.name)
+            if gap is not None and same_call:
+                previous.dt.append(gap)
+                previous.dt.extend(record.dt)
+                if cls is ToolCallChunks:
+                    previous.args.extend(record.args)
+                else:
+                    previous.texts.extend(record.texts)
+                self._last_time = last_time
+                return
+        if cls is ToolCallChunks:
+            copy: Record = ToolCallChunks(
+                time0=time0, index=record.index, dt=list(record.dt), id=record.id, name=record.name, args=list(record.args)
+            )
+        else:
+            copy = cls(time0, record.index, list(record.dt), list(record.texts))
+        records.append(copy)
+        self._last_time = last_time
+
+
+# --------------------------------------------------------------------------------------------------
+# Expansion
+
+
+def record_member_count(record: Record) -> int:
+    """How many timed chunks a record stands for (1 for a raw record)."""
+    cls = record.__class__
+    if cls is RawChunk:
+        return 1
+    if cls is ToolCallChunks:
+        return len(record.args)
+    return len(record.texts)
+
+
+def run_times(record: Record) -> Iterator[int]:
+    """The receipt time of each member (a raw record has one)."""
+    if record.__class__ is RawChunk:
+        return iter((record.time,))
+    return islice(accumulate(record.dt, initial=record.time0), record_member_count(record))
+
+
+def iter_members(stream: Iterable[Record]) -> Iterator[tuple[int, dict]]:
+    """Expand typed records lazily into timed chunks. Trusts its input (see ``expand_strict``)."""
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            yield record.time, record.chunk
+            continue
+        index = record.index
+        times = accumulate(record.dt, initial=record.time0)
+        if cls is ToolCallChunks:
+            call_id = record.id
+            name = record.name
+            if name is msgspec.UNSET:
+                for time, fragment in zip(times, record.args):
+                    yield time, {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": fragment}
+            else:
+                for time, fragment in zip(times, record.args):
+                    yield time, {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "id": call_id,
+                        "name": name,
+                        "argumentsDelta": fragment,
+                    }
+        else:
+            kind = "text-delta" if cls is TextChunks else "reasoning-delta"
+            for time, text in zip(times, record.texts):
+                yield time, {"type": kind, "index": index, "text": text}
+
+
+_TEXT_RUN_KEYS = frozenset({"type", "time0", "index", "dt", "texts"})
+_TOOL_RUN_KEYS = frozenset({"type", "time0", "index", "dt", "id", "args"})
+_NAMED_TOOL_RUN_KEYS = _TOOL_RUN_KEYS | {"name"}
+_RAW_KEYS = frozenset({"type", "time", "chunk"})
+
+
+def _refuse(position: int, rule: str, detail: str) -> StreamError:
+    return StreamError(f"assistant stream record {position}: {detail} (rule {rule})", record=position, rule=rule)
+
+
+def _require_exact_keys(record: dict, keys: frozenset, position: int, label: str) -> None:
+    if record.keys() != keys:
+        expected = ", ".join(sorted(keys))
+        found = ", ".join(sorted(map(str, record.keys())))
+        raise _refuse(position, "exact-keys", f"{label} record must have exactly the keys {expected}; has {found}")
+
+
+def _is_string_list(value: Any) -> bool:
+    return value.__class__ is list and all(isinstance(member, str) for member in value)
+
+
+def _validated_run_times(record: dict, members: int, position: int, label: str) -> tuple[int, list[int]]:
+    """Check time0, index and dt (§4.4) and return the index and every member's time."""
+    time0 = _safe_int(record["time0"])
+    if time0 is None:
+        raise _refuse(position, "safe-integer", f"{label} time0 must be a safe integer, got {record['time0']!r}")
+    index = _safe_index(record["index"])
+    if index is None:
+        raise _refuse(position, "index", f"{label} index must be a non-negative safe integer (not -0), got {record['index']!r}")
+    dt = record["dt"]
+    if dt.__class__ is not list:
+        raise _refuse(position, "safe-integer", f"{label} dt must be an array of safe integers")
+    gaps = [_safe_int(gap) for gap in dt]
+    if None in gaps:
+        bad = dt[gaps.index(None)]
+        raise _refuse(position, "safe-integer", f"{label} dt entries must be safe integers, got {bad!r}")
+    if len(gaps) != members - 1:
+        raise _refuse(position, "dt-length", f"{label} has {members} members but {len(gaps)} dt entries (want {members - 1})")
+    times = list(accumulate(gaps, initial=time0))
+    if min(times) < -MAX_SAFE_INTEGER or max(times) > MAX_SAFE_INTEGER:
+        raise _refuse(position, "member-time", f"{label} member times must stay safe integers")
+    return index, times
+
+
+def expand_strict(records: Iterable[Any]) -> Iterator[tuple[int, dict]]:
+    """Validate raw JSON stream records as dsh's ``expandAssistantStream`` does (§4.4) and expand them.
+
+    Lazy: each record is checked completely, then its members are yielded; the first violation raises
+    ``StreamError`` with ``record`` (0-based position) and ``rule`` set. Rules, in dsh's checking order:
+    ``not-object``, ``type``, ``exact-keys``, ``texts``/``args``, ``id``, ``name``, ``safe-integer`` (time0, dt
+    entries, raw ``time``), ``index``, ``dt-length``, ``member-time``, ``raw-chunk``.
+
+    Numbers are judged as JavaScript sees them: an integral float counts as an integer, a bool does
+    not, ``NEG_ZERO``/``-0.0`` is refused as an index (it is a valid time). Yielded times and indexes are
+    plain ints. A raw chunk must be lossless JSON (no -0, NaN or Infinity anywhere inside); its inner
+    structure is not checked, and it is yielded as given (not copied).
+    """
+    for position, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise _refuse(position, "not-object", f"record must be an object, got {type(record).__name__}")
+        kind = record.get("type")
+        if kind == "text-chunks" or kind == "reasoning-chunks":
+            _require_exact_keys(record, _TEXT_RUN_KEYS, position, kind)
+            texts = record["texts"]
+            if not _is_string_list(texts):
+                raise _refuse(position, "texts", f"{kind} texts must be an array of strings")
+            if not texts:
+                raise _refuse(position, "texts", f"{kind} texts must be non-empty")
+            index, times = _validated_run_times(record, len(texts), position, kind)
+            delta = "text-delta" if kind == "text-chunks" else "reasoning-delta"
+            for time, text in zip(times, texts):
+                yield time, {"type": delta, "index": index, "text": text}
+        elif kind == "tool-call-chunks":
+            named = "name" in record
+            _require_exact_keys(record, _NAMED_TOOL_RUN_KEYS if named else _TOOL_RUN_KEYS, position, kind)
+            args = record["args"]
+            if not _is_string_list(args):
+                raise _refuse(position, "args", "tool-call-chunks args must be an array of strings")
+            if not args:
+                raise _refuse(position, "args", "tool-call-chunks args must be non-empty")
+            call_id = record["id"]
+            if not isinstance(call_id, str) or not call_id:
+                raise _refuse(position, "id", f"tool-call-chunks id must be a non-empty string, got {call_id!r}")
+            name = record.get("name")
+            if named and (not isinstance(name, str) or not name):
+                raise _refuse(position, "name", f"tool-call-chunks name must be a non-empty string, got {name!r}")
+            index, times = _validated_run_times(record, len(args), position, kind)
+            for time, fragment in zip(times, args):
+                if named:
+                    chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": fragment}
+                else:
+                    chunk = {"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": fragment}
+                yield time, chunk
+        elif kind == "chunk":
+            _require_exact_keys(record, _RAW_KEYS, position, "chunk")
+            time = _safe_int(record["time"])
+            if time is None:
+                raise _refuse(position, "safe-integer", f"raw chunk time must be a safe integer, got {record['time']!r}")
+            chunk = record["chunk"]
+            if not isinstance(chunk, dict):
+                raise _refuse(position, "raw-chunk", "raw chunk must be a non-null, non-array object")
+            if not _is_lossless_json(chunk):
+                raise _refuse(position, "raw-chunk", "raw chunk must be lossless JSON (no -0, NaN or Infinity)")
+            yield time, chunk
+        else:
+            raise _refuse(position, "type", f"unsupported record type {kind!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Chunk rules (§4.5) — the one home for them
+
+
+def has_non_whitespace(text: Any) -> bool:
+    """JavaScript's ``/\\S/.test(text)`` for a string; a non-string (malformed input) counts as no text."""
+    return text.__class__ is str and _NON_WHITESPACE.search(text) is not None
+
+
+def is_token_delta(chunk: dict) -> bool:
+    """Whether the chunk carries a model output token (the first-token boundary of every timing fold).
+
+    Text/reasoning deltas with non-empty text; tool-call deltas with non-empty ``argumentsDelta`` or any
+    ``name`` at all (even ``""``); never block, usage or finish chunks.
+    """
+    kind = chunk.get("type")
+    if kind == "text-delta" or kind == "reasoning-delta":
+        return chunk.get("text") != ""
+    if kind == "tool-call-delta":
+        return chunk.get("argumentsDelta") != "" or "name" in chunk
+    return False
+
+
+def _block_is_visible(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind == "tool-call":
+        return False
+    if kind == "text" or kind == "reasoning":
+        return has_non_whitespace(block.get("text"))
+    return True
+
+
+def is_visible_chunk(chunk: dict) -> bool:
+    """Whether the chunk alone shows the reader something.
+
+    Text/reasoning deltas with a non-whitespace character; a ``block-start`` of any kind other than
+    text, reasoning and tool-call (e.g. image); a ``block-end`` whose block is text/reasoning with
+    non-whitespace text or any other kind except tool-call. Usage and finish never count.
+    """
+    kind = chunk.get("type")
+    if kind == "text-delta" or kind == "reasoning-delta":
+        return has_non_whitespace(chunk.get("text"))
+    if kind == "block-start":
+        return chunk.get("blockType") not in ("text", "reasoning", "tool-call")
+    if kind == "block-end":
+        return _block_is_visible(chunk.get("block"))
+    return False
+
+
+def chunk_has_visible_text(chunk: dict) -> bool:
+    """A non-whitespace ``text-delta``, or the ``block-end`` of a ``text`` block with non-whitespace text."""
+    kind = chunk.get("type")
+    if kind == "text-delta":
+        return has_non_whitespace(chunk.get("text"))
+    if kind == "block-end":
+        block = chunk.get("block")
+        return isinstance(block, dict) and block.get("type") == "text" and has_non_whitespace(block.get("text"))
+    return False
+
+
+# --------------------------------------------------------------------------------------------------
+# Record-level readers (§4.5): no member dicts, early exit
+
+
+def _member_time(record: TextChunks | ReasoningChunks | ToolCallChunks, position: int) -> int:
+    return record.time0 + sum(islice(record.dt, position))
+
+
+def run_first_token_time(record: TextChunks | ReasoningChunks | ToolCallChunks) -> int | None:
+    """A named tool-call run → ``time0``; otherwise the time of the first non-empty member."""
+    if record.__class__ is ToolCallChunks:
+        if record.name is not msgspec.UNSET:
+            return record.time0
+        fragments = record.args
+    else:
+        fragments = record.texts
+    for position, fragment in enumerate(fragments):
+        if fragment:
+            return record.time0 if position == 0 else _member_time(record, position)
+    return None
+
+
+def run_first_visible_time(record: TextChunks | ReasoningChunks | ToolCallChunks) -> int | None:
+    """The time of the first non-whitespace member of a text/reasoning run; tool-call runs have none."""
+    if record.__class__ is ToolCallChunks:
+        return None
+    search = _NON_WHITESPACE.search
+    for position, text in enumerate(record.texts):
+        if search(text) is not None:
+            return record.time0 if position == 0 else _member_time(record, position)
+    return None
+
+
+def first_token_time(stream: Iterable[Record]) -> int | None:
+    """Receipt time of the first token (``is_token_delta``), or None when the stream has none."""
+    for record in stream:
+        if record.__class__ is RawChunk:
+            if is_token_delta(record.chunk):
+                return record.time
+        else:
+            time = run_first_token_time(record)
+            if time is not None:
+                return time
+    return None
+
+
+def first_visible_time(stream: Iterable[Record]) -> int | None:
+    """Receipt time of the first visible chunk (``is_visible_chunk``), or None."""
+    for record in stream:
+        if record.__class__ is RawChunk:
+            if is_visible_chunk(record.chunk):
+                return record.time
+        else:
+            time = run_first_visible_time(record)
+            if time is not None:
+                return time
+    return None
+
+
+def has_visible_content(stream: Iterable[Record]) -> bool:
+    """Whether any chunk is visible (``is_visible_chunk``)."""
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            if is_visible_chunk(record.chunk):
+                return True
+        elif cls is not ToolCallChunks:
+            # One search over the joined run answers "does any member have a non-whitespace character".
+            if _NON_WHITESPACE.search("".join(record.texts)) is not None:
+                return True
+    return False
+
+
+def has_visible_text(stream: Iterable[Record]) -> bool:
+    """Whether any chunk carries visible text (``chunk_has_visible_text``)."""
+    for record in stream:
+        cls = record.__class__
+        if cls is TextChunks:
+            if _NON_WHITESPACE.search("".join(record.texts)) is not None:
+                return True
+        elif cls is RawChunk and chunk_has_visible_text(record.chunk):
+            return True
+    return False
+
+
+def _require_raw_type(chunk_type: str) -> None:
+    if chunk_type not in RAW_CHUNK_TYPES:
+        raise ValueError(
+            f"{chunk_type!r} chunks may be packed into runs; ask for one of {', '.join(sorted(RAW_CHUNK_TYPES))}"
+        )
+
+
+def last_raw_chunk(stream: list[Record], chunk_type: str) -> dict | None:
+    """The last raw chunk of a never-packed type (``usage``, ``finish``, …), scanning backwards."""
+    _require_raw_type(chunk_type)
+    for record in reversed(stream):
+        if record.__class__ is RawChunk and record.chunk.get("type") == chunk_type:
+            return record.chunk
+    return None
+
+
+def raw_chunks(stream: Iterable[Record], chunk_type: str) -> Iterator[dict]:
+    """Every raw chunk of a never-packed type, in stream order."""
+    _require_raw_type(chunk_type)
+    for record in stream:
+        if record.__class__ is RawChunk and record.chunk.get("type") == chunk_type:
+            yield record.chunk
+
+
+def joined_text(stream: Iterable[Record]) -> str:
+    """All text-delta fragments (runs and raw) joined in order; reasoning and tool arguments excluded."""
+    parts: list[str] = []
+    for record in stream:
+        cls = record.__class__
+        if cls is TextChunks:
+            parts.append("".join(record.texts))
+        elif cls is RawChunk and record.chunk.get("type") == "text-delta":
+            parts.append(record.chunk.get("text"))
+    return "".join(parts)
+
+
+def assemble(stream: Iterable[Record], assembler: "BlockAssembler | None" = None) -> "BlockAssembler":
+    """Feed a stream to a ``BlockAssembler``: one joined delta per run, raw chunks as recorded.
+
+    Equivalent to pushing every member, because assembly only concatenates a block's fragments and a
+    run never spans a ``block-end``. Trusts its input.
+    """
+    from dshctl.assembler import BlockAssembler
+
+    if assembler is None:
+        assembler = BlockAssembler()
+    push = assembler.push
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            push(record.chunk)
+        elif cls is TextChunks:
+            push({"type": "text-delta", "index": record.index, "text": "".join(record.texts)})
+        elif cls is ReasoningChunks:
+            push({"type": "reasoning-delta", "index": record.index, "text": "".join(record.texts)})
+        elif record.name is msgspec.UNSET:
+            push({"type": "tool-call-delta", "index": record.index, "id": record.id, "argumentsDelta": "".join(record.args)})
+        else:
+            push(
+                {
+                    "type": "tool-call-delta",
+                    "index": record.index,
+                    "id": record.id,
+                    "name": record.name,
+                    "argumentsDelta": "".join(record.args),
+                }
+            )
+    return assembler
