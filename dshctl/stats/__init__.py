@@ -1,0 +1,175 @@
+"""``dshctl stats``: dsh's own statistics — per session, turn and step — for one log or thousands.
+
+Library use::
+
+    from dshctl.stats import log_stats
+    result = log_stats("session.v4.jsonl.zstd", by="step")
+    result["session"]["meanTtftMs"], result["steps"][0]["tokensPerSecond"]
+
+The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS) and
+in :mod:`dshctl.stats.fold`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Iterator
+
+from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
+from .aggregate import Aggregate
+from .fold import StatsFold
+from .timespec import iso_utc, parse_time_ms
+
+SCHEMA = "dshctl-stats/1"
+BY_CHOICES = ("session", "turn", "step")
+
+__all__ = ["SCHEMA", "StatsFold", "log_stats", "run_stats"]
+
+
+def log_stats(
+    source: Any,
+    *,
+    by: str = "session",
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    strict: bool = False,
+) -> dict:
+    """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
+
+    Returns ``{"session": {...}, "turns": [...] | None, "steps": [...] | None, "samples": {...},
+    "skipped": bool}``; ``skipped`` is True (and nothing else is read) when the header's ``createdAt``
+    falls outside ``[since_ms, until_ms)``.
+    """
+    import os
+
+    from ..reader import open_log
+
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    log = open_log(source, strict=strict)
+    header = log.header
+    identity = {
+        "kind": "session",
+        "path": log.display,
+        "id": header.id,
+        "createdAt": header.createdAt,
+        "created": iso_utc(header.createdAt),
+        "generation": header.version,
+        "cwd": header.cwd,
+        "seeded": header.seeded,
+        "parentSession": header.parentSession,
+    }
+    if since_ms is not None or until_ms is not None:
+        created = header.createdAt
+        if (
+            not isinstance(created, int)
+            or created <= 0
+            or (since_ms is not None and created < since_ms)
+            or (until_ms is not None and created >= until_ms)
+        ):
+            log.close()
+            return {"session": identity, "turns": None, "steps": None, "samples": None, "skipped": True}
+    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step")
+    fold.run(log.events())
+    session = identity
+    session["events"] = log.event_count
+    session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
+    session["cut"] = log.cut
+    session.update(fold.session())
+    session["warnings"] = list(log.warnings)
+    turns = [_placed(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
+    steps = [_placed(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    return {"session": session, "turns": turns, "steps": steps, "samples": fold.samples(), "skipped": False}
+
+
+def _placed(row: dict, session_id: Any, path: str) -> dict:
+    out = {"kind": row.pop("kind"), "session": session_id, "path": path}
+    out.update(row)
+    return out
+
+
+def _worker(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool) -> dict:
+    return log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+
+
+def run_stats(
+    paths: list[str],
+    *,
+    by: str,
+    output: str,
+    since: str | None,
+    until: str | None,
+    jobs: int | None,
+    strict: bool,
+) -> int:
+    """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was unreadable)."""
+    from ..many import map_logs, resolve_many
+    from ..output import emit_json, emit_ndjson, warn
+
+    if by not in BY_CHOICES:
+        raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
+    if output not in ("table", "json", "ndjson"):
+        raise UsageError(f"unknown output {output!r}")
+    if jobs is not None and jobs < 1:
+        raise UsageError("-j/--jobs must be at least 1")
+    since_ms = parse_time_ms(since, option="--since") if since is not None else None
+    until_ms = parse_time_ms(until, option="--until") if until is not None else None
+    refs = resolve_many(paths)
+    single = len(refs) == 1
+    func = partial(_worker, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+    aggregate = Aggregate()
+    errors: list[dict] = []
+
+    def results() -> Iterator[dict]:
+        for ref, result in map_logs(func, refs, jobs=jobs, label="stats"):
+            if isinstance(result, DshctlError):
+                if single:
+                    raise result
+                warn(str(result))
+                aggregate.failed += 1
+                errors.append({"path": ref.display, "error": result.message})
+                continue
+            if result["skipped"]:
+                aggregate.skipped += 1
+                continue
+            for text in result["session"]["warnings"]:
+                warn(f"{ref.display}: {text}")
+            aggregate.add(result["session"], result["samples"])
+            yield result
+
+    if output == "ndjson":
+
+        def records() -> Iterator[dict]:
+            for result in results():
+                if by == "session":
+                    yield result["session"]
+                else:
+                    yield from result["turns" if by == "turn" else "steps"]
+
+        emit_ndjson(records())
+    else:
+        sessions: list[dict] = []
+        rows: list[dict] = []
+        for result in results():
+            sessions.append(result["session"])
+            if by != "session":
+                rows.extend(result["turns" if by == "turn" else "steps"])
+            if single and by == "session":
+                sessions[-1]["_spark"] = result["samples"]["spark"]
+        summary = aggregate.record()
+        if output == "json":
+            for session in sessions:
+                session.pop("_spark", None)
+            document: dict = {"schema": SCHEMA, "by": by, "sessions": sessions}
+            if by == "turn":
+                document["turns"] = rows
+            elif by == "step":
+                document["steps"] = rows
+            document["aggregate"] = summary
+            document["errors"] = errors
+            emit_json(document)
+        else:
+            from .render import render
+
+            render(by=by, sessions=sessions, rows=rows, aggregate=summary, errors=errors, multi=not single)
+    return EXIT_FINDINGS if errors else EXIT_OK

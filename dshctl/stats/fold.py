@@ -1,0 +1,954 @@
+"""One pass over a log's events: dsh's own statistics plus dshctl's, per session, turn and step.
+
+dsh's figures are folds over the whole log in log order (FORMAT §7), reproduced rule by rule:
+
+* ``sessionStats`` (§7.1): one *open step* — set by ``step/start``, matched by (turn, step), closed by
+  its ``assistant/message`` or ``step/end``. First token = the first token delta of any attempt of the
+  open step (``assistant/attempt`` sets it once; the message falls back to its own stream). At the
+  message: ``llmMs += max(0, message − step/start)``; with a first token ``ttftMs += max(0, first −
+  start)``, ``ttftSteps += 1``, and when ``data.usage.outputTokens`` is a number ≥ 0 ``decodeMs += max(0,
+  message − first)``, ``decodeTokens += outputTokens``. ``tool/call`` → ``tool/result`` pairs by call id
+  (own keys only), cleared at ``turn/end``. ``step/end`` counts a step, and a turn when its number differs
+  from the previous ``step/end``'s.
+* token meter (§7.3, the 0.1.5 line): each settlement's usage (a message's ``data.usage``, else the last
+  raw ``usage`` chunk of its stream) goes into one replacement slot per (turn, step); a later sample
+  of the same step replaces it, unless ``llm/retry-started`` for that step came in between (then it adds).
+* context pressure (§7.5): prompt-side tokens of the latest sample against the latest
+  ``request/context.contextWindow``.
+
+Streams are read only with the record-level readers of :mod:`dshctl.stream` (first token, first visible
+chunk, last raw chunk). Inter-token gaps walk the runs' ``dt`` lists, never member chunks.
+
+Rows: a step's figures are exactly its contributions to the session's dsh figures (so per-step sums
+equal the session's totals); a turn's are the sums of its steps, its TTFT that of its lowest-numbered
+step that produced a message (dsh's turn footer).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from typing import Any, Iterable
+
+from ..model import Event, message_of, tool_result_call_id
+from ..stream import (
+    RawChunk,
+    ToolCallChunks,
+    first_token_time,
+    first_visible_time,
+    is_token_delta,
+    last_raw_chunk,
+    run_times,
+)
+from .figures import cache_hit_percent, counter_percentiles, mean, number, occupancy_percent, percent_number, percentiles, rate
+
+STALL_MS = 1000
+"""An inter-token gap longer than this is a stall (dshctl's own figure)."""
+
+# Events whose time marks "the request is about to be sent" for the attempt that follows them in the
+# same step (dshctl's provider TTFT and attempt time; FORMAT §7.7, §8.2).
+REQUEST_POINT_TYPES = frozenset(
+    {
+        "step/start",
+        "user/message",
+        "system/message",
+        "developer/message",
+        "request/header",
+        "request/context",
+        "session-log-deepseek/delivery-accepted",
+        "compaction/end",
+        "llm/retry-started",
+    }
+)
+
+_NO_TIME = "events carry no envelope time (test-fixture form): every timing figure is unavailable"
+_PLACEHOLDER = "assistant stream records carry time 0 (placeholder times): first-token, decode and gap figures from them are unavailable"
+
+
+def _int(value: Any) -> int | None:
+    return value if value.__class__ is int else (int(value) if value.__class__ is float and value.is_integer() else None)
+
+
+def _usage_buckets(usage: Any) -> tuple[int, int, int, int] | None:
+    """(uncached input, output, cache read, cache write) of a TokenUsage, or None if it is not one."""
+    if not isinstance(usage, dict):
+        return None
+    inp = _int(usage.get("inputTokens"))
+    out = _int(usage.get("outputTokens"))
+    if inp is None or out is None:
+        return None
+    read = usage.get("cacheReadTokens")
+    write = usage.get("cacheWriteTokens")
+    read = 0 if read is None else _int(read)
+    write = 0 if write is None else _int(write)
+    if read is None or write is None:
+        return None
+    return inp, out, read, write
+
+
+def _finish_of(stream: list) -> tuple[str | None, str | None]:
+    """(finish kind, failure code) of the last raw finish chunk of a stream."""
+    chunk = last_raw_chunk(stream, "finish") if stream else None
+    if chunk is None:
+        return None, None
+    reason = chunk.get("reason")
+    if not isinstance(reason, dict):
+        return None, None
+    kind = reason.get("kind")
+    failure = reason.get("failure")
+    code = failure.get("code") if isinstance(failure, dict) else None
+    return (kind if isinstance(kind, str) else None), (code if isinstance(code, str) else None)
+
+
+def _route_key(provider: Any, model: Any) -> str | None:
+    if isinstance(provider, str) and provider and isinstance(model, str) and model:
+        return f"{provider}/{model}"
+    return None
+
+
+class Step:
+    """Per (turn, step) figures. Timing fields stay None until something contributes."""
+
+    __slots__ = (
+        "turn",
+        "step",
+        "started",
+        "ended",
+        "start",
+        "end",
+        "request_point",
+        "attempts",
+        "messages",
+        "failed_attempts",
+        "retries",
+        "retry_time",
+        "backoff_ms",
+        "llm_ms",
+        "ttft_ms",
+        "generation_ms",
+        "decode_ms",
+        "decode_tokens",
+        "tokens",
+        "tool_calls",
+        "tool_ms",
+        "finish",
+        "failure",
+        "interrupted",
+        "route",
+        "first_any",
+        "provider_ttft_ms",
+        "first_visible_ms",
+        "max_gap_ms",
+        "stalls",
+        "stall_ms",
+        "waste_input",
+        "waste_output",
+        "waste_ms",
+    )
+
+    def __init__(self, turn: Any, step: Any):
+        self.turn = turn
+        self.step = step
+        self.started = False
+        self.ended = False
+        self.start: int | None = None
+        self.end: int | None = None
+        self.request_point: int | None = None
+        self.attempts = 0
+        self.messages = 0
+        self.failed_attempts = 0
+        self.retries = 0
+        self.retry_time: int | None = None
+        self.backoff_ms: int | None = None
+        self.llm_ms: int | None = None
+        self.ttft_ms: int | None = None
+        self.generation_ms: int | None = None
+        self.decode_ms: int | None = None
+        self.decode_tokens: int | None = None
+        self.tokens: list[int] | None = None  # meter contribution: uncached, output, read, write
+        self.tool_calls = 0
+        self.tool_ms: int | None = None
+        self.finish: str | None = None
+        self.failure: str | None = None
+        self.interrupted = False
+        self.route: str | None = None
+        self.first_any: int | None = None
+        self.provider_ttft_ms: int | None = None
+        self.first_visible_ms: int | None = None
+        self.max_gap_ms: int | None = None
+        self.stalls = 0
+        self.stall_ms = 0
+        self.waste_input = 0
+        self.waste_output = 0
+        self.waste_ms: int | None = None
+
+    def row(self) -> dict:
+        tokens = self.tokens
+        rate_ = rate(self.decode_tokens, self.decode_ms)
+        return {
+            "kind": "step",
+            "turn": self.turn,
+            "step": self.step,
+            "attempts": self.attempts,
+            "retries": self.retries,
+            "ttftMs": self.ttft_ms,
+            "llmMs": self.llm_ms,
+            "generationMs": self.generation_ms,
+            "decodeMs": self.decode_ms,
+            "decodeTokens": self.decode_tokens,
+            "tokensPerSecond": rate_,
+            **_bucket_fields(tokens),
+            "toolCalls": self.tool_calls,
+            "toolMs": self.tool_ms,
+            "finishReason": self.finish,
+            "failureCode": self.failure,
+            "interrupted": self.interrupted,
+            "ended": self.ended,
+            "model": self.route,
+            "dshctl": {
+                "providerTtftMs": self.provider_ttft_ms,
+                "firstVisibleMs": self.first_visible_ms,
+                "maxGapMs": self.max_gap_ms,
+                "stalls": self.stalls,
+                "stallMs": self.stall_ms if self.max_gap_ms is not None else None,
+                "failedAttempts": self.failed_attempts,
+                "wastedBilledInputTokens": self.waste_input,
+                "wastedOutputTokens": self.waste_output,
+                "wastedAttemptMs": self.waste_ms,
+                "backoffMs": self.backoff_ms,
+            },
+        }
+
+
+def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
+    if tokens is None:
+        return {
+            "uncachedInputTokens": None,
+            "cacheReadTokens": None,
+            "cacheWriteTokens": None,
+            "billedInputTokens": None,
+            "outputTokens": None,
+        }
+    uncached, output, read, write = tokens
+    return {
+        "uncachedInputTokens": uncached,
+        "cacheReadTokens": read,
+        "cacheWriteTokens": write,
+        "billedInputTokens": uncached + read + write,
+        "outputTokens": output,
+    }
+
+
+class Turn:
+    __slots__ = ("turn", "started", "start", "end", "reason", "steps", "step_ends", "attempts", "retries", "tool_calls")
+
+    def __init__(self, turn: Any):
+        self.turn = turn
+        self.started = False
+        self.start: int | None = None
+        self.end: int | None = None
+        self.reason: str | None = None
+        self.steps: dict[Any, Step] = {}
+        self.step_ends = 0
+
+
+class Model:
+    __slots__ = ("settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
+
+    def __init__(self) -> None:
+        self.settlements = 0
+        self.messages = 0
+        self.tokens: list[int] | None = None
+        self.ttft_ms = 0
+        self.ttft_steps = 0
+        self.decode_ms = 0
+        self.decode_tokens = 0
+
+
+def _add(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
+    if target is None:
+        target = [0, 0, 0, 0]
+    target[0] += sign * delta[0]
+    target[1] += sign * delta[1]
+    target[2] += sign * delta[2]
+    target[3] += sign * delta[3]
+    return target
+
+
+class StatsFold:
+    """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
+
+    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False):
+        self.keep_turns = keep_turns
+        self.keep_steps = keep_steps
+        # dsh sessionStats state
+        self.turns = 0
+        self.steps = 0
+        self.llm_ms = 0
+        self.llm_seen = False
+        self.tool_ms = 0
+        self.tool_seen = False
+        self.ttft_ms = 0
+        self.ttft_steps = 0
+        self.decode_ms = 0
+        self.decode_tokens = 0
+        self.decode_seen = False
+        self.last_turn: Any = None
+        self.last_turn_set = False
+        self.open_key: tuple | None = None
+        self.open_start: int | None = None
+        self.open_first: int | None = None
+        self.pending_calls: dict[Any, tuple[int | None, Step]] = {}
+        # token meter
+        self.totals: list[int] | None = None
+        self.slot_key: tuple | None = None
+        self.slot_buckets: tuple | None = None
+        self.slot_step: Step | None = None
+        self.slot_route: str | None = None
+        # dsh 0.1.1's meter (last sample per step; llm/retry-started does not close the slot)
+        self.legacy_totals: list[int] | None = None
+        self.legacy_key: tuple | None = None
+        self.legacy_buckets: tuple | None = None
+        # context pressure
+        self.pressure: int | None = None
+        self.context_window: int | None = None
+        # dshctl's own
+        self.attempts = 0
+        self.messages = 0
+        self.interrupted_messages = 0
+        self.failed_attempts = 0
+        self.retries = 0
+        self.tool_calls = 0
+        self.unmatched_results = 0
+        self.header_route: str | None = None
+        self.models: dict[str | None, Model] = {}
+        self.gaps: Counter = Counter()
+        self.stalls = 0
+        self.stall_ms = 0
+        self.waste_input = 0
+        self.waste_output = 0
+        self.waste_ms = 0
+        self.waste_ms_seen = False
+        self.backoff_ms = 0
+        self.backoff_seen = False
+        self.outside_steps = 0
+        self.timing_known = True
+        self.placeholder_times = False
+        # rows and samples
+        self.turn_rows: list[dict] = []
+        self.step_rows: list[dict] = []
+        self.step_ttft = array("d")
+        self.step_rate = array("d")
+        self.step_provider_ttft = array("d")
+        self.step_first_visible = array("d")
+        self.turn_output = array("d")
+        self.turn_billed = array("d")
+        self.spark = array("d")  # tok/s per step in log order; NaN where unknown
+        self.turn_records: dict[Any, Turn] = {}
+        self.current_turn: Turn | None = None
+        self.current_step: Step | None = None
+        self._handlers = {
+            "assistant/message": self._message,
+            "assistant/attempt": self._attempt,
+            "tool/call": self._tool_call,
+            "tool/result": self._tool_result,
+            "step/start": self._step_start,
+            "step/end": self._step_end,
+            "turn/start": self._turn_start,
+            "turn/end": self._turn_end,
+            "request/header": self._request_header,
+            "request/context": self._request_context,
+            "llm/retry": self._retry,
+            "llm/retry-started": self._retry_started,
+        }
+
+    # -- driving -------------------------------------------------------------------------------------
+
+    def run(self, events: Iterable[Event]) -> "StatsFold":
+        handlers = self._handlers
+        request_points = REQUEST_POINT_TYPES
+        for event in events:
+            kind = event.type
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(event)
+            elif kind in request_points:
+                self._request_point(event)
+        self.finish()
+        return self
+
+    def feed(self, event: Event) -> None:
+        handler = self._handlers.get(event.type)
+        if handler is not None:
+            handler(event)
+        elif event.type in REQUEST_POINT_TYPES:
+            self._request_point(event)
+
+    # -- records ---------------------------------------------------------------------------------------
+
+    def _turn(self, turn: Any) -> Turn:
+        record = self.turn_records.get(turn)
+        if record is None:
+            record = self.turn_records[turn] = Turn(turn)
+        return record
+
+    def _step(self, turn: Any, step: Any) -> Step:
+        record = self._turn(turn)
+        found = record.steps.get(step)
+        if found is None:
+            found = record.steps[step] = Step(turn, step)
+        return found
+
+    def _close_turns(self, keep: Any = None) -> None:
+        """Finalize every turn record except ``keep`` (the turn just opened)."""
+        records = self.turn_records
+        for turn in [t for t in records if t != keep or keep is None]:
+            self._finalize_turn(records.pop(turn))
+
+    def _finalize_turn(self, record: Turn) -> None:
+        steps = sorted(record.steps.values(), key=lambda s: (s.step if isinstance(s.step, int) else -1))
+        placed = [s for s in steps if s.started or s.ended]
+        for step in steps:
+            if not (step.started or step.ended):
+                self.outside_steps += 1
+        totals: list[int] | None = None
+        decode_ms = 0
+        decode_tokens = 0
+        decode_seen = False
+        llm_ms = None
+        tool_ms = None
+        ttft = None
+        ttft_step = None
+        attempts = retries = tool_calls = 0
+        for step in steps:
+            if step.tokens is not None:
+                totals = _add(totals, step.tokens)
+        for step in placed:
+            attempts += step.attempts
+            retries += step.retries
+            tool_calls += step.tool_calls
+            if step.llm_ms is not None:
+                llm_ms = (llm_ms or 0) + step.llm_ms
+                # dsh's turn footer: TTFT of the lowest-numbered step that produced a message
+                if ttft_step is None:
+                    ttft_step = step.step
+                    ttft = step.ttft_ms
+            if step.tool_ms is not None:
+                tool_ms = (tool_ms or 0) + step.tool_ms
+            if step.decode_ms is not None:
+                decode_ms += step.decode_ms
+                decode_tokens += step.decode_tokens or 0
+                decode_seen = True
+            if step.ttft_ms is not None:
+                self.step_ttft.append(step.ttft_ms)
+            step_rate = rate(step.decode_tokens, step.decode_ms)
+            if step_rate is not None:
+                self.step_rate.append(step_rate)
+            self.spark.append(step_rate if step_rate is not None else float("nan"))
+            if step.provider_ttft_ms is not None:
+                self.step_provider_ttft.append(step.provider_ttft_ms)
+            if step.first_visible_ms is not None:
+                self.step_first_visible.append(step.first_visible_ms)
+            if self.keep_steps:
+                self.step_rows.append(step.row())
+        if not (record.started or placed):
+            return
+        if totals is not None:
+            self.turn_output.append(totals[1])
+            self.turn_billed.append(totals[0] + totals[2] + totals[3])
+        if self.keep_turns:
+            rates = [rate(s.decode_tokens, s.decode_ms) for s in placed]
+            duration = None
+            if record.start is not None and record.end is not None:
+                duration = max(0, record.end - record.start)
+            self.turn_rows.append(
+                {
+                    "kind": "turn",
+                    "turn": record.turn,
+                    "steps": record.step_ends,
+                    "ttftMs": ttft,
+                    "ttftStep": ttft_step,
+                    "llmMs": llm_ms,
+                    "decodeMs": decode_ms if decode_seen else None,
+                    "decodeTokens": decode_tokens if decode_seen else None,
+                    "tokensPerSecond": rate(decode_tokens, decode_ms) if decode_seen else None,
+                    **_bucket_fields(totals),
+                    "toolCalls": tool_calls,
+                    "toolMs": tool_ms,
+                    "attempts": attempts,
+                    "retries": retries,
+                    "durationMs": duration,
+                    "endReason": record.reason,
+                    "stepRates": rates,
+                }
+            )
+
+    # -- handlers -------------------------------------------------------------------------------------
+
+    def _request_point(self, event: Event) -> None:
+        step = self.current_step
+        if step is not None and event.time is not None:
+            step.request_point = event.time
+
+    def _turn_start(self, event: Event) -> None:
+        turn = event.turn
+        self._close_turns(keep=turn)
+        record = self._turn(turn)
+        record.started = True
+        if record.start is None:
+            record.start = event.time
+        self.current_turn = record
+
+    def _turn_end(self, event: Event) -> None:
+        # dsh: unmatched calls are dropped at every turn/end
+        if self.pending_calls:
+            self.pending_calls = {}
+        record = self._turn(event.turn)
+        record.end = event.time
+        data = event.data
+        reason = data.get("reason") if isinstance(data, dict) else None
+        if isinstance(reason, dict) and isinstance(reason.get("kind"), str):
+            record.reason = reason["kind"]
+        elif isinstance(reason, str):
+            record.reason = reason
+        self.current_step = None
+
+    def _step_start(self, event: Event) -> None:
+        turn, step = event.turn, event.step
+        time = event.time
+        self.open_key = (turn, step)
+        self.open_start = time
+        self.open_first = None
+        if time is None:
+            self.timing_known = False
+        record = self._step(turn, step)
+        record.started = True
+        if record.start is None:
+            record.start = time
+        record.request_point = time
+        self.current_step = record
+
+    def _step_end(self, event: Event) -> None:
+        turn = event.turn
+        self.steps += 1
+        if not self.last_turn_set or self.last_turn != turn:
+            self.turns += 1
+        self.last_turn = turn
+        self.last_turn_set = True
+        self.open_key = None
+        record = self._step(turn, event.step)
+        record.ended = True
+        record.end = event.time
+        self._turn(turn).step_ends += 1
+        if self.current_step is record:
+            self.current_step = None
+
+    def _request_header(self, event: Event) -> None:
+        data = event.data
+        header = data.get("header") if isinstance(data, dict) else None
+        config = header.get("config") if isinstance(header, dict) else None
+        if isinstance(config, dict):
+            self.header_route = _route_key(config.get("provider"), config.get("model"))
+        self._request_point(event)
+
+    def _request_context(self, event: Event) -> None:
+        data = event.data
+        window = data.get("contextWindow") if isinstance(data, dict) else None
+        self.context_window = window if window.__class__ is int and window > 0 else None
+        self._request_point(event)
+
+    def _retry(self, event: Event) -> None:
+        self.retries += 1
+        record = self._step(event.turn, event.step)
+        record.retries += 1
+        record.retry_time = event.time
+
+    def _retry_started(self, event: Event) -> None:
+        key = (event.turn, event.step)
+        if self.slot_key == key:
+            self.slot_key = None
+            self.slot_buckets = None
+            self.slot_step = None
+            self.slot_route = None
+        record = self._step(*key)
+        if record.retry_time is not None and event.time is not None:
+            span = max(0, event.time - record.retry_time)
+            record.backoff_ms = (record.backoff_ms or 0) + span
+            self.backoff_ms += span
+            self.backoff_seen = True
+            record.retry_time = None
+        if event.time is not None:
+            record.request_point = event.time
+
+    def _tool_call(self, event: Event) -> None:
+        data = event.data
+        call_id = data.get("callId") if isinstance(data, dict) else None
+        record = self._step(event.turn, event.step)
+        record.tool_calls += 1
+        self.tool_calls += 1
+        try:
+            self.pending_calls[call_id] = (event.time, record)
+        except TypeError:  # an unhashable callId cannot pair with anything
+            pass
+
+    def _tool_result(self, event: Event) -> None:
+        call_id = tool_result_call_id(event)
+        pending = self.pending_calls.pop(call_id, None) if call_id is not None else None
+        if pending is None:
+            self.unmatched_results += 1
+            return
+        dispatched, record = pending
+        if dispatched is None or event.time is None:
+            return
+        span = max(0, event.time - dispatched)
+        self.tool_ms += span
+        self.tool_seen = True
+        record.tool_ms = (record.tool_ms or 0) + span
+
+    # -- settlements ------------------------------------------------------------------------------------
+
+    def _meter(self, key: tuple, buckets: tuple, record: Step, route: str | None) -> None:
+        """The token meter's replacement slot (0.1.5 line)."""
+        previous = self.slot_buckets if self.slot_key == key else None
+        if previous is not None and previous == buckets:
+            return
+        if previous is not None:
+            self.totals = _add(self.totals, previous, -1)
+            prev_step = self.slot_step
+            if prev_step is not None:
+                prev_step.tokens = _add(prev_step.tokens, previous, -1)
+            self._model(self.slot_route).tokens = _add(self._model(self.slot_route).tokens, previous, -1)
+        self.totals = _add(self.totals, buckets)
+        record.tokens = _add(record.tokens, buckets)
+        model = self._model(route)
+        model.tokens = _add(model.tokens, buckets)
+        self.slot_key = key
+        self.slot_buckets = buckets
+        self.slot_step = record
+        self.slot_route = route
+
+    def _legacy_meter(self, key: tuple, buckets: tuple) -> None:
+        """dsh 0.1.1's meter: the last sample of a step replaces the step's earlier ones, retries included."""
+        if self.legacy_key == key:
+            self.legacy_totals = _add(self.legacy_totals, self.legacy_buckets, -1)
+        self.legacy_totals = _add(self.legacy_totals, buckets)
+        self.legacy_key = key
+        self.legacy_buckets = buckets
+
+    def _model(self, route: str | None) -> Model:
+        model = self.models.get(route)
+        if model is None:
+            model = self.models[route] = Model()
+        return model
+
+    def _settlement_common(self, event: Event, stream: list, record: Step, usage: Any, route: str | None) -> tuple | None:
+        self.attempts += 1
+        record.attempts += 1
+        self._model(route).settlements += 1
+        buckets = _usage_buckets(usage) if usage is not None else None
+        if buckets is not None:
+            key = (event.turn, event.step)
+            self._meter(key, buckets, record, route)
+            self._legacy_meter(key, buckets)
+            self.pressure = buckets[0] + buckets[2] + buckets[3]
+        kind, code = _finish_of(stream)
+        record.finish = kind
+        record.failure = code
+        if stream:
+            if record.first_any is None:
+                first = first_token_time(stream)
+                if first is not None:
+                    if first == 0 and (event.time or 0) > 0:
+                        self.placeholder_times = True
+                    else:
+                        record.first_any = first
+                        if record.request_point is not None:
+                            record.provider_ttft_ms = max(0, first - record.request_point)
+            if record.first_visible_ms is None and record.start is not None:
+                visible = first_visible_time(stream)
+                if visible is not None and not (visible == 0 and record.start > 0):
+                    record.first_visible_ms = max(0, visible - record.start)
+            self._gaps(stream, record)
+        return buckets
+
+    def _attempt(self, event: Event) -> None:
+        stream = event.stream or []
+        key = (event.turn, event.step)
+        # dsh sessionStats: the first token of any attempt of the open step
+        if self.open_key == key and self.open_first is None and stream:
+            first = first_token_time(stream)
+            if first is not None and not (first == 0 and (event.time or 0) > 0):
+                self.open_first = first
+        record = self._step(*key)
+        usage = last_raw_chunk(stream, "usage") if stream else None
+        usage = usage.get("usage") if usage is not None else None
+        route = self.header_route
+        buckets = self._settlement_common(event, stream, record, usage, route)
+        self.failed_attempts += 1
+        record.failed_attempts += 1
+        if record.route is None:
+            record.route = route
+        if buckets is not None:
+            wasted_in = buckets[0] + buckets[2] + buckets[3]
+            record.waste_input += wasted_in
+            record.waste_output += buckets[1]
+            self.waste_input += wasted_in
+            self.waste_output += buckets[1]
+        if event.time is not None and record.request_point is not None:
+            span = max(0, event.time - record.request_point)
+            record.waste_ms = (record.waste_ms or 0) + span
+            self.waste_ms += span
+            self.waste_ms_seen = True
+
+    def _message(self, event: Event) -> None:
+        stream = event.stream or []
+        data = event.data if isinstance(event.data, dict) else {}
+        key = (event.turn, event.step)
+        record = self._step(*key)
+        message = message_of(event) or {}
+        source = message.get("source")
+        route = _route_key(source.get("provider"), source.get("model")) if isinstance(source, dict) else None
+        record.route = route
+        self.messages += 1
+        record.messages += 1
+        self._model(route).messages += 1
+        if data.get("interrupted") is True:
+            record.interrupted = True
+            self.interrupted_messages += 1
+        # dsh sessionStats
+        if self.open_key == key:
+            self.open_key = None
+            start = self.open_start
+            time = event.time
+            if start is not None and time is not None:
+                first = self.open_first
+                if first is None and stream:
+                    first = first_token_time(stream)
+                    if first == 0 and time > 0:
+                        self.placeholder_times = True
+                        first = None
+                span = max(0, time - start)
+                self.llm_ms += span
+                self.llm_seen = True
+                record.llm_ms = (record.llm_ms or 0) + span
+                if first is not None:
+                    ttft = max(0, first - start)
+                    self.ttft_ms += ttft
+                    self.ttft_steps += 1
+                    record.ttft_ms = (record.ttft_ms or 0) + ttft
+                    generation = max(0, time - first)
+                    record.generation_ms = (record.generation_ms or 0) + generation
+                    model = self._model(route)
+                    model.ttft_ms += ttft
+                    model.ttft_steps += 1
+                    usage = data.get("usage")
+                    output = usage.get("outputTokens") if isinstance(usage, dict) else None
+                    if (output.__class__ is int or output.__class__ is float) and output >= 0 and output == output and output != float("inf"):
+                        self.decode_ms += generation
+                        self.decode_tokens += output
+                        self.decode_seen = True
+                        record.decode_ms = (record.decode_ms or 0) + generation
+                        record.decode_tokens = (record.decode_tokens or 0) + output
+                        model.decode_ms += generation
+                        model.decode_tokens += output
+        usage = data.get("usage")
+        if usage is None and stream:
+            chunk = last_raw_chunk(stream, "usage")
+            usage = chunk.get("usage") if chunk is not None else None
+        self._settlement_common(event, stream, record, usage, route)
+
+    # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
+
+    def _gaps(self, stream: list, record: Step) -> None:
+        """Gaps between consecutive token deltas of one attempt, from member times (``dt``), in ms.
+
+        Negative gaps (a clock stepping back) count as 0. Records at time 0 are placeholders: gaps
+        across them are skipped, gaps inside a run (its ``dt``) are kept.
+        """
+        gaps = self.gaps
+        previous: int | None = None
+        max_gap = record.max_gap_ms
+        stalls = 0
+        stall_ms = 0
+        for item in stream:
+            cls = item.__class__
+            if cls is RawChunk:
+                if not is_token_delta(item.chunk):
+                    continue
+                time = item.time
+                if time == 0:
+                    previous = None
+                    continue
+                if previous is not None:
+                    gap = time - previous
+                    if gap < 0:
+                        gap = 0
+                    gaps[gap] += 1
+                    if max_gap is None or gap > max_gap:
+                        max_gap = gap
+                    if gap > STALL_MS:
+                        stalls += 1
+                        stall_ms += gap
+                previous = time
+                continue
+            members = item.args if cls is ToolCallChunks else item.texts
+            dt = item.dt
+            if (cls is ToolCallChunks and item.name.__class__ is str) or "" not in members:
+                time0 = item.time0
+                if time0 != 0 and previous is not None:
+                    gap = time0 - previous
+                    if gap < 0:
+                        gap = 0
+                    gaps[gap] += 1
+                    if max_gap is None or gap > max_gap:
+                        max_gap = gap
+                    if gap > STALL_MS:
+                        stalls += 1
+                        stall_ms += gap
+                if dt:
+                    if min(dt) < 0:
+                        dt = [g if g > 0 else 0 for g in dt]
+                    gaps.update(dt)
+                    top = max(dt)
+                    if max_gap is None or top > max_gap:
+                        max_gap = top
+                    if top > STALL_MS:
+                        for g in dt:
+                            if g > STALL_MS:
+                                stalls += 1
+                                stall_ms += g
+                    previous = None if time0 == 0 else time0 + sum(item.dt)
+                else:
+                    previous = None if time0 == 0 else time0
+                continue
+            # a run with empty members: walk member times, skipping the empty ones
+            placeholder = item.time0 == 0
+            for time, member in zip(run_times(item), members):
+                if member == "":
+                    continue
+                if previous is not None:
+                    gap = time - previous
+                    if gap < 0:
+                        gap = 0
+                    gaps[gap] += 1
+                    if max_gap is None or gap > max_gap:
+                        max_gap = gap
+                    if gap > STALL_MS:
+                        stalls += 1
+                        stall_ms += gap
+                previous = time
+            if placeholder:
+                previous = None
+        record.max_gap_ms = max_gap
+        if stalls:
+            record.stalls += stalls
+            record.stall_ms += stall_ms
+            self.stalls += stalls
+            self.stall_ms += stall_ms
+
+    # -- results ---------------------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        self._close_turns()
+
+    def session(self) -> dict:
+        """The session record (dsh's figures at the top level, dshctl's under ``dshctl``)."""
+        timed = self.timing_known
+        totals = self.totals
+        billed = totals[0] + totals[2] + totals[3] if totals is not None else None
+        hit = cache_hit_percent(totals[2], billed, totals[0] + totals[3]) if totals is not None else None
+        notes = []
+        if not timed:
+            notes.append(_NO_TIME)
+        if self.placeholder_times:
+            notes.append(_PLACEHOLDER)
+        if self.outside_steps:
+            notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
+        ttft_ms = self.ttft_ms if self.ttft_steps else None
+        decode_ms = self.decode_ms if self.decode_seen else None
+        decode_tokens = self.decode_tokens if self.decode_seen else None
+        models = []
+        for route, model in sorted(self.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+            mt = model.tokens
+            models.append(
+                {
+                    "model": route,
+                    "settlements": model.settlements,
+                    "messages": model.messages,
+                    **_bucket_fields(mt),
+                    "ttftMs": model.ttft_ms if model.ttft_steps else None,
+                    "ttftSteps": model.ttft_steps,
+                    "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
+                    "decodeMs": model.decode_ms if model.decode_tokens or model.decode_ms else None,
+                    "decodeTokens": model.decode_tokens if model.decode_tokens or model.decode_ms else None,
+                    "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
+                }
+            )
+        return {
+            "turns": self.turns,
+            "steps": self.steps,
+            "llmMs": self.llm_ms if self.llm_seen else None,
+            "toolMs": self.tool_ms if self.tool_seen else None,
+            "ttftMs": ttft_ms,
+            "ttftSteps": self.ttft_steps,
+            "meanTtftMs": number(mean(ttft_ms, self.ttft_steps)),
+            "decodeMs": decode_ms,
+            "decodeTokens": decode_tokens,
+            "tokensPerSecond": rate(decode_tokens, decode_ms),
+            **_bucket_fields(totals),
+            "cacheHitPercent": percent_number(hit),
+            "contextWindow": self.context_window,
+            "pressureTokens": self.pressure,
+            "contextOccupancyPercent": occupancy_percent(self.pressure, self.context_window),
+            "notes": notes,
+            "dshctl": {
+                "attempts": self.attempts,
+                "messages": self.messages,
+                "interruptedMessages": self.interrupted_messages,
+                "retries": self.retries,
+                "toolCalls": self.tool_calls,
+                "unmatchedToolResults": self.unmatched_results,
+                "providerTtftMs": _summary(self.step_provider_ttft),
+                "firstVisibleMs": _summary(self.step_first_visible),
+                "interTokenGapMs": counter_percentiles(self.gaps),
+                "stalls": self.stalls,
+                "stallMs": self.stall_ms if self.gaps else None,
+                "retryWaste": {
+                    "failedAttempts": self.failed_attempts,
+                    "billedInputTokens": self.waste_input,
+                    "outputTokens": self.waste_output,
+                    "attemptMs": self.waste_ms if self.waste_ms_seen else None,
+                    "backoffMs": self.backoff_ms if self.backoff_seen else None,
+                },
+                "models": models,
+                "tokenMeter011": _meter_fields(self.legacy_totals),
+            },
+        }
+
+    def samples(self) -> dict:
+        """Per-step and per-turn observations the multi-log aggregate needs (picklable)."""
+        return {
+            "ttftMs": self.step_ttft,
+            "tokensPerSecond": self.step_rate,
+            "providerTtftMs": self.step_provider_ttft,
+            "firstVisibleMs": self.step_first_visible,
+            "outputTokensPerTurn": self.turn_output,
+            "billedInputTokensPerTurn": self.turn_billed,
+            "gaps": self.gaps,
+            "spark": self.spark,
+        }
+
+
+def _meter_fields(tokens: list[int] | None) -> dict:
+    out = _bucket_fields(tokens)
+    hit = None
+    if tokens is not None:
+        hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
+    out["cacheHitPercent"] = percent_number(hit)
+    return out
+
+
+def _summary(values: array) -> dict:
+    out = percentiles(values)
+    out["mean"] = number(sum(values) / len(values)) if len(values) else None
+    return out

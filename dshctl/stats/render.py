@@ -1,0 +1,346 @@
+"""Rich tables for ``dshctl stats`` (the default output). Data only on stdout; colour per ``--no-color``/``NO_COLOR``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
+
+_state: dict = {}
+
+
+def _console():
+    """The shared stdout console; when stdout is not a terminal (a file, a pipe) and COLUMNS is unset,
+    tables get room for their natural width instead of rich's 80 columns."""
+    console = _state.get("console")
+    if console is None:
+        import os
+
+        from ..output import console as make_console
+
+        console = make_console()
+        if not console.is_terminal and not os.environ.get("COLUMNS"):
+            console.width = 240
+        _state["console"] = console
+    return console
+
+
+def print_table(title: str | None, columns: list[tuple[str, str]], rows, caption: str | None = None) -> None:
+    """A rich table; every column but the last keeps its cells on one line."""
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption, header_style="bold", title_justify="left", caption_justify="left")
+    last = len(columns) - 1
+    for i, (header, justify) in enumerate(columns):
+        table.add_column(header, justify=justify, no_wrap=i != last, overflow="fold")
+    for row in rows:
+        table.add_row(*["" if cell is None else str(cell) for cell in row])
+    _console().print(table)
+
+
+def _n(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}"
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{value}%"
+
+
+def stats_line(s: dict) -> str:
+    """The figures of dsh's stats line, in its order and formats (labels in English)."""
+    groups: list[str] = []
+    if s["steps"] > 0:
+        groups.append(f"{s['turns']} turn{'s' if s['turns'] != 1 else ''} · {s['steps']} step{'s' if s['steps'] != 1 else ''}")
+        durations = []
+        if s["llmMs"]:
+            durations.append(f"LLM {format_duration(s['llmMs'])}")
+        if s["toolMs"]:
+            durations.append(f"tools {format_duration(s['toolMs'])}")
+        if durations:
+            groups.append(" · ".join(durations))
+        speeds = []
+        if s["ttftSteps"] and s["meanTtftMs"] is not None:
+            speeds.append(f"TTFT {format_duration(s['meanTtftMs'])}")
+        if s["decodeMs"]:
+            speeds.append(f"{format_rate(s['tokensPerSecond'])} tok/s")
+        if speeds:
+            groups.append(" · ".join(speeds))
+    billed, output = s["billedInputTokens"], s["outputTokens"]
+    if billed is not None and (billed > 0 or (output or 0) > 0):
+        if s["cacheHitPercent"] is not None:
+            groups.append(f"cache hit {s['cacheHitPercent']}%")
+        groups.append(f"in {format_tokens(billed)} · out {format_tokens(output)}")
+    return " | ".join(groups) if groups else "(no figures)"
+
+
+def _dsh_rows(s: dict) -> list[list[str]]:
+    rows = [
+        ["turns · steps", f"{s['turns']:,} · {s['steps']:,}"],
+        ["LLM time", format_duration(s["llmMs"])],
+        ["tool time", format_duration(s["toolMs"])],
+        [
+            "mean TTFT",
+            "—" if s["meanTtftMs"] is None else f"{format_ms(s['meanTtftMs'])} over {s['ttftSteps']:,} step(s)",
+        ],
+        [
+            "decode speed",
+            "—"
+            if s["tokensPerSecond"] is None
+            else f"{format_rate(s['tokensPerSecond'])} tok/s ({s['decodeTokens']:,} tokens in {format_duration(s['decodeMs'])})",
+        ],
+        [
+            "billed input",
+            "—"
+            if s["billedInputTokens"] is None
+            else f"{s['billedInputTokens']:,} (uncached {s['uncachedInputTokens']:,} · cache read {s['cacheReadTokens']:,} · cache write {s['cacheWriteTokens']:,})",
+        ],
+        ["output", _n(s["outputTokens"])],
+        ["cache hit", _pct(s["cacheHitPercent"])],
+    ]
+    if "contextOccupancyPercent" in s:
+        occupancy = s["contextOccupancyPercent"]
+        rows.append(
+            [
+                "context occupancy",
+                "—"
+                if occupancy is None
+                else f"{occupancy}% ({s['pressureTokens']:,} of {s['contextWindow']:,}; latest sample, pressure only)",
+            ]
+        )
+    return rows
+
+
+def _dist(d: dict, fmt=format_ms) -> str:
+    if not d or not d.get("n"):
+        return "—"
+    text = f"p50 {fmt(d['p50'])} · p90 {fmt(d['p90'])} · p99 {fmt(d['p99'])}"
+    if d.get("mean") is not None:
+        text = f"mean {fmt(d['mean'])} · " + text
+    return f"{text} (n={d['n']:,})"
+
+
+def _own_rows(own: dict) -> list[list[str]]:
+    waste = own["retryWaste"]
+    waste_text = "—"
+    if waste["failedAttempts"]:
+        parts = [f"{waste['failedAttempts']} attempt(s) without a message", f"{waste['billedInputTokens']:,} in / {waste['outputTokens']:,} out tokens"]
+        if waste["attemptMs"] is not None:
+            parts.append(f"{format_ms(waste['attemptMs'])} in attempts")
+        if waste["backoffMs"] is not None:
+            parts.append(f"{format_ms(waste['backoffMs'])} back-off")
+        waste_text = "; ".join(parts)
+    gaps = own["interTokenGapMs"]
+    return [
+        ["provider TTFT", _dist(own["providerTtftMs"])],
+        ["first visible output", _dist(own["firstVisibleMs"])],
+        ["inter-token gap", _dist(gaps)],
+        ["stalls > 1 s", "—" if not gaps.get("n") else f"{own['stalls']:,} ({format_ms(own['stallMs'])})"],
+        ["attempts · retries", f"{own['attempts']:,} · {own['retries']:,}"],
+        ["retry waste", waste_text],
+    ]
+
+
+def _model_table(models: list[dict], title: str) -> None:
+    if not models:
+        return
+    print_table(
+        title,
+        [("model", "left"), ("settlements", "right"), ("messages", "right"), ("billed in", "right"), ("out", "right"), ("mean TTFT", "right"), ("tok/s", "right")],
+        [
+            [
+                m["model"] or "(unknown)",
+                _n(m["settlements"]),
+                _n(m["messages"]),
+                _n(m["billedInputTokens"]),
+                _n(m["outputTokens"]),
+                format_ms(m["meanTtftMs"]),
+                format_rate(m["tokensPerSecond"]),
+            ]
+            for m in models
+        ],
+    )
+
+
+def _summary(s: dict, title: str, spark: Any = None) -> None:
+    rows = _dsh_rows(s)
+    if spark is not None and len(spark) >= 2:
+        values = [None if math.isnan(v) else v for v in spark]
+        if sum(v is not None for v in values) >= 2:
+            rows.append(["tok/s per step", sparkline(values)])
+    print_table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(s))
+    print_table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
+    _model_table(s["dshctl"]["models"], "per model (dshctl)")
+    for note in s.get("notes") or []:
+        print_table(None, [("note", "left")], [[note]])
+
+
+def _percentile_table(aggregate: dict) -> None:
+    p = aggregate["percentiles"]
+    rows = []
+    for label, key, fmt in (
+        ("TTFT per step", "ttftMs", format_ms),
+        ("tok/s per step", "tokensPerSecond", format_rate),
+        ("output tokens per turn", "outputTokensPerTurn", _n),
+        ("billed input tokens per turn", "billedInputTokensPerTurn", _n),
+    ):
+        d = p[key]
+        rows.append([label, _n(d["n"]), fmt(d["p50"]), fmt(d["p90"]), fmt(d["p99"])])
+    print_table(
+        f"percentiles across sessions ({aggregate['percentileMethod']})",
+        [("figure", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"), ("p99", "right")],
+        rows,
+    )
+
+
+def _short(session_id: Any, path: str) -> str:
+    if isinstance(session_id, str) and session_id:
+        return session_id if len(session_id) <= 12 else session_id[:8] + "…"
+    return path
+
+
+def _turn_table(rows: list[dict], multi: bool, caption: str | None) -> None:
+    columns = [("session", "left")] if multi else []
+    columns += [
+        ("turn", "right"),
+        ("TTFT", "right"),
+        ("in", "right"),
+        ("out", "right"),
+        ("tok/s", "right"),
+        ("steps", "right"),
+        ("tools", "right"),
+        ("duration", "right"),
+        ("end", "left"),
+        ("tok/s by step", "left"),
+    ]
+    body = []
+    for r in rows:
+        rates = r.get("stepRates") or []
+        spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
+        line = [_short(r["session"], r["path"])] if multi else []
+        line += [
+            _n(r["turn"]),
+            format_ms(r["ttftMs"]),
+            _n(r["billedInputTokens"]),
+            _n(r["outputTokens"]),
+            format_rate(r["tokensPerSecond"]),
+            _n(r["steps"]),
+            _n(r["toolCalls"]),
+            format_duration(r["durationMs"]),
+            r["endReason"] or "—",
+            spark,
+        ]
+        body.append(line)
+    print_table("per turn", columns, body, caption=caption)
+
+
+def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
+    columns = [("session", "left")] if multi else []
+    columns += [
+        ("turn", "right"),
+        ("step", "right"),
+        ("att", "right"),
+        ("rty", "right"),
+        ("TTFT", "right"),
+        ("total", "right"),
+        ("gen", "right"),
+        ("out", "right"),
+        ("tok/s", "right"),
+        ("tools", "right"),
+        ("finish", "left"),
+    ]
+    body = []
+    for r in rows:
+        finish = r["finishReason"] or ("interrupted" if r["interrupted"] else "—")
+        if r["failureCode"]:
+            finish = f"{finish} {r['failureCode']}"
+        if not r["ended"]:
+            finish += " (no step/end)"
+        line = [_short(r["session"], r["path"])] if multi else []
+        line += [
+            _n(r["turn"]),
+            _n(r["step"]),
+            _n(r["attempts"]),
+            _n(r["retries"]),
+            format_ms(r["ttftMs"]),
+            format_ms(r["llmMs"]),
+            format_ms(r["generationMs"]),
+            _n(r["outputTokens"]),
+            format_rate(r["tokensPerSecond"]),
+            _n(r["toolCalls"]),
+            finish,
+        ]
+        body.append(line)
+    print_table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=caption)
+
+
+def _sessions_table(sessions: list[dict]) -> None:
+    print_table(
+        "sessions",
+        [
+            ("session", "left"),
+            ("created", "left"),
+            ("gen", "right"),
+            ("turns", "right"),
+            ("steps", "right"),
+            ("mean TTFT", "right"),
+            ("tok/s", "right"),
+            ("LLM", "right"),
+            ("tools", "right"),
+            ("billed in", "right"),
+            ("out", "right"),
+            ("cache hit", "right"),
+        ],
+        [
+            [
+                _short(s["id"], s["path"]),
+                (s["created"] or "—").replace("T", " ").rstrip("Z"),
+                f"v{s['generation']}",
+                _n(s["turns"]),
+                _n(s["steps"]),
+                format_ms(s["meanTtftMs"]),
+                format_rate(s["tokensPerSecond"]),
+                format_duration(s["llmMs"]),
+                format_duration(s["toolMs"]),
+                format_tokens(s["billedInputTokens"]),
+                format_tokens(s["outputTokens"]),
+                _pct(s["cacheHitPercent"]),
+            ]
+            for s in sessions
+        ],
+        caption=f"{len(sessions)} session(s)",
+    )
+
+
+def render(*, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, errors: list[dict], multi: bool) -> None:
+    if not sessions:
+        note = f"no sessions ({aggregate['skipped']} outside --since/--until)" if aggregate["skipped"] else "no sessions"
+        print_table(None, [("stats", "left")], [[note]])
+        return
+    if not multi:
+        s = sessions[0]
+        title = f"{s['id'] or s['path']} (v{s['generation']})"
+        if by == "session":
+            _summary(s, title, s.get("_spark"))
+        elif by == "turn":
+            _turn_table(rows, False, caption=f"{title}: {stats_line(s)}")
+        else:
+            _step_table(rows, False, caption=f"{title}: {stats_line(s)}")
+        return
+    if by == "session":
+        _sessions_table(sessions)
+    elif by == "turn":
+        _turn_table(rows, True, caption=None)
+    else:
+        _step_table(rows, True, caption=None)
+    label = f"all {aggregate['sessions']} sessions"
+    if aggregate["skipped"]:
+        label += f" ({aggregate['skipped']} outside --since/--until)"
+    _summary(aggregate, label)
+    _percentile_table(aggregate)
+    if errors:
+        print_table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])

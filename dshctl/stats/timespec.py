@@ -1,0 +1,49 @@
+"""``--since`` / ``--until`` values: an ISO 8601 date or date-time, epoch milliseconds, or an age.
+
+* ``2026-03-01`` — midnight UTC of that day.
+* ``2026-03-01T12:30``, ``2026-03-01 12:30:05``, ``…Z``, ``…+02:00`` — a date-time; without an offset it is UTC.
+* ``1767225600000`` — epoch milliseconds (what the header's ``createdAt`` holds).
+* ``90m``, ``36h``, ``7d``, ``2w`` — that long before now.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import time as _time
+
+from ..errors import UsageError
+
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+
+
+def parse_time_ms(text: str, *, option: str, now_ms: int | None = None) -> int:
+    value = text.strip()
+    if not value:
+        raise UsageError(f"{option}: empty value")
+    if value.isdigit() and len(value) >= 9:
+        return int(value)
+    age = _AGE.match(value.lower())
+    if age:
+        now = int(_time.time() * 1000) if now_ms is None else now_ms
+        return now - int(float(age.group(1)) * _UNIT_MS[age.group(2)])
+    try:
+        parsed = _dt.datetime.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        raise UsageError(
+            f"{option}: cannot read {text!r} as a date (use 2026-03-01, 2026-03-01T12:30[:00][Z|+02:00], "
+            "epoch milliseconds, or an age such as 7d, 36h, 90m)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_dt.timezone.utc)
+    return int(parsed.timestamp() * 1000)
+
+
+def iso_utc(ms: int | None) -> str | None:
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -1,0 +1,138 @@
+"""``dshctl stats`` on the command line: many logs, output formats, filters, exit status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dshctl.cli import app
+
+from test_stats_logs import FILE_NAMES, generations
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+@pytest.fixture
+def logs(tmp_path):
+    """retry (created 1 790 000 000 000) and mixed (1 800 000 000 000) as v2 and v4 logs, plus a broken one."""
+    out = {}
+    for scenario, gen in (("retry", "v2"), ("mixed", "v4")):
+        path = tmp_path / scenario / FILE_NAMES[gen]
+        path.parent.mkdir()
+        path.write_text(generations(scenario)[gen])
+        out[scenario] = str(path)
+    broken = tmp_path / "broken" / "session.v2.jsonl"
+    broken.parent.mkdir()
+    broken.write_text("this is not json\n")
+    out["broken"] = str(broken)
+    return out
+
+
+def invoke(*args, env=None):
+    runner = CliRunner()
+    return runner.invoke(app, ["--no-color", "stats", *args], env=env or {"NO_COLOR": "1"})
+
+
+def test_json_document_aggregates_and_reports_an_unreadable_log(logs):
+    result = invoke(logs["retry"], logs["mixed"], logs["broken"], "--json", "--by", "step")
+    assert result.exit_code == 1  # a log among many could not be read; the rest still counts
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "dshctl-stats/1" and doc["by"] == "step"
+    assert [s["id"] for s in doc["sessions"]] == ["retry", "mixed"]
+    assert len(doc["errors"]) == 1 and doc["errors"][0]["path"].endswith("broken/session.v2.jsonl")
+    assert len(doc["steps"]) == 1 + 4 and {row["kind"] for row in doc["steps"]} == {"step"}
+    agg = doc["aggregate"]
+    assert (agg["sessions"], agg["failed"], agg["turns"], agg["steps"]) == (2, 1, 4, 5)
+    # pooled dsh sums: TTFT 100 + 250 over 1 + 3 steps; decode (3 + 25) tokens in (802 + 152) ms
+    assert (agg["ttftMs"], agg["ttftSteps"], agg["meanTtftMs"]) == (350, 4, 87.5)
+    assert agg["tokensPerSecond"] == pytest.approx(28 / 0.954)
+    # tokens: retry 300 billed / 5 out, mixed 40 / 25; hit 150 / 340 = 44.1 % → 44
+    assert (agg["billedInputTokens"], agg["outputTokens"], agg["cacheHitPercent"]) == (340, 30, 44)
+    p = agg["percentiles"]
+    assert agg["percentileMethod"] == "nearest-rank"
+    # step TTFTs [100 | 100, 50, 100] sorted [50, 100, 100, 100]: p50 = rank 2 → 100, p90 = rank 4 → 100
+    assert p["ttftMs"] == {"n": 4, "p50": 100, "p90": 100, "p99": 100}
+    # step rates [3/0.802 | 20/0.101, 5/0.051] sorted [3.74, 98.04, 198.02]: p50 = rank 2
+    assert p["tokensPerSecond"]["n"] == 3
+    assert p["tokensPerSecond"]["p50"] == pytest.approx(5 / 0.051)
+    assert p["tokensPerSecond"]["p90"] == pytest.approx(20 / 0.101)
+    # output tokens per turn: retry t1 5; mixed t1 20, t2 5 (t3 has none) → [5, 5, 20]
+    assert p["outputTokensPerTurn"] == {"n": 3, "p50": 5, "p90": 20, "p99": 20}
+    assert "unreadable" not in result.stdout  # errors go to stderr, data to stdout
+
+
+def test_ndjson_one_record_per_kind(logs):
+    for by, kind, count in (("session", "session", 2), ("turn", "turn", 4), ("step", "step", 5)):
+        result = invoke(logs["retry"], logs["mixed"], "--ndjson", "--by", by)
+        assert result.exit_code == 0, result.output
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        assert len(records) == count and {r["kind"] for r in records} == {kind}
+        if by != "session":
+            assert {r["session"] for r in records} == {"retry", "mixed"}
+
+
+def test_null_not_zero_in_json(tmp_path):
+    path = tmp_path / "s" / "session.v4.jsonl"
+    path.parent.mkdir()
+    path.write_text(generations("nousage")["v4"])
+    result = invoke(str(path), "--json")
+    assert result.exit_code == 0
+    s = json.loads(result.stdout)["sessions"][0]
+    assert s["outputTokens"] is None and s["cacheHitPercent"] is None and s["tokensPerSecond"] is None
+    assert '"outputTokens":null' in result.stdout
+
+
+def test_since_until_filter_on_created_at(logs):
+    # retry was created at 1 790 000 000 000 (2026-09-21T14:13:20Z), mixed at 1 800 000 000 000 (2027-01-15T08:00Z)
+    result = invoke(logs["retry"], logs["mixed"], "--json", "--since", "2026-12-01")
+    doc = json.loads(result.stdout)
+    assert [s["id"] for s in doc["sessions"]] == ["mixed"] and doc["aggregate"]["skipped"] == 1
+    result = invoke(logs["retry"], logs["mixed"], "--json", "--until", "2026-12-01")
+    assert [s["id"] for s in json.loads(result.stdout)["sessions"]] == ["retry"]
+    result = invoke(logs["retry"], "--since", "not a date")
+    assert result.exit_code == 2
+
+
+def test_single_unreadable_log_is_an_error(logs):
+    result = invoke(logs["broken"])
+    assert result.exit_code == 2
+
+
+def test_tables_render_for_every_view(logs):
+    for by in ("session", "turn", "step"):
+        result = invoke(logs["mixed"], "--by", by)
+        assert result.exit_code == 0, result.output
+        assert "\x1b[" not in result.stdout
+    single = invoke(logs["mixed"])
+    assert "dsh's figures" in single.stdout and "dshctl's own figures" in single.stdout
+    assert "3 turns · 4 steps" in single.stdout
+    many = invoke(logs["retry"], logs["mixed"], logs["broken"])
+    assert many.exit_code == 1
+    assert "percentiles across sessions (nearest-rank)" in many.stdout and "unreadable" in many.stdout
+
+
+def test_many_logs_in_worker_processes(tmp_path):
+    paths = []
+    for i in range(9):  # ≥ 8 logs: read in worker processes
+        path = tmp_path / f"s{i}" / "session.v2.jsonl"
+        path.parent.mkdir()
+        path.write_text(generations("retry")["v2"])
+        paths.append(str(path))
+    result = invoke(*paths, "--json", "-j", "2")
+    assert result.exit_code == 0, result.output
+    agg = json.loads(result.stdout)["aggregate"]
+    assert (agg["sessions"], agg["steps"], agg["billedInputTokens"], agg["ttftMs"]) == (9, 9, 9 * 300, 9 * 100)
+    assert agg["dshctl"]["interTokenGapMs"]["n"] == 9 * 3
+
+
+@pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")
+def test_sessions_root(tmp_path):
+    result = invoke(str(SAMPLES / "sessions"), "--ndjson")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    by_id = {r["id"]: r for r in records}
+    tour = by_id["7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57"]
+    assert (tour["turns"], tour["steps"], tour["billedInputTokens"]) == (4, 6, 84_700)
