@@ -1,0 +1,212 @@
+"""``dshctl validate``: dsh's durable-boundary checks on demand, for CI, on one log or thousands.
+
+dsh validates a log strictly only at durable boundaries: on restore it checks the codec and the
+relationships between events; only when it publishes a migrated generation does it replay every
+embedded stream and prove that each message agrees with it (FORMAT §8.7). A damaged or hand-edited
+log can therefore pass dsh's ordinary load and fail later. This command runs every one of those
+checks, in five levels (see :mod:`.rules`):
+
+1. ``codec`` (:mod:`.codec`, :mod:`.payload`) — one raw pass over the physical lines;
+2. ``stream`` (:mod:`.streams`) — strict expansion of every stream, in the same pass;
+3. ``settlement`` (:mod:`.settlement`), 4. ``grammar`` (:mod:`.grammar`) and
+5. ``relationships`` (:mod:`.relationships`) — over the reader's normalized events.
+
+Exit status: 0 when every log is clean (warnings allowed unless ``--strict``), 1 when any log has an
+error finding, 2 when any log is unreadable (not a session header, newer version, corrupt zstd,
+committed-region damage) or on a usage error. Unreadable logs are reported as findings too, so CI
+shows them in every output format.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+import time
+from typing import Iterable
+
+from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion, UsageError
+from dshctl.source import LogRef, resolve
+
+from .codec import run_codec
+from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, LogReport
+from .formats import FORMATS, render, render_rules
+from .grammar import check_grammar
+from .relationships import Relationships
+from .rules import LEVELS, RULES
+from .settlement import check_settlement
+
+__all__ = ["run_validate", "validate_log", "validate_paths", "exit_status", "RULES", "LEVELS"]
+
+MODEL_LEVELS = ("settlement", "grammar", "relationships")
+
+
+def validate_log(ref: LogRef, *, ignore: frozenset[str] = frozenset(), max_errors: int | None = None) -> LogReport:
+    """Run every level on one log. Never raises for a bad log: problems become findings."""
+    col = Collector(ref.display, ignore=ignore, max_errors=max_errors)
+    report = col.report
+    try:
+        codec = run_codec(ref, col)
+    except UnsupportedVersion as exc:
+        col.add("codec/version", exc.message, line=exc.line)
+        return report
+    except DshctlError as exc:
+        col.add("codec/read", exc.message, line=exc.line)
+        return report
+    report.generation = codec.generation
+    report.events = codec.events
+    if not codec.readable or report.unreadable:
+        return report
+    wanted = [level for level in MODEL_LEVELS if col.enabled_level(level)]
+    if wanted:
+        _model_pass(ref, col, codec, wanted)
+    return report
+
+
+def _model_pass(ref: LogRef, col: Collector, codec, wanted: list[str]) -> None:
+    from dshctl.reader import open_log
+
+    report = col.report
+    settle = "settlement" in wanted
+    grammar = "grammar" in wanted
+    relationships = None
+    if "relationships" in wanted:
+        relationships = Relationships(col, codec.generation, codec.header, fixture=codec.fixture)
+        relationships.cut = _cut(codec)
+    limit = codec.limit_seq
+    bad = codec.bad_streams
+    last = None
+    try:
+        log = open_log(ref, strict=False)
+        for event in log.events():
+            if limit is not None and event.seq >= limit:
+                continue
+            last = event
+            if event.stream is not None and event.seq not in bad:
+                if settle:
+                    check_settlement(event, col)
+                if grammar:
+                    check_grammar(event, col)
+            if relationships is not None:
+                relationships.feed(event)
+        if relationships is not None:
+            relationships.finish(last)
+    except DshctlError as exc:
+        report.skipped_levels = list(wanted)
+        if not report.errors:
+            col.add("codec/read", f"the log cannot be read as events: {exc.message}", line=exc.line, seq=exc.seq)
+
+
+def _cut(codec) -> int | None:
+    header = codec.header or {}
+    if codec.generation is not None and codec.generation <= 1:
+        seed = header.get("seedLength")
+        return seed if isinstance(seed, int) else None
+    return None
+
+
+def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), max_errors: int | None = None,
+                   jobs: int | None = None) -> list[LogReport]:
+    """Resolve every path (files, session directories, roots, ``-``) and validate each log."""
+    from dshctl.many import map_logs
+    from dshctl.source import sessions_root
+
+    refs: list[LogRef] = []
+    reports: dict[int, LogReport] = {}
+    seen: set = set()
+    spooled: list[str] = []
+    for spec in paths or [str(sessions_root())]:
+        try:
+            found = resolve(spec)
+        except DshctlError as exc:
+            col = Collector(exc.file or spec, ignore=ignore)
+            rule = "codec/version" if isinstance(exc, UnsupportedVersion) else "codec/read"
+            col.add(rule, exc.message, line=exc.line)
+            reports[len(refs) + len(reports)] = col.report
+            continue
+        for ref in found:
+            if ref.path is None:
+                ref = _spool_stdin(spooled)
+            key = ref.path.resolve() if ref.display != "<stdin>" else "-"
+            if key in seen:
+                continue
+            seen.add(key)
+            refs.append(ref)
+    order: list[LogReport | None] = []
+    # keep the reports of unresolvable paths in argument order, ahead of the logs found after them
+    func = functools.partial(validate_log, ignore=ignore, max_errors=max_errors)
+    results = []
+    try:
+        for ref, result in map_logs(func, refs, jobs=jobs, label="validating"):
+            if isinstance(result, DshctlError):
+                col = Collector(ref.display, ignore=ignore)
+                col.add("codec/read", result.message, line=result.line)
+                result = col.report
+            results.append(result)
+    finally:
+        for path in spooled:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    order = list(reports.values()) + results
+    return [r for r in order if r is not None]
+
+
+def _spool_stdin(spooled: list[str]) -> LogRef:
+    """Validation reads a log twice; standard input is copied to a temporary file first."""
+    handle, name = tempfile.mkstemp(prefix="dshctl-validate-", suffix=".jsonl")
+    with os.fdopen(handle, "wb") as out:
+        while True:
+            chunk = sys.stdin.buffer.read(1 << 20)
+            if not chunk:
+                break
+            out.write(chunk)
+    spooled.append(name)
+    from pathlib import Path
+
+    return LogRef(path=Path(name), display="<stdin>", generation_from_name=None, session_dir=None)
+
+
+def exit_status(reports: Iterable[LogReport], strict: bool) -> int:
+    statuses = [r.status(strict) for r in reports]
+    if STATUS_UNREADABLE in statuses:
+        return EXIT_UNREADABLE
+    if STATUS_ERRORS in statuses:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def parse_ignore(ignore: Iterable[str]) -> frozenset[str]:
+    """``--ignore`` takes rule ids and level names (comma-separated lists allowed)."""
+    out: set[str] = set()
+    for item in ignore:
+        for name in item.split(","):
+            name = name.strip()
+            if not name:
+                continue
+            if name not in RULES and name not in LEVELS:
+                raise UsageError(f"--ignore: unknown rule or level {name!r} (see dshctl validate --list-rules)")
+            out.add(name)
+    return frozenset(out)
+
+
+def run_validate(paths: list[str], *, output_format: str = "text", strict: bool = False, max_errors: int | None = None,
+                 ignore: list[str] | None = None, list_rules: bool = False, jobs: int | None = None) -> int:
+    """The ``dshctl validate`` command body; returns the exit status."""
+    if output_format not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}")
+    if max_errors is not None and max_errors < 0:
+        raise UsageError("--max-errors must be 0 or more")
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    ignored = parse_ignore(ignore or [])
+    if list_rules:
+        sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text"))
+        return EXIT_OK
+    started = time.perf_counter()
+    reports = validate_paths(paths, ignore=ignored, max_errors=max_errors, jobs=jobs)
+    elapsed = time.perf_counter() - started
+    sys.stdout.write(render(reports, output_format, strict, elapsed))
+    return exit_status(reports, strict)
