@@ -352,7 +352,9 @@ def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]
     same_step = group is not None and (group.turn, group.step) == (event.turn, event.step)
     if group is None or not same_step:
         yield from settle()
-        if cited:
+        if cited and group is None:
+            event.note("sourceEventSeqs cite chunks but no attempt is pending (dsh's migration refuses this)")
+        elif cited:
             event.note("sourceEventSeqs cite chunks that form no pending attempt of this step")
         event.stream = []
         _keep_citation(event, cited)
