@@ -191,6 +191,8 @@ def replay(
     timestamps: bool = typer.Option(False, "--timestamps", help="Prefix transcript lines with recorded times."),
     export: Optional[Path] = typer.Option(None, "--export", help="Write FILE.cast (asciicast), FILE.md (markdown) or FILE.ndjson (timeline)."),
     cast_version: CastVersion = typer.Option(CastVersion.v2, "--cast-version", help="asciicast version for .cast exports."),
+    cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
+    rows: Optional[int] = typer.Option(None, "--rows", help="Terminal height written into a .cast export (default 30)."),
 ) -> None:
     """Replay what the user saw, at the recorded token timing."""
     from .replay import run_replay
@@ -209,6 +211,8 @@ def replay(
             timestamps=timestamps,
             export=export,
             cast_version=int(cast_version.value),
+            cols=cols,
+            rows=rows,
         )
     )
 

@@ -1,0 +1,149 @@
+"""``dshctl replay``: play a dsh session in the terminal as it streamed.
+
+Pure timelines, thin drivers:
+
+* :mod:`.timeline` — the data model: every visible fragment (streamed delta, tool-call name, user
+  message, tool result, turn boundary …) at its recorded time, built lazily from the normalized events;
+* :mod:`.transform` — idle limit and speed as transformations of the fragment times; option parsers;
+* :mod:`.render` — the screen at a position, a pure function of (timeline, position, width, height);
+* :mod:`.player` — position, pause, speed, stepping, seeking, search: state without I/O;
+* :mod:`.transcript` — the transcript (non-TTY output, ``--instant``);
+* :mod:`.export` — asciicast v2/v3, markdown, NDJSON;
+* :mod:`.terminal` — the interactive driver (rich draws, prompt_toolkit reads keys) and the timed
+  no-keys stream.
+
+Which mode runs:
+
+* ``--export FILE`` — write the file (``.cast``, ``.md``, ``.ndjson``) and exit;
+* standard output is not a terminal, or ``--instant`` — print the transcript without waiting;
+* standard input and output are terminals — interactive player;
+* only standard output is a terminal (the log came from a pipe, stdin redirected) — print the
+  transcript with the recorded timing, no keys; Ctrl-C stops it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def run_replay(
+    path: str,
+    *,
+    speed: float = 1.0,
+    idle_limit: float = 2.0,
+    turn: int | None = None,
+    from_time: str | None = None,
+    turns: str | None = None,
+    no_reasoning: bool = False,
+    no_tools: bool = False,
+    instant: bool = False,
+    timestamps: bool = False,
+    export: Path | None = None,
+    cast_version: int = 2,
+    cols: int | None = None,
+    rows: int | None = None,
+) -> int:
+    from ..output import color_enabled, warn
+    from .transform import make_filters, parse_from_time
+
+    if not speed > 0 or speed != speed or speed == float("inf"):
+        raise UsageError(f"--speed must be a positive number, got {speed}")
+    if not idle_limit >= 0 or idle_limit == float("inf"):
+        raise UsageError(f"--idle-limit must be 0 (no cap) or a positive number of seconds, got {idle_limit}")
+    if turn is not None and from_time is not None:
+        raise UsageError("--turn and --from both choose where to start; use one")
+    if turn is not None and turn < 1:
+        raise UsageError(f"--turn {turn}: turns are numbered from 1")
+    if cast_version not in (2, 3):
+        raise UsageError(f"--cast-version must be 2 or 3, got {cast_version}")
+    for name, value in (("--cols", cols), ("--rows", rows)):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be a positive number")
+    if export is not None and Path(export).suffix.lower() not in EXPORT_SUFFIXES:
+        raise UsageError(f"--export {export}: the file name must end in .cast, .md or .ndjson")
+    from_ms = parse_from_time(from_time) if from_time is not None else None
+    filters = make_filters(no_reasoning=no_reasoning, no_tools=no_tools, turns=turns)
+    if turn is not None and not filters.keeps_turn(turn):
+        raise UsageError(f"--turn {turn} is outside --turns {turns}")
+
+    interactive = export is None and not instant and _isatty(sys.stdout)
+    held: list[str] = []
+    on_warning = held.append if interactive else warn
+
+    from ..reader import open_log
+    from .timeline import Timeline
+
+    log = open_log(path, on_warning=on_warning)
+    try:
+        timeline = Timeline(log, filters)
+        start = 0
+        if turn is not None:
+            found = timeline.ensure_turn(turn)
+            if found is None:
+                last = timeline.max_turn
+                raise UsageError(f"--turn {turn}: the log has no turn {turn}" + (f" (last turn: {last})" if last else " (no turns)"))
+            start = found
+        elif from_ms is not None:
+            start = timeline.first_at_or_after(from_ms)
+
+        if export is not None:
+            from .export import DEFAULT_COLS, DEFAULT_ROWS
+            from .export import export as write_export
+
+            summary = write_export(
+                timeline,
+                Path(export),
+                start=start,
+                cast_version=cast_version,
+                cols=cols or DEFAULT_COLS,
+                rows=rows or DEFAULT_ROWS,
+                idle_limit=idle_limit,
+                color=color_enabled(),
+            )
+            sys.stderr.write(f"dshctl: {summary}\n")
+            return 0
+
+        if not interactive:
+            from .transcript import write_transcript
+
+            color = _isatty(sys.stdout) and color_enabled()
+            write_transcript(timeline, sys.stdout, start, color=color, timestamps=timestamps)
+            return 0
+
+        from .terminal import play_interactive, play_stream, stdin_is_terminal
+
+        if not stdin_is_terminal():
+            try:
+                return play_stream(timeline, start, speed=speed, idle_limit=idle_limit, color=color_enabled(), timestamps=timestamps)
+            except KeyboardInterrupt:
+                sys.stdout.write("\x1b[0m\n")
+                sys.stdout.flush()
+                return 130
+
+        import time
+
+        from .player import Player
+
+        player = Player(timeline, idle_limit=idle_limit, speed=speed, position=start, now=time.monotonic())
+        try:
+            return play_interactive(timeline, player)
+        finally:
+            for text in held:
+                warn(text)
+            held.clear()
+    finally:
+        for text in held:
+            warn(text)
+        log.close()

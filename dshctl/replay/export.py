@@ -1,0 +1,333 @@
+"""Exports of a timeline: asciicast v2/v3, a markdown transcript, the timeline as NDJSON.
+
+Casts carry the transcript (:mod:`.transcript`) fragment by fragment at the recorded times (real
+per-fragment cadence, seconds from the first exported fragment), with every ``\\n`` written as
+``\\r\\n``, plus a marker (``"m"`` event) at each turn header and each ``tool/call``. Idle pauses are
+kept in the file; the header's ``idle_time_limit`` (from ``--idle-limit``) tells players to compress
+them, so the file stays faithful and playback stays brisk. asciinema 2.x plays v2 (``asciinema play``,
+``asciinema cat``); asciinema 3.x, the web player and agg play both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, TextIO
+
+from .timeline import (
+    ATTEMPT_FAILED,
+    BLOCK,
+    COMMAND,
+    CONTEXT,
+    INTERRUPTED,
+    NOTE,
+    REASONING,
+    RETRY,
+    RETRY_STARTED,
+    SESSION,
+    STEP,
+    TEXT,
+    THINKING,
+    TITLE,
+    TOOL_ARGS,
+    TOOL_CALL,
+    TOOL_END,
+    TOOL_NAME,
+    TOOL_RESULT,
+    TOOL_START,
+    TURN,
+    TURN_END,
+    USER,
+    Timeline,
+    format_clock,
+)
+from .transcript import iter_fragments
+
+DEFAULT_COLS = 100
+DEFAULT_ROWS = 30
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def cast_header(timeline: Timeline, *, version: int, cols: int, rows: int, idle_limit: float) -> dict:
+    header: dict[str, Any] = {"version": version}
+    if version == 2:
+        header["width"] = cols
+        header["height"] = rows
+    else:
+        header["term"] = {"cols": cols, "rows": rows, "type": "xterm-256color"}
+    created = getattr(timeline.log.header, "createdAt", None)
+    if isinstance(created, int) and not isinstance(created, bool) and created > 10**11:
+        header["timestamp"] = created // 1000
+    if idle_limit > 0:
+        header["idle_time_limit"] = idle_limit
+    title = timeline.titles[-1][1] if timeline.titles else None
+    session_id = timeline.log.header.id
+    header["title"] = title or (f"dsh session {session_id}" if session_id else "dsh session")
+    if version == 2:
+        header["env"] = {"TERM": "xterm-256color"}
+    return header
+
+
+def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True) -> Iterator[tuple[float, str, str]]:
+    """``(seconds from the first exported fragment, code, data)``: ``"o"`` output and ``"m"`` markers."""
+    timeline.ensure(start + 1)
+    if start >= len(timeline):
+        return
+    base = timeline.times[start]
+    marks: dict[int, str] = {}
+    for item in timeline.items:
+        if item.label is not None and item.start >= start:
+            marks[item.start] = item.label
+    for fragment, text in iter_fragments(timeline, start, color=color):
+        seconds = (timeline.times[fragment] - base) / 1000
+        if item_label := marks.get(fragment):
+            yield seconds, "m", item_label
+        if text:
+            yield seconds, "o", text.replace("\n", "\r\n")
+
+
+def write_cast(timeline: Timeline, out: TextIO, *, version: int = 2, start: int = 0, cols: int = DEFAULT_COLS, rows: int = DEFAULT_ROWS, idle_limit: float = 2.0, color: bool = True) -> int:
+    """Write an asciicast v2 (absolute times) or v3 (intervals) file; returns the number of events."""
+    timeline.ensure_all()
+    out.write(_dump(cast_header(timeline, version=version, cols=cols, rows=rows, idle_limit=idle_limit)) + "\n")
+    previous = 0.0
+    count = 0
+    lines: list[str] = []
+    for seconds, code, data in cast_events(timeline, start, color=color):
+        if version == 2:
+            stamp = seconds
+        else:
+            stamp = seconds - previous
+            previous = seconds
+        lines.append(f"[{stamp:.6f}, {_dump(code)}, {_dump(data)}]")
+        count += 1
+        if len(lines) >= 1024:
+            out.write("\n".join(lines) + "\n")
+            lines.clear()
+    if lines:
+        out.write("\n".join(lines) + "\n")
+    return count
+
+
+# --------------------------------------------------------------------------------------------------
+# NDJSON: the timeline itself
+
+
+def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
+    """A header record, then one record per item (runs keep their fragments and per-fragment offsets)."""
+    timeline.ensure_all()
+    header = timeline.log.header
+    origin = timeline.origin
+    yield {
+        "type": "replay/timeline",
+        "session": header.id,
+        "generation": header.version,
+        "origin": origin,
+        "originIsEpochMs": not timeline.log.fixture and origin > 10**11,
+        "fragments": len(timeline),
+        "items": len(timeline.items),
+        "durationMs": timeline.duration_ms,
+        "turns": timeline.max_turn,
+        "syntheticTiming": timeline.synthetic,
+        "start": start,
+    }
+    times = timeline.times
+    for item in timeline.items:
+        if item.start + item.count <= start:
+            continue
+        record: dict[str, Any] = {
+            "type": "replay/item",
+            "kind": item.kind,
+            "fragment": item.start,
+            "count": item.count,
+            "t": times[item.start] - origin,
+            "turn": item.turn,
+            "step": item.step,
+            "seq": item.seq,
+        }
+        if item.synthetic:
+            record["synthetic"] = True
+        if item.label is not None:
+            record["marker"] = item.label
+        if item.frags is not None:
+            record["fragments"] = list(item.frags)
+            record["offsets"] = [times[item.start + k] - origin for k in range(item.count)]
+            if item.lead:
+                record["lead"] = item.lead_text
+        else:
+            record["text"] = item.text(0)
+        if item.info:
+            record["info"] = {k: v for k, v in item.info.items() if k != "lines"}
+        yield record
+
+
+def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
+    count = 0
+    for record in timeline_records(timeline, start):
+        out.write(_dump(record) + "\n")
+        count += 1
+    return count
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _fence(text: str, lang: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.split("\n"))
+
+
+def markdown(timeline: Timeline, start: int = 0) -> str:
+    """A readable markdown transcript: turns as sections, reasoning folded, tools fenced."""
+    timeline.ensure_all()
+    header = timeline.log.header
+    title = timeline.titles[-1][1] if timeline.titles else None
+    out: list[str] = [f"# {title or 'dsh session ' + str(header.id)}", ""]
+    meta = [f"session `{header.id}`", f"log v{header.version}"]
+    if header.cwd:
+        meta.append(f"cwd `{header.cwd}`")
+    if timeline.synthetic:
+        meta.append("synthetic timing")
+    out.append(" · ".join(meta))
+    out.append("")
+
+    buffer: list[str] = []
+    buffer_kind: str | None = None
+    buffer_block: Any = None
+    tool_name: list[str | None] = [None]
+
+    def flush() -> None:
+        nonlocal buffer_kind, buffer_block
+        if buffer_kind is None:
+            return
+        text = "".join(buffer)
+        if buffer_kind == REASONING:
+            body = text.strip("\n")
+            if body:
+                out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+                out.append("")
+        elif buffer_kind == TEXT:
+            body = text.strip("\n")
+            if body:
+                out.append(body)
+                out.append("")
+        elif buffer_kind == TOOL_ARGS:
+            name = tool_name[0]
+            out.append(f"**tool call** `{name or '?'}`")
+            out.append("")
+            out.append(_fence(text, "json"))
+            out.append("")
+        buffer.clear()
+        buffer_kind = None
+        buffer_block = None
+
+    def add(kind: str, block: Any, text: str) -> None:
+        nonlocal buffer_kind, buffer_block
+        if buffer_kind != kind or buffer_block != block:
+            flush()
+            buffer_kind = kind
+            buffer_block = block
+        buffer.append(text)
+
+    for item in timeline.items:
+        if item.start + item.count <= start:
+            continue
+        kind = item.kind
+        info = item.info or {}
+        first = max(start - item.start, 0)
+        if kind in (REASONING, TEXT) and item.frags is not None:
+            add(kind, item.block, "".join(item.frags[first:]))
+            continue
+        if kind == TOOL_ARGS:
+            add(TOOL_ARGS, item.block, "".join(item.frags[first:]) if item.frags is not None else item.text(0).replace("│ ", ""))
+            continue
+        if kind == TOOL_NAME:
+            if buffer_kind != TOOL_ARGS or buffer_block != item.block:
+                flush()
+                add(TOOL_ARGS, item.block, "")
+            if info.get("name"):
+                tool_name[0] = info.get("name")
+            continue
+        if kind in (THINKING, STEP):
+            continue
+        if kind == TOOL_END:
+            flush()
+            continue
+        if kind == TOOL_START:
+            flush()
+            tool_name[0] = info.get("name")
+            if info.get("name") is not None:
+                # a whole tool-call block shown at once
+                plain = item.text(0)
+                args = "\n".join(line[2:] for line in plain.split("\n") if line.startswith("│ "))
+                out.append(f"**tool call** `{info.get('name')}`")
+                out.append("")
+                out.append(_fence(args, "json"))
+                out.append("")
+            else:
+                add(TOOL_ARGS, item.block, "")
+            continue
+        flush()
+        if kind == SESSION:
+            continue
+        if kind == TURN:
+            out.append(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
+            out.append("")
+        elif kind == USER:
+            out.append("**You**")
+            out.append("")
+            out.append(_quote(info.get("text", "")))
+            out.append("")
+        elif kind == TOOL_CALL:
+            out.append(f"▶ running `{info.get('name')}`")
+            out.append("")
+        elif kind == TOOL_RESULT:
+            mark = "✗ error" if info.get("isError") else "✓"
+            out.append(f"**result** `{info.get('name') or '?'}` {mark}")
+            out.append("")
+            out.append(_fence("\n".join(info.get("lines") or [])))
+            out.append("")
+        elif kind == BLOCK and info.get("type") == "text":
+            out.append(item.text(0).strip("\n"))
+            out.append("")
+        elif kind == REASONING:
+            body = item.text(0).replace("✻ thinking\n", "", 1).strip("\n")
+            out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+            out.append("")
+        elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
+            text = item.text(0).strip("\n")
+            lines = [line for line in text.split("\n")]
+            out.append("*" + lines[0].strip() + "*" if lines and lines[0].strip() else "")
+            for line in lines[1:]:
+                out.append("- " + line.strip())
+            out.append("")
+    flush()
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:
+    out.write(markdown(timeline, start))
+
+
+def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool) -> str:
+    """Write ``path`` by its suffix; returns a one-line summary."""
+    suffix = path.suffix.lower()
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        if suffix == ".cast":
+            count = write_cast(timeline, out, version=cast_version, start=start, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
+            return f"wrote {path} (asciicast v{cast_version}, {count} events, {format_clock(timeline.duration_ms or 0)} recorded)"
+        if suffix in (".md", ".markdown"):
+            write_markdown(timeline, out, start)
+            return f"wrote {path} (markdown)"
+        count = write_ndjson(timeline, out, start)
+        return f"wrote {path} (timeline, {count} records)"

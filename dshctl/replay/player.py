@@ -1,0 +1,265 @@
+"""The player: position, pause, speed and every navigation command — no I/O, no clock of its own.
+
+The terminal driver passes the current monotonic time (``now``) into every call and draws
+``render.screen_rows(timeline, player.position, …)``; tests drive a player with made-up times.
+
+Positions reached by navigation:
+
+* a turn (``]``/``[``/``g``) — just after its header, so the header is on screen;
+* a tool call (``n``/``p``) — just after its ``tool/call`` line;
+* a search match (``/``) — just after the fragment that completes the match;
+* one step (``.``/``,``) — the next/previous fragment that changes the screen.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from .timeline import Timeline
+from .transform import PlaybackClock
+
+MIN_SPEED = 1 / 64
+MAX_SPEED = 4096.0
+
+
+class Player:
+    def __init__(self, timeline: Timeline, *, idle_limit: float = 2.0, speed: float = 1.0, position: int = 0, paused: bool = False, now: float = 0.0) -> None:
+        self.timeline = timeline
+        self.clock = PlaybackClock(timeline, idle_limit)
+        self.speed = speed
+        self.paused = paused
+        self.position = max(position, 0)
+        self.message: str | None = None
+        self.last_search: str | None = None
+        self._anchor(now, immediate=True)
+
+    # -- playback clock ---------------------------------------------------------
+
+    def _anchor(self, now: float, *, immediate: bool = False) -> None:
+        """Tie playback time to ``now``: the next fragment is due after its recorded (capped) delay,
+        or at once with ``immediate``."""
+        timeline = self.timeline
+        p = self.position
+        timeline.ensure(p + 1)
+        n = len(timeline)
+        if n == 0:
+            base = 0.0
+        elif immediate:
+            base = self.clock[min(p, n - 1)]
+        else:
+            base = self.clock[min(p, n) - 1] if p > 0 else self.clock[0]
+        self.anchor_wall = now
+        self.anchor_play = base
+
+    def playback_time(self, now: float) -> float:
+        if self.paused:
+            return self.anchor_play
+        return self.anchor_play + (now - self.anchor_wall) * self.speed
+
+    @property
+    def at_end(self) -> bool:
+        timeline = self.timeline
+        if self.position < len(timeline):
+            return False
+        timeline.ensure(self.position + 1)
+        return timeline.complete and self.position >= len(timeline)
+
+    def tick(self, now: float) -> bool:
+        """Advance to every fragment that is due; True if the position changed."""
+        if self.paused:
+            return False
+        target = self.playback_time(now)
+        timeline = self.timeline
+        position = self.position
+        while True:
+            timeline.ensure(position + 1)
+            new = self.clock.due_count(target, position)
+            if new < len(timeline) or timeline.complete:
+                break
+            # every built fragment is due: build more and look again
+            if not timeline.extend(16):
+                new = self.clock.due_count(target, position)
+                break
+            position = new
+        changed = new != self.position
+        self.position = new
+        return changed
+
+    def next_due(self, now: float) -> float | None:
+        """Wall seconds until the next fragment is due (None when paused or at the end)."""
+        if self.paused:
+            return None
+        timeline = self.timeline
+        timeline.ensure(self.position + 1)
+        if self.position >= len(timeline):
+            return None
+        wait = (self.clock[self.position] - self.playback_time(now)) / self.speed
+        return max(wait, 0.0)
+
+    # -- commands --------------------------------------------------------------
+
+    def toggle_pause(self, now: float) -> None:
+        if self.paused:
+            self.paused = False
+            self._anchor(now)
+        else:
+            self.anchor_play = self.playback_time(now)
+            self.paused = True
+
+    def set_speed(self, speed: float, now: float) -> None:
+        speed = min(max(speed, MIN_SPEED), MAX_SPEED)
+        self.anchor_play = self.playback_time(now)
+        self.anchor_wall = now
+        self.speed = speed
+        self.message = f"speed {speed:g}×"
+
+    def faster(self, now: float) -> None:
+        self.set_speed(self.speed * 2, now)
+
+    def slower(self, now: float) -> None:
+        self.set_speed(self.speed / 2, now)
+
+    def seek(self, position: int, now: float) -> None:
+        timeline = self.timeline
+        timeline.ensure(position)
+        self.position = min(max(position, 0), len(timeline))
+        self._anchor(now)
+
+    def step_forward(self, now: float) -> bool:
+        """One fragment forward (skipping fragments that show nothing); pauses first."""
+        if not self.paused:
+            self.toggle_pause(now)
+        timeline = self.timeline
+        q = self.position
+        while True:
+            timeline.ensure(q + 1)
+            if q >= len(timeline):
+                break
+            q += 1
+            if timeline.is_visible(q - 1):
+                break
+        moved = q != self.position
+        self.seek(q, now)
+        return moved
+
+    def step_back(self, now: float) -> bool:
+        """One fragment back (to the previous position whose last fragment shows something)."""
+        if not self.paused:
+            self.toggle_pause(now)
+        timeline = self.timeline
+        q = min(self.position, len(timeline))
+        if q > 0:
+            q -= 1
+            while q > 0 and not timeline.is_visible(q - 1):
+                q -= 1
+        moved = q != self.position
+        self.seek(q, now)
+        return moved
+
+    def _marks_after(self, marks_of, position: int) -> int | None:
+        timeline = self.timeline
+        while True:
+            marks = marks_of()
+            i = bisect_right(marks, position)
+            if i < len(marks):
+                return marks[i]
+            if not timeline.extend(64):
+                marks = marks_of()
+                i = bisect_right(marks, position)
+                return marks[i] if i < len(marks) else None
+
+    def _marks_before(self, marks: list[int], position: int) -> int | None:
+        i = bisect_right(marks, position - 1) - 1
+        return marks[i] if i >= 0 else None
+
+    def _turn_positions(self) -> list[int]:
+        return [start + 1 for start, _ in self.timeline.turn_marks]
+
+    def _tool_positions(self) -> list[int]:
+        return [start + 1 for start in self.timeline.tool_marks]
+
+    def next_turn(self, now: float) -> bool:
+        target = self._marks_after(self._turn_positions, self.position)
+        if target is None:
+            self.message = "no later turn"
+            return False
+        self.seek(target, now)
+        return True
+
+    def prev_turn(self, now: float) -> bool:
+        target = self._marks_before(self._turn_positions(), self.position)
+        if target is None:
+            self.message = "no earlier turn"
+            return False
+        self.seek(target, now)
+        return True
+
+    def next_tool(self, now: float) -> bool:
+        target = self._marks_after(self._tool_positions, self.position)
+        if target is None:
+            self.message = "no later tool call"
+            return False
+        self.seek(target, now)
+        return True
+
+    def prev_tool(self, now: float) -> bool:
+        target = self._marks_before(self._tool_positions(), self.position)
+        if target is None:
+            self.message = "no earlier tool call"
+            return False
+        self.seek(target, now)
+        return True
+
+    def goto_turn(self, turn: int, now: float) -> bool:
+        start = self.timeline.ensure_turn(turn)
+        if start is None:
+            self.message = f"no turn {turn}"
+            return False
+        self.seek(start + 1, now)
+        return True
+
+    def search(self, query: str, now: float) -> bool:
+        """Jump to just after the next match of ``query`` (case-insensitive), wrapping around once."""
+        query = query or self.last_search or ""
+        if not query:
+            return False
+        self.last_search = query
+        found = find_text(self.timeline, query, self.position)
+        wrapped = False
+        if found is None and self.position > 0:
+            found = find_text(self.timeline, query, 0, stop=self.position)
+            wrapped = found is not None
+        if found is None:
+            self.message = f"not found: {query}"
+            return False
+        self.message = f"/{query}" + (" (wrapped)" if wrapped else "")
+        self.seek(found, now)
+        return True
+
+
+def find_text(timeline: Timeline, query: str, start: int, stop: int | None = None) -> int | None:
+    """Position just after the first fragment ≥ ``start`` that completes a match of ``query``."""
+    needle = query.lower()
+    keep = len(needle) - 1
+    carry = ""
+    fragment = start
+    while True:
+        timeline.ensure(fragment + 1)
+        if fragment >= len(timeline) or (stop is not None and fragment >= stop):
+            return None
+        item, k = timeline.locate(fragment)
+        last = item.count if stop is None else min(item.count, stop - item.start)
+        texts = [item.text(m) for m in range(k, last)] if item.frags is not None else [item.text(0)]
+        joined = "".join(texts)
+        haystack = (carry + joined).lower()
+        hit = haystack.find(needle)
+        if hit >= 0:
+            end = hit + len(needle) - len(carry)  # exclusive end inside `joined`
+            total = 0
+            for offset, text in enumerate(texts):
+                total += len(text)
+                if total >= end:
+                    return fragment + offset + 1
+            return fragment + len(texts)
+        carry = haystack[-keep:] if keep > 0 else ""
+        fragment = item.start + last

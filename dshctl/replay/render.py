@@ -1,0 +1,195 @@
+"""Rendering a position of a timeline: a pure function of (timeline, position, width, height).
+
+The screen shows the tail of the transcript up to the position — exactly what a terminal would show
+after the fragments so far were printed — wrapped at the width, with ``│`` frames continued on wrapped
+rows. Only the tail is looked at (walking fragments backwards until the screen is full), so a frame
+costs O(screen), wherever the position is; stepping back is rendering at ``position - 1``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .timeline import BAR, Timeline, format_clock
+
+# style name -> (SGR parameters for transcripts and casts, rich style for the screen)
+STYLES: dict[str, tuple[str, str]] = {
+    "session": ("1", "bold"),
+    "note": ("2", "dim"),
+    "title": ("35", "magenta"),
+    "turn": ("1;36", "bold cyan"),
+    "turn-end": ("2", "dim"),
+    "user-label": ("1;36", "bold cyan"),
+    "user": ("1", "bold"),
+    "reasoning-label": ("2;3", "dim italic"),
+    "reasoning": ("2;3", "dim italic"),
+    "text": ("", ""),
+    "frame": ("34", "blue"),
+    "tool-name": ("1;34", "bold blue"),
+    "args": ("", ""),
+    "result": ("", ""),
+    "ok": ("32", "green"),
+    "error": ("31", "red"),
+    "retry": ("33", "yellow"),
+}
+
+
+def sgr(style: str | None) -> str:
+    if not style:
+        return ""
+    entry = STYLES.get(style)
+    return entry[0] if entry else ""
+
+
+@lru_cache(maxsize=64)
+def _rich_style(style: str | None):
+    from rich.style import Style
+
+    if not style:
+        return Style.null()
+    entry = STYLES.get(style)
+    return Style.parse(entry[1]) if entry and entry[1] else Style.null()
+
+
+_console = None
+
+
+def _wrap_console():
+    global _console
+    if _console is None:
+        import io
+
+        from rich.console import Console
+
+        _console = Console(file=io.StringIO(), width=10_000, color_system=None, force_terminal=False, legacy_windows=False)
+    return _console
+
+
+def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int) -> tuple[list[tuple[str, str | None]], bool]:
+    """Segments of the transcript up to ``position``, from far enough back to fill ``lines`` lines.
+
+    Returns ``(segments, cut)``; ``cut`` is True when the first segment does not start a line.
+    """
+    timeline.ensure(position)
+    position = min(position, len(timeline))
+    collected: list[tuple[str, str | None]] = []
+    newlines = 0
+    chars = 0
+    fragment = position - 1
+    while fragment >= 0:
+        item, k = timeline.locate(fragment)
+        for member in range(k, -1, -1):
+            segments = item.segments(member)
+            for text, style in reversed(segments):
+                collected.append((text, style))
+                newlines += text.count("\n")
+                chars += len(text)
+            if newlines > lines or chars > max_chars:
+                collected.reverse()
+                return collected, True
+        fragment = item.start - 1
+    collected.reverse()
+    return collected, False
+
+
+def screen_rows(timeline: Timeline, position: int, width: int, height: int, scroll: int = 0):
+    """The ``height`` rows (rich ``Text``) the screen shows at ``position``; ``scroll`` rows up from the bottom.
+
+    Rows are not padded: a short transcript leaves the bottom rows empty.
+    """
+    from rich.text import Text
+
+    width = max(width, 8)
+    height = max(height, 1)
+    need = height + max(scroll, 0)
+    segments, cut = tail_segments(timeline, position, need + 1, max(width * (need + 2) * 2, 4096))
+    text = Text()
+    for piece, style in segments:
+        if piece:
+            text.append(piece, _rich_style(style) if style else None)
+    logical = text.split("\n", allow_blank=True)
+    logical = list(logical)
+    if cut and len(logical) > 1:
+        logical = logical[1:]
+    if logical and not logical[-1].plain:
+        logical.pop()
+    # Only the last `need` logical lines can reach the screen (each wraps to at least one row).
+    logical = logical[-need:]
+    console = _wrap_console()
+    rows: list = []
+    for line in logical:
+        if "\t" in line.plain:
+            line.expand_tabs(4)
+        if line.plain.startswith(BAR):
+            body = line[len(BAR) :]
+            bar = line[: len(BAR)]
+            wrapped = body.wrap(console, width - len(BAR), overflow="fold") if body.plain else [Text()]
+            for row in wrapped:
+                rows.append(Text.assemble(bar.copy(), row))
+        elif line.plain:
+            rows.extend(line.wrap(console, width, overflow="fold"))
+        else:
+            rows.append(Text())
+    if scroll > 0:
+        end = max(len(rows) - scroll, 0)
+        rows = rows[max(end - height, 0) : end]
+    else:
+        rows = rows[-height:]
+    return rows
+
+
+def screen_text(timeline: Timeline, position: int, width: int = 100, height: int = 30, scroll: int = 0) -> str:
+    """Plain text of the screen at ``position`` (rows joined by newlines, trailing spaces stripped)."""
+    return "\n".join(row.plain.rstrip() for row in screen_rows(timeline, position, width, height, scroll))
+
+
+def status_text(
+    timeline: Timeline,
+    position: int,
+    *,
+    speed: float,
+    paused: bool,
+    width: int,
+    message: str | None = None,
+    keys: bool = True,
+):
+    """The status line: play state, turn/step, recorded clock, speed, synthetic timing, title."""
+    from rich.text import Text
+
+    timeline.ensure(position)
+    turn, step = timeline.turn_at(position)
+    at_end = timeline.complete and position >= len(timeline)
+    state = "■" if at_end else ("⏸" if paused else "▶")
+    bits = [f" {state}"]
+    if turn is not None:
+        bits.append(f"turn {turn}" + (f"/{timeline.max_turn}" if timeline.complete and timeline.max_turn else ""))
+        if step is not None:
+            bits.append(f"step {step}")
+    clock = format_clock(timeline.clock_ms(position))
+    total = timeline.duration_ms
+    bits.append(clock + (f" / {format_clock(total)}" if total is not None else ""))
+    bits.append(_speed(speed) + "×")
+    current = timeline.current(position)
+    if current is not None and current.synthetic:
+        bits.append("synthetic timing")
+    if at_end:
+        bits.append("end")
+    left = " · ".join(bits)
+    if message:
+        right = message
+    else:
+        title = timeline.title_at(position)
+        hint = "space ., [] np / g q" if keys else "ctrl-c quits"
+        right = f"{title} · {hint}" if title else hint
+    room = width - len(left) - 2
+    if room < len(right):
+        right = right[: max(room - 1, 0)] + ("…" if room > 1 else "") if room > 0 else ""
+    line = left + " " * max(width - len(left) - len(right) - 1, 1) + right + " "
+    line = line[:width]
+    return Text(line.ljust(width), style="reverse")
+
+
+def _speed(speed: float) -> str:
+    if speed >= 10 or speed == int(speed):
+        return f"{speed:g}"
+    return f"{speed:.2g}"

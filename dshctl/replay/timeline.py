@@ -1,0 +1,1281 @@
+"""The replay timeline: what the user saw, fragment by fragment, each at its recorded time.
+
+A :class:`Timeline` is a pure data model built from the normalized events of one log
+(:mod:`dshctl.reader`). It is a sequence of **fragments** — the smallest things that appear on
+screen: one streamed delta, one tool-call name, one user message, one turn header … — grouped into
+:class:`Item` values. A stream run (a compact ``text-chunks`` / ``reasoning-chunks`` /
+``tool-call-chunks`` record) becomes **one** item whose fragments are the run's members, referenced,
+not copied; every other visible thing is a one-fragment item.
+
+A **position** ``p`` (``0 … len(timeline)``) means "the first ``p`` fragments are on screen". The
+recorded clock at ``p`` is the time of fragment ``p - 1``. Rendering a position, seeking, stepping,
+searching and exporting are all functions of the timeline and a position (see :mod:`.render`,
+:mod:`.transcript`, :mod:`.export`); playback pacing is a transformation of the fragment times
+(:mod:`.transform`).
+
+Every fragment's output is a list of ``(text, style)`` segments; concatenating the segments of all
+fragments gives the transcript (:mod:`.transcript`), which is what ``--instant`` prints and what a cast
+export streams, so both always agree.
+
+**Time axis.** Fragment times are milliseconds on one monotone axis. For a log with envelope times
+(every real log) the axis *is* the recorded epoch-ms clock: each stream member sits at its receipt
+time (``time0 + Σdt``), every other item at its event's time. The axis never runs backwards: a clock
+that stepped back (negative ``dt``) is held at the last time. Where the log lacks times the builder
+places items with fixed gaps and flags them ``synthetic``:
+
+* fixture-form logs (no envelope ``seq``/``time``): :data:`EVENT_GAP_MS` between visible events; stream
+  members keep their recorded spacing (v2+ record times; v0 rows keep only ``dt``);
+* streams whose record times are all ``0`` (scripted fixtures) or implausibly far from their
+  settlement: :data:`TOKEN_GAP_MS` between fragments.
+
+The real spacing between two timed points is kept even across synthetic items: a recorded gap between
+two stream members of different steps still shows, synthetic gaps only fill where nothing is known.
+
+The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only the first few events.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, Callable, Iterator
+
+import msgspec
+
+from ..model import Event, message_of, tool_result_blocks, tool_result_call_id
+from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
+
+EVENT_GAP_MS = 250
+"""Synthetic gap before a visible event whose time the log does not carry."""
+TOKEN_GAP_MS = 30
+"""Synthetic gap between stream fragments whose times the log does not carry."""
+MAX_RESULT_LINES = 20
+"""Tool-result lines shown; the rest is summarised as "… N more lines" (the markdown export keeps all)."""
+MAX_LINE_CHARS = 400
+"""Longest tool-result / argument line shown before it is cut with "…"."""
+
+_PLAUSIBLE_SKEW_MS = 24 * 3600 * 1000
+
+Segment = tuple[str, "str | None"]
+
+# Item kinds (also the ``kind`` field of the NDJSON export).
+SESSION = "session"
+TURN = "turn"
+STEP = "step"
+USER = "user"
+CONTEXT = "context"
+COMMAND = "command"
+TITLE = "title"
+THINKING = "thinking"  # reasoning block header
+REASONING = "reasoning"  # reasoning fragments
+TEXT = "text"  # text fragments
+TOOL_START = "tool-start"  # tool-call block header
+TOOL_NAME = "tool-name"  # the streamed tool name
+TOOL_ARGS = "tool-args"  # argument fragments
+TOOL_END = "tool-end"  # tool-call block footer
+BLOCK_END = "block-end"  # end of a text / reasoning block (a line break)
+BLOCK = "block"  # a whole block shown at once (no deltas were streamed for it)
+ATTEMPT_FAILED = "attempt-failed"
+INTERRUPTED = "interrupted"
+RETRY = "retry"
+RETRY_STARTED = "retry-started"
+TOOL_CALL = "tool-call"  # the tool/call event: execution starts
+TOOL_RESULT = "tool-result"
+TURN_END = "turn-end"
+NOTE = "note"
+
+REASONING_KINDS = frozenset({THINKING, REASONING})
+TOOL_KINDS = frozenset({TOOL_START, TOOL_NAME, TOOL_ARGS, TOOL_END, TOOL_CALL, TOOL_RESULT})
+
+BAR = "│ "
+
+
+class Item:
+    """A group of fragments: one stream run, or one thing shown at once.
+
+    ``parts`` (one-fragment items) are the segments of the single fragment. A run has ``frags`` (the
+    record's member strings, by reference), printed in ``style``; ``lead`` (segments) goes before fragment 0 and
+    ``framed`` runs continue a ``│`` frame after each line break.
+    """
+
+    __slots__ = (
+        "kind",
+        "start",
+        "count",
+        "turn",
+        "step",
+        "seq",
+        "parts",
+        "frags",
+        "lead",
+        "style",
+        "framed",
+        "synthetic",
+        "label",
+        "block",
+        "info",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        parts: list[Segment] | None = None,
+        frags: list[str] | None = None,
+        lead: list[Segment] | None = None,
+        style: str | None = None,
+        framed: bool = False,
+        label: str | None = None,
+        block: Any = None,
+        info: dict | None = None,
+    ) -> None:
+        self.kind = kind
+        self.parts = parts
+        self.frags = frags
+        self.lead = lead or []
+        self.style = style
+        self.framed = framed
+        self.label = label
+        self.block = block
+        self.info = info
+        self.count = len(frags) if frags is not None else 1
+        self.start = 0
+        self.turn: int | None = None
+        self.step: int | None = None
+        self.seq: int | None = None
+        self.synthetic = False
+
+    @property
+    def is_run(self) -> bool:
+        return self.frags is not None
+
+    def segments(self, k: int) -> list[Segment]:
+        """The output of fragment ``k`` of this item."""
+        if self.frags is None:
+            return self.parts or []
+        text = self.frags[k]
+        out: list[Segment] = []
+        if k == 0 and self.lead:
+            out.extend(self.lead)
+        if self.framed and "\n" in text:
+            pieces = text.split("\n")
+            for n, piece in enumerate(pieces):
+                if n:
+                    out.append(("\n", None))
+                    out.append((BAR, "frame"))
+                if piece:
+                    out.append((piece, self.style))
+        elif text:
+            out.append((text, self.style))
+        return out
+
+    def text(self, k: int) -> str:
+        """Plain output of fragment ``k``."""
+        if self.frags is None:
+            return "".join(part[0] for part in self.parts or [])
+        text = self.frags[k]
+        if self.framed and "\n" in text:
+            text = text.replace("\n", "\n" + BAR)
+        return (self.lead_text + text) if k == 0 and self.lead else text
+
+    @property
+    def lead_text(self) -> str:
+        return "".join(part[0] for part in self.lead)
+
+    def plain(self, first: int = 0, stop: int | None = None) -> str:
+        """Plain output of fragments ``first … stop-1`` joined."""
+        if self.frags is None:
+            return self.text(0) if first == 0 and (stop is None or stop > 0) else ""
+        stop = self.count if stop is None else stop
+        if first >= stop:
+            return ""
+        body = "".join(self.frags[first:stop])
+        if self.framed and "\n" in body:
+            body = body.replace("\n", "\n" + BAR)
+        return (self.lead_text + body) if first == 0 and self.lead else body
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Item({self.kind!r}, start={self.start}, count={self.count}, turn={self.turn}, step={self.step})"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the timeline leaves out (``--no-reasoning``, ``--no-tools``, ``--turns``)."""
+
+    reasoning: bool = True
+    tools: bool = True
+    turns: tuple[int, int | None] | None = None
+    """Inclusive turn range ``(first, last)``; ``last`` None = open-ended; None = every turn."""
+
+    def keeps_turn(self, turn: int | None) -> bool:
+        if self.turns is None:
+            return True
+        if turn is None:
+            return False
+        first, last = self.turns
+        return turn >= first and (last is None or turn <= last)
+
+    def keeps(self, kind: str, turn: int | None) -> bool:
+        if kind == SESSION:
+            return True
+        if not self.reasoning and kind in REASONING_KINDS:
+            return False
+        if not self.tools and kind in TOOL_KINDS:
+            return False
+        return self.keeps_turn(turn)
+
+
+class Timeline:
+    """Fragments with their times, built lazily from one opened log.
+
+    Attributes grow as the timeline is built: ``items``, ``times`` (axis ms per fragment),
+    ``turn_marks`` (fragment index of each turn header, with the turn number), ``tool_marks``
+    (fragment index of each ``tool/call``), ``titles``.
+    """
+
+    def __init__(self, log, filters: Filters | None = None, *, on_item: Callable[[Item], None] | None = None) -> None:
+        self.log = log
+        self.filters = filters or Filters()
+        self.items: list[Item] = []
+        self.starts: list[int] = []
+        self.times: array = array("q")
+        self.turn_marks: list[tuple[int, int]] = []
+        self.tool_marks: list[int] = []
+        self.titles: list[tuple[int, str]] = []
+        self.complete = False
+        self.synthetic = bool(getattr(log, "fixture", False))
+        self.max_turn: int | None = None
+        self._builder = _Builder(log, self.filters)
+        self._source: Iterator[tuple[Item, list[int]]] | None = self._builder.run()
+
+    # -- building ------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def _pull(self) -> bool:
+        """Add one item; False when the log is exhausted."""
+        if self._source is None:
+            return False
+        try:
+            item, times = next(self._source)
+        except StopIteration:
+            self._source = None
+            self.complete = True
+            return False
+        start = len(self.times)
+        item.start = start
+        self.items.append(item)
+        self.starts.append(start)
+        self.times.extend(times)
+        if item.synthetic:
+            self.synthetic = True
+        if item.kind == TURN:
+            self.turn_marks.append((start, item.turn))
+            if self.max_turn is None or (item.turn or 0) > self.max_turn:
+                self.max_turn = item.turn
+        elif item.kind == TOOL_CALL:
+            self.tool_marks.append(start)
+        elif item.kind == TITLE:
+            self.titles.append((start, item.info["title"]))
+        return True
+
+    def ensure(self, fragments: int) -> None:
+        """Build until at least ``fragments`` fragments exist (or the log ends)."""
+        while len(self.times) < fragments and self._pull():
+            pass
+
+    def ensure_all(self) -> None:
+        while self._pull():
+            pass
+
+    def extend(self, items: int = 64) -> bool:
+        """Build up to ``items`` more items; True while more may follow."""
+        for _ in range(items):
+            if not self._pull():
+                return False
+        return True
+
+    def ensure_turn(self, turn: int) -> int | None:
+        """Fragment index of the header of ``turn`` (building as far as needed), or None."""
+        for start, number in self.turn_marks:
+            if number == turn:
+                return start
+        while self._pull():
+            item = self.items[-1]
+            if item.kind == TURN and item.turn == turn:
+                return item.start
+        return None
+
+    def ensure_time(self, offset_ms: int) -> None:
+        """Build until a fragment at or past ``origin + offset_ms`` exists."""
+        while not self.complete and (not self.times or self.times[-1] - self.times[0] < offset_ms):
+            self._pull()
+
+    # -- queries --------------------------------------------------------------
+
+    @property
+    def origin(self) -> int:
+        return self.times[0] if self.times else 0
+
+    def locate(self, fragment: int) -> tuple[Item, int]:
+        """The item holding fragment index ``fragment`` and the member index inside it."""
+        i = bisect_right(self.starts, fragment) - 1
+        item = self.items[i]
+        return item, fragment - item.start
+
+    def item_index(self, fragment: int) -> int:
+        return bisect_right(self.starts, fragment) - 1
+
+    def clock_ms(self, position: int) -> int:
+        """Recorded time at ``position`` (ms since the first fragment): the time of fragment ``position - 1``."""
+        if position <= 0 or not self.times:
+            return 0
+        return self.times[min(position, len(self.times)) - 1] - self.times[0]
+
+    def fragment_text(self, fragment: int) -> str:
+        item, k = self.locate(fragment)
+        return item.text(k)
+
+    def is_visible(self, fragment: int) -> bool:
+        """Whether fragment ``fragment`` puts anything on screen."""
+        item, k = self.locate(fragment)
+        if item.frags is None:
+            return True
+        return bool(item.frags[k]) or (k == 0 and bool(item.lead))
+
+    def current(self, position: int) -> Item | None:
+        """The item of the last fragment shown at ``position``."""
+        if position <= 0 or not self.items:
+            return None
+        return self.locate(min(position, len(self.times)) - 1)[0]
+
+    def title_at(self, position: int) -> str | None:
+        title = None
+        for start, text in self.titles:
+            if start < position:
+                title = text
+            else:
+                break
+        return title
+
+    def turn_at(self, position: int) -> tuple[int | None, int | None]:
+        item = self.current(position)
+        if item is None:
+            return None, None
+        return item.turn, item.step
+
+    def first_at_or_after(self, offset_ms: int) -> int:
+        """Index of the first fragment whose clock is ≥ ``offset_ms`` (len when none)."""
+        self.ensure_time(offset_ms)
+        if not self.times:
+            return 0
+        target = self.times[0] + offset_ms
+        return bisect_right_monotone(self.times, target)
+
+    @property
+    def duration_ms(self) -> int | None:
+        if not self.complete or not self.times:
+            return None
+        return self.times[-1] - self.times[0]
+
+
+def bisect_right_monotone(times: array, target: int) -> int:
+    """First index whose value is ≥ target in a non-decreasing array."""
+    lo, hi = 0, len(times)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if times[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------------------------------
+# Building
+
+
+class _Block:
+    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "left", "name")
+
+    def __init__(self, kind: str) -> None:
+        self.type = kind
+        self.header = False
+        self.named = False
+        self.body = False
+        self.streamed = False
+        self.ended = False
+        self.left = False
+        self.name: str | None = None
+
+
+_RUN_TYPES = {TextChunks: "text", ReasoningChunks: "reasoning", ToolCallChunks: "tool-call"}
+
+
+class _Builder:
+    """Walks the events once, placing every visible thing on the time axis."""
+
+    def __init__(self, log, filters: Filters) -> None:
+        self.log = log
+        self.filters = filters
+        self.v0_fixture = bool(getattr(log, "fixture", False)) and log.header.version <= 1
+        self.cursor: int | None = None
+        self.anchor: tuple[int, int] | None = None
+        self.turn: int | None = None
+        self.step: int | None = None
+        self.seq: int | None = None
+        self.line_start = True
+        self.first_item = True
+        self.active: Any = None
+        self.active_block: _Block | None = None
+        self.call_names: dict[str, str] = {}
+        self.streamed_calls: set[str] = set()
+        self.turn_start_time: dict[int, int] = {}
+        self.out: list[tuple[Item, list[int]]] = []
+
+    # -- time placement ------------------------------------------------------
+
+    def _place(self, real: int | None, gap: int) -> tuple[int, bool]:
+        cursor = self.cursor
+        if cursor is None:
+            t = real if real is not None else 0
+            synthetic = real is None
+            if real is not None:
+                self.anchor = (t, real)
+        elif real is not None:
+            anchor = self.anchor
+            if anchor is not None:
+                t = anchor[0] + (real - anchor[1])
+                if t < cursor:
+                    t = cursor
+                synthetic = False
+            else:
+                t = cursor + gap
+                synthetic = True
+            self.anchor = (t, real)
+        else:
+            t = cursor + gap
+            synthetic = True
+        self.cursor = t
+        return t, synthetic
+
+    def _run_times(self, record, anchored: bool, gap0: int) -> tuple[list[int], bool]:
+        dt = record.dt
+        if anchored:
+            t0, synthetic = self._place(record.time0, gap0)
+            if not dt:
+                times = [t0]
+            elif min(dt) >= 0:
+                times = list(accumulate(dt, initial=t0))
+            else:
+                times = [t0]
+                t = t0
+                for gap in dt:
+                    t = t + gap
+                    times.append(t if t > times[-1] else times[-1])
+            last_real = record.time0 + sum(dt)
+            self.cursor = times[-1]
+            # anchor at the run's last member, so the real spacing to the next timed point stays
+            self.anchor = (times[-1], last_real)
+            return times, synthetic
+        t0, synthetic = self._place(None, gap0)
+        if dt and (self.v0_fixture and any(dt)):
+            gaps = [gap if gap > 0 else 0 for gap in dt]
+        else:
+            gaps = [TOKEN_GAP_MS] * len(dt)
+        times = list(accumulate(gaps, initial=t0))
+        self.cursor = times[-1]
+        return times, True
+
+    # -- emitting ------------------------------------------------------------
+
+    def _keeps(self, kind: str) -> bool:
+        return self.filters.keeps(kind, self.turn)
+
+    def _prefix(self, owner: Any, block: _Block | None, blank: bool = False) -> list[Segment]:
+        """What must come before output owned by ``owner`` (a stream block key, or None for an event):
+        nothing when it continues the active block; else a fresh line, the footer of a tool-call frame
+        left open, an optional blank line, and the header again when a block left earlier resumes."""
+        if owner is not None and owner == self.active:
+            return []
+        segments: list[Segment] = []
+        if not self.line_start:
+            segments.append(("\n", None))
+        previous = self.active_block
+        if previous is not None and not previous.ended:
+            previous.left = True
+            if previous.type == "tool-call" and previous.body:
+                segments.append(("╰─", "frame"))
+                segments.append(("\n", None))
+        if blank and not self.first_item:
+            segments.append(("\n", None))
+        self.active = owner
+        self.active_block = block
+        if block is not None and block.left:
+            block.left = False
+            if block.type == "reasoning" and block.header:
+                segments.append(("✻ thinking (continued)", "reasoning-label"))
+                segments.append(("\n", None))
+            elif block.type == "tool-call" and block.header:
+                segments.append(("╭─ tool call", "frame"))
+                if block.name:
+                    segments += [(" ", None), (block.name, "tool-name")]
+                segments.append((" (continued)", "note"))
+                if block.body:
+                    segments += [("\n", None), (BAR, "frame")]
+        return segments
+
+    def _push(self, item: Item, times: list[int], synthetic: bool) -> None:
+        item.turn = self.turn
+        item.step = self.step
+        item.seq = self.seq
+        item.synthetic = synthetic
+        self.first_item = False
+        # where the output now ends
+        if item.frags is None:
+            tail = ""
+            for text, _ in reversed(item.parts or []):
+                if text:
+                    tail = text
+                    break
+        else:
+            tail = ""
+            frags = item.frags
+            for n in range(len(frags) - 1, -1, -1):
+                if frags[n]:
+                    tail = frags[n]
+                    break
+            if not tail:
+                tail = item.lead_text
+            elif item.framed and tail.endswith("\n"):
+                tail = BAR
+        if tail:
+            self.line_start = tail.endswith("\n")
+        self.out.append((item, times))
+
+    def emit(
+        self,
+        kind: str,
+        parts: list[Segment],
+        real: int | None,
+        *,
+        gap: int = EVENT_GAP_MS,
+        owner: Any = None,
+        block: _Block | None = None,
+        blank: bool = False,
+        label: str | None = None,
+        info: dict | None = None,
+    ) -> bool:
+        """Emit a one-fragment item; False if a filter dropped it."""
+        if not self._keeps(kind):
+            return False
+        segments = self._prefix(owner, block, blank)
+        segments.extend(parts)
+        t, synthetic = self._place(real, gap)
+        item = Item(kind, parts=segments, label=label, block=owner, info=info)
+        self._push(item, [t], synthetic)
+        return True
+
+    def emit_run(self, kind: str, record, frags: list[str], anchored: bool, *, gap0: int, owner: Any, block: _Block, style: str | None, framed: bool) -> bool:
+        if not self._keeps(kind):
+            return False
+        if not any(frags):
+            # nothing visible; still advance the clock so later spacing stays honest
+            self._run_times(record, anchored, gap0)
+            return True
+        lead = self._prefix(owner, block)
+        times, synthetic = self._run_times(record, anchored, gap0)
+        item = Item(kind, frags=frags, lead=lead, style=style, framed=framed, block=owner)
+        self._push(item, times, synthetic)
+        return True
+
+    # -- events ----------------------------------------------------------------
+
+    def run(self) -> Iterator[tuple[Item, list[int]]]:
+        out = self.out
+        header_done = False
+        for event in self.log.events():
+            if not header_done:
+                header_done = True
+                self._session_header(event)
+            self.seq = event.seq
+            self._event(event)
+            if out:
+                yield from out
+                out.clear()
+        if not header_done:
+            self._session_header(None)
+        if self.turn is not None:
+            self.emit(NOTE, [(f"── the log ends inside turn {self.turn} (no turn/end)", "error"), ("\n", None)], self.anchor[1] if self.anchor else None, gap=0)
+        if out:
+            yield from out
+            out.clear()
+
+    def _session_header(self, event: Event | None) -> None:
+        header = self.log.header
+        bits = [f"dsh session {header.id or '?'}", f"log v{header.version}"]
+        if header.cwd:
+            bits.append(header.cwd)
+        if isinstance(header.createdAt, int) and header.createdAt > 10**11:
+            bits.append(_utc(header.createdAt))
+        parts: list[Segment] = [(" · ".join(bits), "session")]
+        if getattr(self.log, "fixture", False):
+            parts.append(("\n", None))
+            parts.append(("synthetic timing: the log has no event times (test-fixture form)", "note"))
+        parts.append(("\n", None))
+        real = event.time if event is not None else None
+        t, synthetic = self._place(real, 0)
+        info = {"id": header.id, "version": header.version, "cwd": header.cwd, "createdAt": header.createdAt}
+        item = Item(SESSION, parts=parts, info=info)
+        item.synthetic = synthetic
+        self.first_item = False
+        self.line_start = True
+        self.out.append((item, [t]))
+
+    def _event(self, event: Event) -> None:
+        kind = event.type
+        data = event.data if isinstance(event.data, dict) else {}
+        if kind == "turn/start":
+            self.turn = _int(data.get("turn"))
+            self.step = None
+            if event.time is not None and self.turn is not None:
+                self.turn_start_time[self.turn] = event.time
+            label = f"turn {self.turn}" if self.turn is not None else "turn"
+            self.emit(TURN, [(f"━━ {label} ━━", "turn"), ("\n", None)], event.time, blank=True, label=label)
+        elif kind == "step/start":
+            self.step = _int(data.get("step"))
+            if self.step is not None and self.step > 1:
+                self.emit(STEP, [(f"· step {self.step}", "note"), ("\n", None)], event.time)
+        elif kind == "user/message":
+            self._user(event, data)
+        elif kind in ("assistant/message", "assistant/attempt"):
+            self._settlement(event, data)
+        elif kind == "tool/call":
+            self._tool_call(event, data)
+        elif kind == "tool/result":
+            self._tool_result(event)
+        elif kind == "llm/retry":
+            self._retry(event, data)
+        elif kind == "llm/retry-started":
+            retry = _int(data.get("retry"))
+            text = f"↻ retrying (retry {retry})" if retry is not None else "↻ retrying"
+            self.emit(RETRY_STARTED, [(text, "retry"), ("\n", None)], event.time)
+        elif kind == "turn/end":
+            self._turn_end(event, data)
+            self.turn = None
+            self.step = None
+        elif kind == "session/title":
+            title = data.get("title")
+            if isinstance(title, str) and title:
+                self.emit(TITLE, [(f"· title: {title}", "title"), ("\n", None)], event.time, info={"title": title})
+        elif kind == "command/run":
+            name = data.get("name")
+            if isinstance(name, str) and name:
+                args = data.get("args")
+                line = f"/{name}" + (f" {_one_line(args, 200)}" if isinstance(args, str) and args.strip() else "")
+                self.emit(COMMAND, [("❯ ", "user-label"), (line, "user")] + [("\n", None)], event.time, info={"name": name})
+        elif kind == "todo/write":
+            self._todos(event, data)
+        elif kind == "compaction/summary":
+            shadowed = data.get("shadowedSeqs")
+            count = len(shadowed) if isinstance(shadowed, list) else None
+            text = f"· compaction: {count} earlier events summarised" if count is not None else "· compaction summary"
+            self.emit(NOTE, [(text, "note"), ("\n", None)], event.time)
+        elif kind == "session/end-seed":
+            # v2+: the last `inherited: true` marker; v0/v1: the marker at seq = header.seedLength
+            if data.get("inherited") is True or (self.log.header.version <= 1 and event.seq == self.log.cut):
+                self.emit(NOTE, [("· ── end of the inherited prefix (forked session) ──", "note"), ("\n", None)], event.time)
+
+    # -- per event type --------------------------------------------------------
+
+    def _user(self, event: Event, message: dict) -> None:
+        source = message.get("source")
+        source_kind = source.get("kind") if isinstance(source, dict) else None
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if source_kind == "user":
+            lines: list[str] = []
+            texts: list[str] = []
+            for block in blocks:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    lines.extend(block["text"].split("\n"))
+                    texts.append(block["text"])
+                else:
+                    placeholder = block_placeholder(block)
+                    lines.append(placeholder)
+                    texts.append(placeholder)
+            while lines and not lines[-1].strip():
+                lines.pop()
+            parts: list[Segment] = [("❯ ", "user-label")]
+            for n, line in enumerate(lines or [""]):
+                if n:
+                    parts.append(("\n  ", None))
+                if line:
+                    parts.append((line, "user"))
+            parts.append(("\n", None))
+            self.emit(USER, parts, event.time, info={"text": "\n".join(texts)})
+            return
+        chars = sum(len(b.get("text") or "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
+        what = source_label(source)
+        if event.surfaceOp is not None and isinstance(event.surfaceOp, dict):
+            what += ", replaces earlier history"
+        self.emit(CONTEXT, [(f"· context: {what} · {chars} chars", "note"), ("\n", None)], event.time, info={"source": source_kind})
+
+    def _anchored(self, event: Event, stream: list) -> bool:
+        if self.v0_fixture or not stream:
+            return False
+        first = None
+        nonzero = False
+        for record in stream:
+            value = record.time if record.__class__ is RawChunk else record.time0
+            if first is None:
+                first = value
+            if value != 0:
+                nonzero = True
+                break
+        if not nonzero:
+            return False
+        if event.time is not None and first is not None and abs(event.time - first) > _PLAUSIBLE_SKEW_MS:
+            return False
+        return True
+
+    def _settlement(self, event: Event, data: dict) -> None:
+        stream = event.stream or []
+        anchored = self._anchored(event, stream)
+        key = event.seq
+        blocks: dict[int, _Block] = {}
+        self.active = None
+        self.active_block = None
+        state = {"gap": EVENT_GAP_MS, "shown": False, "finish": None}
+
+        def gap() -> int:
+            value = state["gap"]
+            state["gap"] = TOKEN_GAP_MS
+            return value
+
+        def block_for(index: int, kind: str) -> _Block:
+            block = blocks.get(index)
+            if block is None:
+                block = blocks[index] = _Block(kind)
+            return block
+
+        for record in stream:
+            cls = record.__class__
+            if cls is RawChunk:
+                real = record.time if anchored else None
+                chunk = record.chunk
+                ctype = chunk.get("type")
+                index = chunk.get("index")
+                if ctype == "block-start":
+                    if not isinstance(index, int) or index in blocks:
+                        continue
+                    block_type = chunk.get("blockType")
+                    block = block_for(index, block_type if isinstance(block_type, str) else "?")
+                    if block.type == "reasoning":
+                        if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block):
+                            block.header = True
+                            state["shown"] = True
+                    elif block.type == "tool-call":
+                        if self.emit(TOOL_START, [("╭─ tool call", "frame")], real, gap=gap(), owner=(key, index), block=block):
+                            block.header = True
+                            state["shown"] = True
+                elif ctype == "block-end":
+                    if not isinstance(index, int):
+                        continue
+                    payload = chunk.get("block")
+                    block_type = payload.get("type") if isinstance(payload, dict) else None
+                    block = block_for(index, block_type if isinstance(block_type, str) else "?")
+                    if block.ended:
+                        continue
+                    if self._block_end(key, index, block, payload, real, gap):
+                        state["shown"] = True
+                    block.ended = True
+                elif ctype in ("text-delta", "reasoning-delta", "tool-call-delta"):
+                    if self._delta(key, chunk, real, gap, block_for, anchored):
+                        state["shown"] = True
+                elif ctype == "finish":
+                    state["finish"] = chunk
+                    self._finish(key, chunk, blocks, real, gap)
+            else:
+                if self._run(key, record, anchored, gap, block_for):
+                    state["shown"] = True
+        # close a tool frame the stream left open (cancelled, or cut by max-tokens without block-end)
+        for index, block in blocks.items():
+            if block.type == "tool-call" and block.header and not block.ended:
+                block.ended = True
+                if self.active == (key, index):
+                    real = self.anchor[1] if anchored and self.anchor is not None else None
+                    self.emit(TOOL_END, [("\n", None), ("╰─ (not completed)", "frame"), ("\n", None)], real, gap=0, owner=(key, index), block=block)
+        if event.type == "assistant/message":
+            if not state["shown"] and not stream:
+                self._whole_message(event, data)
+            if data.get("interrupted") is True:
+                self.emit(INTERRUPTED, [("⏹ interrupted", "error"), ("\n", None)], event.time)
+        elif state["finish"] is None:
+            self.emit(ATTEMPT_FAILED, [("✗ attempt ended without a result", "error"), ("\n", None)], event.time, info={"code": None})
+        self.active = None
+        self.active_block = None
+
+    def _delta(self, key, chunk: dict, real, gap, block_for, anchored: bool) -> bool:
+        ctype = chunk["type"]
+        index = chunk.get("index")
+        if not isinstance(index, int):
+            return False
+        if ctype == "tool-call-delta":
+            block = block_for(index, "tool-call")
+            if block.ended:
+                return False
+            if isinstance(chunk.get("id"), str):
+                self.streamed_calls.add(chunk["id"])
+            name = chunk.get("name")
+            shown = self._tool_prelude(key, index, block, name if isinstance(name, str) else None, real, gap)
+            text = chunk.get("argumentsDelta")
+            if isinstance(text, str) and text:
+                shown = self.emit(TOOL_ARGS, [(text, "args")] if "\n" not in text else _framed(text, "args"), real, gap=gap(), owner=(key, index), block=block) or shown
+            block.streamed = True
+            return shown
+        kind = "reasoning" if ctype == "reasoning-delta" else "text"
+        block = block_for(index, kind)
+        if block.ended:
+            return False
+        text = chunk.get("text")
+        shown = False
+        if kind == "reasoning" and not block.header:
+            if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block):
+                block.header = True
+                shown = True
+        if isinstance(text, str) and text:
+            item_kind = REASONING if kind == "reasoning" else TEXT
+            shown = self.emit(item_kind, [(text, item_kind)], real, gap=gap(), owner=(key, index), block=block) or shown
+        block.streamed = True
+        return shown
+
+    def _tool_prelude(self, key, index: int, block: _Block, name: str | None, real, gap) -> bool:
+        """Header, then the name, then the frame body — each at most once per block."""
+        shown = False
+        owner = (key, index)
+        if not block.header:
+            if self.emit(TOOL_START, [("╭─ tool call", "frame")], real, gap=gap(), owner=owner, block=block):
+                block.header = True
+                shown = True
+            else:
+                return False
+        if name and not block.named:
+            block.named = True
+            block.name = name
+            block.body = True
+            shown = self.emit(TOOL_NAME, [(" ", None), (name, "tool-name"), ("\n", None), (BAR, "frame")], real, gap=gap(), owner=owner, block=block, info={"name": name}) or shown
+        elif not block.body and not name:
+            return shown
+        return shown
+
+    def _run(self, key, record, anchored: bool, gap, block_for) -> bool:
+        cls = record.__class__
+        index = record.index
+        kind = _RUN_TYPES[cls]
+        block = block_for(index, kind)
+        if block.ended:
+            return False
+        owner = (key, index)
+        shown = False
+        if cls is ToolCallChunks:
+            self.streamed_calls.add(record.id)
+            name = record.name if record.name is not msgspec.UNSET else None
+            real = record.time0 if anchored else None
+            shown = self._tool_prelude(key, index, block, name, real, gap)
+            if not block.header:
+                block.streamed = True
+                return shown
+            if not block.body:
+                # arguments before any name: open the body without one
+                if not any(record.args):
+                    block.streamed = True
+                    return shown
+                block.body = True
+                shown = self.emit(TOOL_NAME, [("\n", None), (BAR, "frame")], real, gap=gap(), owner=owner, block=block, info={"name": None}) or shown
+            frags = record.args
+            if self.emit_run(TOOL_ARGS, record, frags, anchored, gap0=0 if shown else gap(), owner=owner, block=block, style="args", framed=True):
+                shown = shown or any(frags)
+            block.streamed = True
+            return shown
+        item_kind = REASONING if cls is ReasoningChunks else TEXT
+        if cls is ReasoningChunks and not block.header:
+            real = record.time0 if anchored else None
+            if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=owner, block=block):
+                block.header = True
+                shown = True
+        frags = record.texts
+        if self.emit_run(item_kind, record, frags, anchored, gap0=0 if shown else gap(), owner=owner, block=block, style=item_kind, framed=False):
+            shown = shown or any(frags)
+        block.streamed = True
+        return shown
+
+    def _block_end(self, key, index: int, block: _Block, payload: Any, real, gap) -> bool:
+        owner = (key, index)
+        if block.type == "tool-call":
+            if isinstance(payload, dict) and isinstance(payload.get("id"), str):
+                self.streamed_calls.add(payload["id"])
+            if block.header and block.body:
+                if self.active != owner:
+                    return False
+                return self.emit(TOOL_END, [("\n", None), ("╰─", "frame"), ("\n", None)], real, gap=gap(), owner=owner, block=block)
+            if block.header:
+                # header shown, no name or arguments streamed: complete it from the block
+                parts = _tool_block_body(payload)
+                return self.emit(TOOL_END, parts, real, gap=gap(), owner=owner, block=block)
+            if isinstance(payload, dict) and payload.get("type") == "tool-call":
+                kind = TOOL_START
+                parts = [("╭─ tool call", "frame")] + _tool_block_body(payload)
+                return self.emit(kind, parts, real, gap=gap(), owner=owner, block=block, info={"name": payload.get("name")})
+            return False
+        if block.streamed:
+            if self.active == owner and not self.line_start:
+                return self.emit(BLOCK_END, [("\n", None)], real, gap=gap(), owner=owner, block=block)
+            return False
+        # a block that arrived whole (no deltas): show its content now
+        if not isinstance(payload, dict):
+            return False
+        ptype = payload.get("type")
+        if ptype == "text":
+            text = payload.get("text")
+            if isinstance(text, str) and text:
+                end = "" if text.endswith("\n") else "\n"
+                return self.emit(BLOCK, [(text, TEXT), (end, None)], real, gap=gap(), owner=owner, block=block, info={"type": "text"})
+            return False
+        if ptype == "reasoning":
+            text = payload.get("text")
+            if not isinstance(text, str) or not text:
+                return False
+            parts: list[Segment] = []
+            if not block.header:
+                parts += [("✻ thinking", "reasoning-label"), ("\n", None)]
+            parts += [(text, REASONING), ("" if text.endswith("\n") else "\n", None)]
+            return self.emit(REASONING, parts, real, gap=gap(), owner=owner, block=block, info={"type": "reasoning"})
+        return self.emit(BLOCK, [(block_placeholder(payload), "note"), ("\n", None)], real, gap=gap(), owner=owner, block=block, info={"type": ptype})
+
+    def _finish(self, key, chunk: dict, blocks: dict, real, gap) -> None:
+        reason = chunk.get("reason")
+        kind = reason.get("kind") if isinstance(reason, dict) else None
+        if kind in ("error", "aborted"):
+            failure = reason.get("failure") if isinstance(reason, dict) else None
+            code = failure.get("code") if isinstance(failure, dict) else None
+            message = failure.get("message") if isinstance(failure, dict) else None
+            text = f"✗ attempt {'failed' if kind == 'error' else 'aborted'}"
+            if code or message:
+                text += " — " + ": ".join(str(x) for x in (code, _one_line(message, 300) if message else None) if x)
+            self.emit(ATTEMPT_FAILED, [(text, "error"), ("\n", None)], real, gap=gap(), info={"code": code, "message": message, "kind": kind})
+        elif kind == "max-tokens":
+            for index, block in blocks.items():
+                if block.type == "tool-call" and block.header and not block.ended:
+                    block.ended = True
+                    if self.active == (key, index):
+                        self.emit(TOOL_END, [("\n", None), ("╰─ cut off by max tokens; the call was dropped", "frame"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block)
+            self.emit(NOTE, [("… output stopped: max tokens", "retry"), ("\n", None)], real, gap=gap())
+
+    def _whole_message(self, event: Event, data: dict) -> None:
+        """A message without a stream (migrated legacy, synthetic writers): its content at once."""
+        message = data.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            return
+        key = event.seq
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            holder = _Block(block.get("type") if isinstance(block.get("type"), str) else "?")
+            self._block_end(key, index, holder, block, event.time, lambda: EVENT_GAP_MS)
+            if block.get("type") == "tool-call" and isinstance(block.get("id"), str):
+                self.streamed_calls.add(block["id"])
+
+    def _tool_call(self, event: Event, data: dict) -> None:
+        name = data.get("name") if isinstance(data.get("name"), str) else "?"
+        call_id = data.get("callId")
+        if isinstance(call_id, str):
+            self.call_names[call_id] = name
+        parts: list[Segment] = [("▶ ", "frame"), (name, "tool-name")]
+        arguments = data.get("arguments")
+        if isinstance(arguments, str) and arguments and not self._call_streamed(event, call_id):
+            parts.append((" " + _one_line(arguments, 120), "args"))
+        parts.append(("\n", None))
+        self.emit(TOOL_CALL, parts, event.time, label=f"tool: {name}", info={"name": name, "callId": call_id, "arguments": arguments})
+
+    def _call_streamed(self, event: Event, call_id: Any) -> bool:
+        """Whether the model's tool-call block for this call was already shown (streamed or whole)."""
+        return isinstance(call_id, str) and call_id in self.streamed_calls
+
+    def _tool_result(self, event: Event) -> None:
+        call_id = tool_result_call_id(event)
+        blocks, is_error = tool_result_blocks(event)
+        data = event.data if isinstance(event.data, dict) else {}
+        error = data.get("error")
+        name = self.call_names.get(call_id or "", None)
+        if isinstance(error, dict):
+            is_error = True
+        status = ("✗ error", "error") if is_error else ("✓", "ok")
+        head = f"╭─ result{': ' + name if name else ''} "
+        parts: list[Segment] = [(head, "frame"), status]
+        if isinstance(error, dict):
+            code = " ".join(str(error[k]) for k in ("name", "code") if isinstance(error.get(k), str))
+            if code:
+                parts.append((f" ({code})", "error"))
+        parts.append(("\n", None))
+        lines = result_lines(blocks)
+        shown = lines[:MAX_RESULT_LINES]
+        for line in shown:
+            parts.append((BAR, "frame"))
+            if line:
+                parts.append((_cut(line), "result"))
+            parts.append(("\n", None))
+        if len(lines) > len(shown):
+            parts.append((BAR, "frame"))
+            parts.append((f"… {len(lines) - len(shown)} more lines", "note"))
+            parts.append(("\n", None))
+        parts.append(("╰─", "frame"))
+        parts.append(("\n", None))
+        self.emit(TOOL_RESULT, parts, event.time, info={"name": name, "callId": call_id, "isError": is_error, "lines": lines})
+
+    def _retry(self, event: Event, data: dict) -> None:
+        retry = _int(data.get("retry"))
+        limit = _int(data.get("maxRetries"))
+        delay = data.get("delayMs")
+        failure = data.get("failure")
+        code = failure.get("code") if isinstance(failure, dict) else None
+        text = "↻ retry"
+        if retry is not None:
+            text += f" {retry}" + (f" of {limit}" if limit is not None else "")
+        if isinstance(delay, (int, float)) and not isinstance(delay, bool):
+            text += f" in {delay / 1000:.1f} s"
+        if code:
+            text += f" after {code}"
+        self.emit(RETRY, [(text, "retry"), ("\n", None)], event.time, info={"retry": retry, "code": code})
+
+    def _turn_end(self, event: Event, data: dict) -> None:
+        reason = data.get("reason")
+        kind = reason.get("kind") if isinstance(reason, dict) else None
+        turn = self.turn if self.turn is not None else _int(data.get("turn"))
+        label = f"turn {turn}" if turn is not None else "turn"
+        style = "turn-end"
+        if kind == "completed":
+            text = f"── {label} completed"
+        elif kind == "aborted":
+            inner = reason.get("reason")
+            who = inner.get("kind") if isinstance(inner, dict) else None
+            text = f"── {label} aborted" + (f" ({who})" if who else "")
+            style = "error"
+        elif kind == "error":
+            error = reason.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            message = error.get("message") if isinstance(error, dict) else None
+            text = f"── {label} failed" + (f" — {code}" if code else "") + (f": {_one_line(message, 200)}" if message else "")
+            style = "error"
+        elif kind == "max-tokens":
+            text = f"── {label} ended: max tokens"
+            style = "retry"
+        elif kind == "interrupted":
+            text = f"── {label} interrupted (closed by crash repair)"
+            style = "error"
+        elif kind:
+            text = f"── {label} ended: {kind}"
+        else:
+            text = f"── {label} ended"
+        start = self.turn_start_time.get(turn) if turn is not None else None
+        if start is not None and event.time is not None and event.time >= start:
+            text += f" · {format_duration(event.time - start)}"
+        self.emit(TURN_END, [(text, style), ("\n", None)], event.time, info={"reason": kind})
+
+    def _todos(self, event: Event, data: dict) -> None:
+        todos = data.get("todos")
+        if not isinstance(todos, list):
+            return
+        marks = {"pending": "◻", "in_progress": "▸", "completed": "✓"}
+        parts: list[Segment] = [("· todos", "note")]
+        for todo in todos:
+            if not isinstance(todo, dict):
+                continue
+            mark = marks.get(todo.get("status"), "·")
+            parts.append(("\n", None))
+            parts.append((f"  {mark} {_one_line(todo.get('content'), 200)}", "note"))
+        parts.append(("\n", None))
+        self.emit(NOTE, parts, event.time)
+
+
+# --------------------------------------------------------------------------------------------------
+# Small helpers shared with the exporters
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _one_line(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else ""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
+
+
+def _framed(text: str, style: str) -> list[Segment]:
+    out: list[Segment] = []
+    for n, piece in enumerate(text.split("\n")):
+        if n:
+            out.append(("\n", None))
+            out.append((BAR, "frame"))
+        if piece:
+            out.append((piece, style))
+    return out
+
+
+def _tool_block_body(block: Any) -> list[Segment]:
+    name = block.get("name") if isinstance(block, dict) else None
+    arguments = block.get("arguments") if isinstance(block, dict) else None
+    parts: list[Segment] = []
+    if isinstance(name, str) and name:
+        parts += [(" ", None), (name, "tool-name")]
+    parts.append(("\n", None))
+    parts.append((BAR, "frame"))
+    if isinstance(arguments, str) and arguments:
+        parts += _framed(arguments, "args")
+    parts += [("\n", None), ("╰─", "frame"), ("\n", None)]
+    return parts
+
+
+_SAME_NAME_PRODUCERS = frozenset(
+    """agent-instructions session-reference team-message goal skill-invocation skill-catalog coordinator
+    subagent-report subagent-settled webhook agent-message model-selection plan-mode time-context tmux-context
+    user-approval repeat-tool-reminder tool-cordis cordis-host-runner tool-goal tool-jobs hooks-codex
+    hooks-claude-code schedule dsh-session-title-llm""".split()
+)
+_RENAMED_PRODUCERS = {
+    "compact": "compact-checkpoint",
+    "tools-code-mode": "ptc-mode",
+    "tools-ptc": "ptc-mode",
+    "dsh-compaction-basic": "compact-basic",
+    "dsh-system-prompt": "runtime-context",
+}
+
+
+def source_label(source: Any) -> str:
+    """A user-role message source as v4 names it (``{kind:"plugin", plugin:P}`` mapped as the v3→v4
+    edge maps it, FORMAT §2.10.3), plus its ``form``."""
+    if not isinstance(source, dict):
+        return "message"
+    kind = source.get("kind") if isinstance(source.get("kind"), str) else "message"
+    plugin = source.get("plugin")
+    if kind == "plugin" and isinstance(plugin, str) and plugin:
+        bare = plugin.rsplit("/", 1)[-1]
+        if bare in _RENAMED_PRODUCERS:
+            kind = _RENAMED_PRODUCERS[bare]
+        elif bare in _SAME_NAME_PRODUCERS:
+            kind = bare
+        else:
+            kind = "plugin:" + plugin
+    form = source.get("form")
+    return kind + (f" {form}" if isinstance(form, str) and form else "")
+
+
+def format_bytes(size: Any) -> str:
+    if not isinstance(size, int) or isinstance(size, bool):
+        return "? B"
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def block_placeholder(block: Any) -> str:
+    """``[image name · image/png · 69 B · 1×1]`` and friends for non-text content blocks."""
+    if not isinstance(block, dict):
+        return "[?]"
+    kind = block.get("type")
+    attachment = block.get("attachment")
+    if kind == "image" and isinstance(attachment, dict):
+        bits = []
+        if isinstance(attachment.get("name"), str):
+            bits.append(attachment["name"])
+        if isinstance(attachment.get("mediaType"), str):
+            bits.append(attachment["mediaType"])
+        bits.append(format_bytes(attachment.get("bytes")))
+        width, height = attachment.get("width"), attachment.get("height")
+        if isinstance(width, int) and isinstance(height, int):
+            dims = f"{width}×{height}"
+            original = attachment.get("originalDimensions")
+            if isinstance(original, dict) and isinstance(original.get("width"), int) and isinstance(original.get("height"), int):
+                dims += f" (from {original['width']}×{original['height']})"
+            bits.append(dims)
+        if block.get("offloaded") is True:
+            bits.append("offloaded")
+        return "[image " + " · ".join(bits) + "]"
+    if kind == "file" and isinstance(attachment, dict):
+        bits = [str(attachment.get("name") or "file"), format_bytes(attachment.get("bytes"))]
+        return "[file " + " · ".join(bits) + "]"
+    if kind == "tool-call":
+        return f"[tool call {block.get('name') or '?'}]"
+    if kind in ("tool-addition", "tool-removal"):
+        return f"[{kind} {block.get('toolName') or '?'}]"
+    return f"[{kind or 'block'}]"
+
+
+def result_lines(blocks: list) -> list[str]:
+    """The lines of a tool result's content blocks (text split on line breaks, others as placeholders)."""
+    lines: list[str] = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            text = block["text"]
+            if text.endswith("\n"):
+                text = text[:-1]
+            lines.extend(text.split("\n"))
+        elif isinstance(block, dict) and block.get("type") == "tool-result":
+            inner = block.get("content")
+            lines.extend(result_lines(inner if isinstance(inner, list) else []))
+        else:
+            lines.append(block_placeholder(block))
+    return lines
+
+
+def format_clock(ms: int, *, millis: bool = True) -> str:
+    """``mm:ss.mmm`` (``h:mm:ss.mmm`` from one hour)."""
+    negative = ms < 0
+    ms = abs(int(ms))
+    seconds, rest = divmod(ms, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
+    if millis:
+        text += f".{rest:03d}"
+    return ("-" if negative else "") + text
+
+
+def format_duration(ms: int) -> str:
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return format_clock(ms, millis=False)
+
+
+def _utc(epoch_ms: int) -> str:
+    import datetime as _dt
+
+    try:
+        moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return str(epoch_ms)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def message_text(event: Event) -> str:
+    """Joined text blocks of a surface event (for tests and exports)."""
+    message = message_of(event)
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return ""
+    return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")

@@ -1,0 +1,130 @@
+"""The transcript: every fragment's output in order, as plain text or with ANSI styling.
+
+This is what ``dshctl replay`` prints when standard output is not a terminal (or with ``--instant``),
+what a no-keys replay streams with timing, and — fragment by fragment — what a cast export holds.
+One function produces it, so they always agree: a cast's concatenated output equals the transcript
+with ``\\n`` written as ``\\r\\n`` (a terminal needs the carriage return; asciinema records it that way).
+
+With ``--timestamps`` every line that carries output starts with the recorded clock of the fragment
+that began it, ``[mm:ss.mmm]`` (``[~mm:ss.mmm]`` when that time is synthetic).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .render import sgr
+from .timeline import Item, Timeline, format_clock
+
+
+def styled(segments, color: bool) -> str:
+    if not color:
+        return "".join(text for text, _ in segments)
+    out: list[str] = []
+    for text, style in segments:
+        code = sgr(style)
+        if not code or not text:
+            out.append(text)
+            continue
+        pieces = text.split("\n")
+        for n, piece in enumerate(pieces):
+            if n:
+                out.append("\n")
+            if piece:
+                out.append(f"\x1b[{code}m{piece}\x1b[0m")
+    return "".join(out)
+
+
+class _Stamper:
+    """Puts the recorded clock at the start of each output line."""
+
+    def __init__(self, timeline: Timeline, color: bool) -> None:
+        self.timeline = timeline
+        self.color = color
+        self.line_start = True
+
+    def __call__(self, text: str, fragment: int, synthetic: bool) -> str:
+        if not text:
+            return text
+        clock = ("~" if synthetic else "") + format_clock(self.timeline.times[fragment] - self.timeline.origin)
+        prefix = f"\x1b[2m[{clock}]\x1b[0m " if self.color else f"[{clock}] "
+        out: list[str] = []
+        for n, piece in enumerate(text.split("\n")):
+            if n:
+                out.append("\n")
+                self.line_start = True
+            if piece:
+                if self.line_start:
+                    out.append(prefix)
+                    self.line_start = False
+                out.append(piece)
+        return "".join(out)
+
+
+def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> Iterator[tuple[int, str]]:
+    """``(fragment index, output)`` for every fragment from ``start`` on, building the timeline as it goes.
+
+    Output that starts mid-session (``start > 0``) drops the line breaks before its first visible text,
+    so it does not open with blank lines."""
+    stamp = _Stamper(timeline, color) if timestamps else None
+    trim = start > 0
+    fragment = start
+    while True:
+        timeline.ensure(fragment + 1)
+        if fragment >= len(timeline):
+            return
+        item, k = timeline.locate(fragment)
+        for member in range(k, item.count):
+            text = styled(item.segments(member), color) if color else item.text(member)
+            if trim and text:
+                text = text.lstrip("\n")
+                trim = not text
+            if stamp is not None:
+                text = stamp(text, fragment, item.synthetic)
+            yield fragment, text
+            fragment += 1
+
+
+def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> Iterator[str]:
+    """The transcript from ``start`` in large pieces (whole items at once when that is equivalent)."""
+    if timestamps or color:
+        for _, text in iter_fragments(timeline, start, color=color, timestamps=timestamps):
+            yield text
+        return
+    trim = start > 0
+    fragment = start
+    while True:
+        timeline.ensure(fragment + 1)
+        if fragment >= len(timeline):
+            return
+        item, k = timeline.locate(fragment)
+        text = item.plain(k)
+        if trim and text:
+            text = text.lstrip("\n")
+            trim = not text
+        yield text
+        fragment = item.start + item.count
+
+
+def transcript(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> str:
+    return "".join(iter_chunks(timeline, start, color=color, timestamps=timestamps))
+
+
+def write_transcript(timeline: Timeline, out, start: int = 0, *, color: bool = False, timestamps: bool = False) -> None:
+    """Write the transcript to a text stream in batches."""
+    batch: list[str] = []
+    size = 0
+    for text in iter_chunks(timeline, start, color=color, timestamps=timestamps):
+        batch.append(text)
+        size += len(text)
+        if size > 65536:
+            out.write("".join(batch))
+            batch.clear()
+            size = 0
+    if batch:
+        out.write("".join(batch))
+    out.flush()
+
+
+def item_is_marker(item: Item) -> bool:
+    return item.label is not None

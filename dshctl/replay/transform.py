@@ -1,0 +1,129 @@
+"""Plain transformations of a timeline: idle limit, speed, and the option parsers that select parts of it.
+
+Pacing never touches the recorded clock. As in asciinema's player, playback time is derived from the
+recorded fragment times by two transformations composed in order:
+
+1. **idle limit** — every pause between consecutive fragments longer than ``idle_limit`` seconds is
+   capped to ``idle_limit`` (asciicast ``idle_time_limit`` semantics; ``0`` = no cap);
+2. **speed** — playback delays are divided by ``speed``.
+
+:class:`PlaybackClock` holds the cumulative playback time of every fragment at speed 1 (step 1 only),
+extended lazily as the timeline grows; speed is applied by the player when it converts wall time.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+
+from ..errors import UsageError
+from .timeline import Filters, Timeline
+
+
+def capped_delays(times, idle_limit: float) -> list[float]:
+    """Seconds between consecutive fragments, each capped at ``idle_limit`` (0 = no cap); first is 0."""
+    cap = idle_limit * 1000 if idle_limit > 0 else None
+    out: list[float] = []
+    previous = None
+    for t in times:
+        if previous is None:
+            out.append(0.0)
+        else:
+            gap = t - previous
+            if gap < 0:
+                gap = 0
+            if cap is not None and gap > cap:
+                gap = cap
+            out.append(gap / 1000)
+        previous = t
+    return out
+
+
+def speed_delays(delays: list[float], speed: float) -> list[float]:
+    """Delays divided by ``speed``."""
+    return [d / speed for d in delays]
+
+
+class PlaybackClock:
+    """Cumulative playback seconds (idle-capped, speed 1) of each fragment, from fragment 0."""
+
+    def __init__(self, timeline: Timeline, idle_limit: float) -> None:
+        self.timeline = timeline
+        self.cap_ms = idle_limit * 1000 if idle_limit > 0 else None
+        self.at: array = array("d")
+
+    def _extend(self) -> None:
+        times = self.timeline.times
+        at = self.at
+        n = len(at)
+        if n >= len(times):
+            return
+        cap = self.cap_ms
+        total = at[-1] if n else 0.0
+        previous = times[n - 1] if n else times[0]
+        for i in range(n, len(times)):
+            t = times[i]
+            gap = t - previous
+            if gap > 0:
+                if cap is not None and gap > cap:
+                    gap = cap
+                total += gap / 1000
+            previous = t
+            at.append(total)
+
+    def __getitem__(self, fragment: int) -> float:
+        if fragment >= len(self.at):
+            self._extend()
+        return self.at[fragment]
+
+    def due_count(self, playback_seconds: float, start: int) -> int:
+        """How many fragments are due (their playback time ≤ ``playback_seconds``), scanning from ``start``."""
+        self._extend()
+        at = self.at
+        n = len(at)
+        i = start
+        while i < n and at[i] <= playback_seconds + 1e-9:
+            i += 1
+        return i
+
+
+# --------------------------------------------------------------------------------------------------
+# Option parsing
+
+
+_TIME = re.compile(r"^(?:(?:(\d+):)?(\d+):)?(\d+(?:\.\d*)?|\.\d+)$")
+
+
+def parse_from_time(text: str) -> int:
+    """``--from``: seconds (``90``, ``12.5``), ``mm:ss`` or ``hh:mm:ss`` (fractions allowed) → ms."""
+    value = text.strip()
+    match = _TIME.match(value)
+    if not match:
+        raise UsageError(f"--from {text!r}: use seconds (90, 12.5), mm:ss or hh:mm:ss")
+    hours, minutes, seconds = match.groups()
+    if (minutes is not None) and float(seconds) >= 60:
+        raise UsageError(f"--from {text!r}: seconds must be below 60 in mm:ss form")
+    if hours is not None and int(minutes) >= 60:
+        raise UsageError(f"--from {text!r}: minutes must be below 60 in hh:mm:ss form")
+    total = float(seconds) + 60 * int(minutes or 0) + 3600 * int(hours or 0)
+    return int(round(total * 1000))
+
+
+def parse_turns(text: str) -> tuple[int, int | None]:
+    """``--turns``: ``3``, ``2-5`` or ``2-`` → inclusive ``(first, last)`` (``last`` None = open-ended)."""
+    value = text.strip()
+    match = re.fullmatch(r"(\d+)(?:\s*(-)\s*(\d+)?)?", value)
+    if not match:
+        raise UsageError(f"--turns {text!r}: use N, N-M or N-")
+    first = int(match.group(1))
+    if match.group(2) is None:
+        last: int | None = first
+    else:
+        last = int(match.group(3)) if match.group(3) is not None else None
+    if first < 1 or (last is not None and last < first):
+        raise UsageError(f"--turns {text!r}: turns are numbered from 1 and the range must not be empty")
+    return first, last
+
+
+def make_filters(*, no_reasoning: bool = False, no_tools: bool = False, turns: str | None = None) -> Filters:
+    return Filters(reasoning=not no_reasoning, tools=not no_tools, turns=parse_turns(turns) if turns else None)
