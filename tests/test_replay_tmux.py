@@ -1,0 +1,147 @@
+"""An interactive replay in a real terminal: tmux runs it, sends keys, and reads the screen back.
+
+Each test uses its own tmux server socket, so it never touches another tmux session, and polls the pane
+with deadlines instead of sleeping fixed amounts.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "samples" / "tour.session.v4.jsonl.zstd"
+TMUX = shutil.which("tmux")
+
+pytestmark = [
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+    pytest.mark.skipif(not SAMPLE.exists(), reason="samples/ not generated"),
+]
+
+
+class Pane:
+    def __init__(self, command: str, width: int = 100, height: int = 30) -> None:
+        self.socket = f"dshctl-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.name = "replay"
+        env = dict(os.environ)
+        env.pop("NO_COLOR", None)
+        env["TERM"] = "xterm-256color"
+        wrapped = f"{command}; echo EXITED $?; sleep 30"
+        subprocess.run(
+            [TMUX, "-L", self.socket, "-f", os.devnull, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), wrapped],
+            check=True,
+            env=env,
+            cwd=REPO,
+            timeout=10,
+        )
+
+    def text(self) -> str:
+        result = subprocess.run([TMUX, "-L", self.socket, "capture-pane", "-p", "-t", self.name], capture_output=True, timeout=10)
+        return result.stdout.decode("utf-8", "replace")
+
+    def status(self) -> str:
+        lines = [line for line in self.text().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "send-keys", "-t", self.name, *keys], check=True, timeout=10)
+
+    def wait(self, predicate, what: str, timeout: float = 6.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.text()
+            if predicate(screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def replay_command(*args: str) -> str:
+    return " ".join(shlex.quote(part) for part in [sys.executable, "-m", "dshctl.cli", "replay", str(SAMPLE), *args])
+
+
+def status_of(screen: str) -> str:
+    lines = [line for line in screen.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def content_of(screen: str) -> list[str]:
+    lines = [line.rstrip() for line in screen.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return [line for line in lines[:-1] if line]
+
+
+def test_pause_step_next_turn_and_quit():
+    pane = Pane(replay_command("--speed", "1"))
+    try:
+        pane.wait(lambda s: "turn 1" in status_of(s) and "▶" in status_of(s), "playback of turn 1")
+        pane.keys("Space")
+        paused = pane.wait(lambda s: "⏸" in status_of(s), "the paused status")
+        time.sleep(0.3)
+        assert pane.text() == paused or "⏸" in pane.status()  # nothing moves while paused
+        before = content_of(pane.text())
+
+        pane.keys(".")
+        stepped = pane.wait(lambda s: content_of(s) != before, "one step forward")
+        assert "⏸" in status_of(stepped)
+        pane.keys(",")
+        pane.wait(lambda s: content_of(s) == before, "one step back to the same screen")
+
+        pane.keys("]")
+        turn2 = pane.wait(lambda s: "turn 2/4" in status_of(s), "the next turn")
+        assert content_of(turn2)[-1] == "━━ turn 2 ━━"
+        assert "⏸" in status_of(turn2)
+        assert "00:09.010" in status_of(turn2)  # recorded clock of turn 2's header
+
+        pane.keys("q")
+        done = pane.wait(lambda s: "EXITED" in s, "the exit")
+        assert "EXITED 0" in done
+        # the alternate screen is gone: the shell's line is all that is left
+        assert "━━ turn" not in done and "⏸" not in done
+    finally:
+        pane.close()
+
+
+def test_fast_playback_reaches_the_end_and_ctrl_c_quits():
+    pane = Pane(replay_command("--speed", "50"), width=80, height=24)
+    try:
+        end = pane.wait(lambda s: "end" in status_of(s) and "■" in status_of(s), "the end of the session")
+        assert "turn 4/4" in status_of(end)
+        assert "00:30.012 / 00:30.012" in status_of(end)
+        assert any("interrupted" in line for line in content_of(end))
+        pane.keys("C-c")
+        done = pane.wait(lambda s: "EXITED" in s, "the exit")
+        assert "EXITED 0" in done
+    finally:
+        pane.close()
+
+
+def test_search_and_goto_turn():
+    pane = Pane(replay_command("--speed", "1"))
+    try:
+        pane.wait(lambda s: "turn 1" in status_of(s), "playback")
+        pane.keys("Space")
+        pane.wait(lambda s: "⏸" in status_of(s), "pause")
+        pane.keys("/", "node 15", "Enter")
+        found = pane.wait(lambda s: "/node 15" in status_of(s), "the search result")
+        assert "Node 15" in content_of(found)[-1]
+        pane.keys("g", "3", "Enter")
+        turn3 = pane.wait(lambda s: "turn 3/4" in status_of(s), "turn 3")
+        assert content_of(turn3)[-1] == "━━ turn 3 ━━"
+        pane.keys("q")
+        assert "EXITED 0" in pane.wait(lambda s: "EXITED" in s, "the exit")
+    finally:
+        pane.close()
