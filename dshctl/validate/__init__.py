@@ -87,7 +87,11 @@ def _model_pass(ref: LogRef, col: Collector, codec, wanted: list[str]) -> None:
                 if settle:
                     check_settlement(event, col)
                 if grammar:
-                    check_grammar(event, col)
+                    try:
+                        check_grammar(event, col)
+                    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                        col.add("stream/chunk", f"a chunk of this stream has a shape the grammar check cannot read "
+                                f"({type(exc).__name__}: {exc})", line=event.line, seq=event.seq)
             if relationships is not None:
                 relationships.feed(event)
         if relationships is not None:
@@ -96,6 +100,11 @@ def _model_pass(ref: LogRef, col: Collector, codec, wanted: list[str]) -> None:
         report.skipped_levels = list(wanted)
         if not report.errors:
             col.add("codec/read", f"the log cannot be read as events: {exc.message}", line=exc.line, seq=exc.seq)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        # The reader met a shape it does not model; the codec level has reported what dsh refuses.
+        report.skipped_levels = list(wanted)
+        if not report.errors:
+            col.add("codec/read", f"the log cannot be read as events ({type(exc).__name__}: {exc})")
 
 
 def _cut(codec) -> int | None:

@@ -87,6 +87,7 @@ class _CodecPass:
         self.col = col
         self.result = CodecResult()
         self.reader: LineReader | None = None
+        self.fixture = False
 
     # ------------------------------------------------------------------ driver
 
@@ -226,7 +227,11 @@ class _CodecPass:
                     position = self._row(obj, lineno, position)
                     continue
                 self._decoder(obj, lineno, position)
-                self._event(obj, lineno, position)
+                try:
+                    self._event(obj, lineno, position)
+                except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+                    col.add("codec/payload", f"{_kind(obj)} has a shape dshctl cannot inspect "
+                            f"({type(exc).__name__}: {_short_exc(exc)})", line=lineno, seq=position)
                 position += 1
             except _Damage as damage:
                 if issue is not None:
@@ -247,11 +252,16 @@ class _CodecPass:
     def _decodes_turn_end(self, obj: Any, fixture: bool | None) -> bool:
         if not isinstance(obj, dict) or obj.get("type") != "turn/end":
             return False
+        if fixture is None:
+            fixture = "seq" not in obj
         if self.gen >= 2 and not fixture:
+            saved, self.fixture = self.fixture, False
             try:
                 self._decoder(obj, 0, None)
             except _Damage:
                 return False
+            finally:
+                self.fixture = saved
         return True
 
     def _finish(self, issue: _Issue | None, position: int) -> None:
@@ -582,6 +592,11 @@ def _seq_ranges_problem(value: Any, own_seq: Any, *, v0: bool) -> str | None:
     if has_range and any(b <= a for a, b in zip(output, output[1:])):
         return "ranges must be strictly increasing"
     return None
+
+
+def _kind(obj: Any) -> str:
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    return kind if isinstance(kind, str) else "event"
 
 
 def _absolute(path: str) -> bool:

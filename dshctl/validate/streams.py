@@ -54,7 +54,7 @@ def check_chunk_event(chunk: Any, col: Collector, where: dict) -> bool:
         if not _is_lossless_json(chunk):
             raise ValueError("chunk must be lossless JSON (no -0, NaN or Infinity)")
         Accumulator().push(0, chunk)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         col.add("stream/chunk", f"assistant/chunk cannot join a stream (dsh's v1→v2 fold refuses the log): {exc}", **where)
         return False
     try:
