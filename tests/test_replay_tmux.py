@@ -145,3 +145,20 @@ def test_search_and_goto_turn():
         assert "EXITED 0" in pane.wait(lambda s: "EXITED" in s, "the exit")
     finally:
         pane.close()
+
+
+def test_stdin_not_a_terminal_plays_with_timing_but_no_keys():
+    command = f"cat {shlex.quote(str(SAMPLE))} | " + " ".join(
+        shlex.quote(part) for part in [sys.executable, "-m", "dshctl.cli", "replay", "-", "--speed", "20", "--turns", "1-2"]
+    )
+    pane = Pane(command)
+    try:
+        began = time.monotonic()
+        done = pane.wait(lambda s: "EXITED" in s, "the end of the timed stream", timeout=10)
+        assert "EXITED 0" in done
+        assert "━━ turn 3 ━━" not in done and "Now patch" not in done
+        assert "── turn 2 completed · 2.0 s" in done
+        # turns 1-2 last 11 s recorded; idle-capped at 2 s and at 20× they still take a little while
+        assert time.monotonic() - began > 0.2
+    finally:
+        pane.close()
