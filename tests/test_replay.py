@@ -599,3 +599,78 @@ def test_usage_errors_exit_2(args):
     assert result.returncode == 2
     assert result.stderr.startswith(b"dshctl: error: ")
     assert result.stdout == b""
+
+
+# -- edge cases in a hand-written log -------------------------------------------------------------------
+
+
+def write_log(path: Path, events: list[tuple[str, dict]], *, start: int = T0) -> Path:
+    lines = [json.dumps({"type": "session", "version": 4, "id": "edge", "createdAt": start, "isSeeded": False, "delegationDepth": 0})]
+    for seq, (kind, data) in enumerate(events):
+        record = {"type": kind, "seq": seq, "time": data.pop("_time", start + seq), "data": data}
+        if kind in ("user/message", "assistant/message", "tool/result"):
+            record["surfaceOp"] = "append"
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def assistant(turn: int, step: int, stream: list, content: list, time: int, **extra) -> tuple[str, dict]:
+    message = {"role": "assistant", "content": content, "source": {"kind": "model", "provider": "p", "model": "m"}, "id": f"a{turn}{step}"}
+    return "assistant/message", {"turn": turn, "step": step, "message": message, "stream": stream, "_time": time, **extra}
+
+
+def test_edge_cases_render_safely(tmp_path):
+    t = T0 + 1000
+    esc = "\x1b[2J\x1b[31m"
+    events = [
+        ("turn/start", {"turn": 1}),
+        ("step/start", {"turn": 1, "step": 1}),
+        ("user/message", {"role": "user", "id": "u1", "source": {"kind": "user"}, "content": [{"type": "text", "text": "hi" + esc}]}),
+        assistant(
+            1,
+            1,
+            [
+                # delta-only stream, interleaved blocks, a clock that steps back (dt -5)
+                {"type": "reasoning-chunks", "time0": t, "index": 0, "dt": [10, -5], "texts": ["think", "ing", " more"]},
+                {"type": "text-chunks", "time0": t + 20, "index": 1, "dt": [], "texts": ["answer" + esc]},
+                {"type": "reasoning-chunks", "time0": t + 30, "index": 0, "dt": [], "texts": [" again"]},
+                {"type": "chunk", "time": t + 40, "chunk": {"type": "tool-call-delta", "index": 2, "id": "", "name": "bash", "argumentsDelta": "{\"cmd\":"}},
+                {"type": "tool-call-chunks", "time0": t + 50, "index": 2, "dt": [5], "id": "c1", "args": ["\"ls\"", "}"]},
+                {"type": "chunk", "time": t + 60, "chunk": {"type": "block-end", "index": 2, "block": {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{\"cmd\":\"ls\"}"}}},
+                {"type": "chunk", "time": t + 61, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}},
+            ],
+            [],
+            t + 70,
+        ),
+        ("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{\"cmd\":\"ls\"}", "_time": t + 80}),
+        (
+            "tool/result",
+            {
+                "turn": 1,
+                "step": 1,
+                "message": {"role": "tool", "source": {"kind": "tool", "callId": "c1"}, "toolCallId": "c1", "content": [{"type": "text", "text": "\n".join(f"line {i}{esc}" for i in range(30))}], "isError": False, "id": "r1"},
+                "_time": t + 90,
+            },
+        ),
+        ("step/end", {"turn": 1, "step": 1, "_time": t + 91}),
+        ("step/start", {"turn": 1, "step": 2, "_time": t + 100}),
+        # a message without a stream: its content is shown whole at the message time
+        assistant(1, 2, [], [{"type": "text", "text": "whole answer"}], t + 200),
+        ("step/end", {"turn": 1, "step": 2, "_time": t + 201}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "error", "error": {"code": "UNKNOWN", "message": "boom"}}, "_time": t + 202}),
+    ]
+    timeline = Timeline(open_log(str(write_log(tmp_path / "edge.session.v4.jsonl", events))))
+    text = transcript(timeline)
+    assert "\x1b" not in text and "␛[2J␛[31m" in text
+    times = timeline.times
+    assert all(times[i] <= times[i + 1] for i in range(len(times) - 1))  # the stepped-back clock is held
+    assert "✻ thinking\nthinking more\nanswer␛[2J␛[31m\n✻ thinking (continued)\n again\n╭─ tool call bash\n│ {\"cmd\":\"ls\"}\n╰─\n" in text
+    assert "│ … 10 more lines\n╰─\n" in text  # a result shows its first 20 lines
+    assert "whole answer\n── turn 1 failed — UNKNOWN: boom · 1.2 s\n" in text
+    whole = next(item for item in timeline.items if item.kind == "block")
+    assert times[whole.start] == t + 200
+    # the screen renders the escapes as pictures too, and the colored transcript only adds SGR styling
+    assert "\x1b" not in screen_text(timeline, len(timeline), 60, 40)
+    colored = transcript(Timeline(open_log(str(tmp_path / "edge.session.v4.jsonl"))), color=True)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", colored) == text

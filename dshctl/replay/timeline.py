@@ -36,6 +36,7 @@ The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ from typing import Any, Callable, Iterator
 
 import msgspec
 
-from ..model import Event, message_of, tool_result_blocks, tool_result_call_id
+from ..model import Event, tool_result_blocks, tool_result_call_id
 from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
 
 EVENT_GAP_MS = 250
@@ -424,6 +425,7 @@ class _Builder:
         self.v0_fixture = bool(getattr(log, "fixture", False)) and log.header.version <= 1
         self.cursor: int | None = None
         self.anchor: tuple[int, int] | None = None
+        self.pushed = False
         self.turn: int | None = None
         self.step: int | None = None
         self.seq: int | None = None
@@ -439,6 +441,12 @@ class _Builder:
     # -- time placement ------------------------------------------------------
 
     def _place(self, real: int | None, gap: int) -> tuple[int, bool]:
+        """Axis time for something recorded at ``real`` (None = unknown: ``gap`` after the last item).
+
+        Timed points keep their recorded spacing (axis = recorded time + a fixed offset). A timed point
+        that would land before the cursor is held at the cursor: if the cursor got there through
+        synthetic gaps, the offset moves with it (the synthetic time stays); if the recorded clock
+        stepped back, the offset stays, so the clock resumes where it left off."""
         cursor = self.cursor
         if cursor is None:
             t = real if real is not None else 0
@@ -447,18 +455,21 @@ class _Builder:
                 self.anchor = (t, real)
         elif real is not None:
             anchor = self.anchor
-            if anchor is not None:
+            if anchor is None:
+                t = cursor + gap
+                synthetic = True
+                self.anchor = (t, real)
+            else:
                 t = anchor[0] + (real - anchor[1])
                 if t < cursor:
                     t = cursor
+                    if self.pushed:
+                        self.anchor = (t, real)
                 synthetic = False
-            else:
-                t = cursor + gap
-                synthetic = True
-            self.anchor = (t, real)
         else:
             t = cursor + gap
             synthetic = True
+        self.pushed = synthetic
         self.cursor = t
         return t, synthetic
 
@@ -467,19 +478,22 @@ class _Builder:
         if anchored:
             t0, synthetic = self._place(record.time0, gap0)
             if not dt:
-                times = [t0]
-            elif min(dt) >= 0:
+                return [t0], synthetic
+            offset = self.anchor[0] - self.anchor[1]
+            if t0 == record.time0 + offset and min(dt) >= 0:
                 times = list(accumulate(dt, initial=t0))
             else:
                 times = [t0]
-                t = t0
+                real = record.time0
+                last = t0
                 for gap in dt:
-                    t = t + gap
-                    times.append(t if t > times[-1] else times[-1])
-            last_real = record.time0 + sum(dt)
+                    real += gap
+                    value = real + offset
+                    if value > last:
+                        last = value
+                    times.append(last)
             self.cursor = times[-1]
-            # anchor at the run's last member, so the real spacing to the next timed point stays
-            self.anchor = (times[-1], last_real)
+            self.pushed = False
             return times, synthetic
         t0, synthetic = self._place(None, gap0)
         if dt and (self.v0_fixture and any(dt)):
@@ -573,7 +587,7 @@ class _Builder:
         if not self._keeps(kind):
             return False
         segments = self._prefix(owner, block, blank)
-        segments.extend(parts)
+        segments.extend((clean(text), style) for text, style in parts)
         t, synthetic = self._place(real, gap)
         item = Item(kind, parts=segments, label=label, block=owner, info=info)
         self._push(item, [t], synthetic)
@@ -582,6 +596,8 @@ class _Builder:
     def emit_run(self, kind: str, record, frags: list[str], anchored: bool, *, gap0: int, owner: Any, block: _Block, style: str | None, framed: bool) -> bool:
         if not self._keeps(kind):
             return False
+        if _UNSAFE.search("".join(frags)) is not None:
+            frags = [clean(fragment) for fragment in frags]
         if not any(frags):
             # nothing visible; still advance the clock so later spacing stays honest
             self._run_times(record, anchored, gap0)
@@ -1027,9 +1043,11 @@ class _Builder:
         lines = result_lines(blocks)
         shown = lines[:MAX_RESULT_LINES]
         for line in shown:
-            parts.append((BAR, "frame"))
             if line:
+                parts.append((BAR, "frame"))
                 parts.append((_cut(line), "result"))
+            else:
+                parts.append((BAR.rstrip(), "frame"))
             parts.append(("\n", None))
         if len(lines) > len(shown):
             parts.append((BAR, "frame"))
@@ -1106,6 +1124,26 @@ class _Builder:
 
 # --------------------------------------------------------------------------------------------------
 # Small helpers shared with the exporters
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match.group())
+    if code == 0x0D:
+        return ""
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else "\ufffd"
+
+
+def clean(text: str) -> str:
+    """Text that cannot drive the terminal: C0/C1 controls (ESC included) become visible control pictures
+    (``␛``), a carriage return is dropped; line feeds and tabs stay."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_picture, text)
 
 
 def _int(value: Any) -> int | None:
@@ -1270,12 +1308,3 @@ def _utc(epoch_ms: int) -> str:
     except (OverflowError, OSError, ValueError):
         return str(epoch_ms)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def message_text(event: Event) -> str:
-    """Joined text blocks of a surface event (for tests and exports)."""
-    message = message_of(event)
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return ""
-    return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
