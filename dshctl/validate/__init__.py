@@ -20,6 +20,7 @@ shows them in every output format.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import tempfile
@@ -72,13 +73,17 @@ def _model_pass(ref: LogRef, col: Collector, codec, wanted: list[str]) -> None:
     grammar = "grammar" in wanted
     relationships = None
     if "relationships" in wanted:
-        relationships = Relationships(col, codec.generation, codec.header, fixture=codec.fixture)
+        relationships = Relationships(col, codec.generation, codec.header, fixture=codec.fixture,
+                                      payload_refused=codec.payload_refused)
         relationships.cut = _cut(codec)
     limit = codec.limit_seq
     bad = codec.bad_streams
     last = None
     try:
         log = open_log(ref, strict=False)
+        if codec.limit_line is not None:
+            # dsh drops the damaged record and everything after it: so do the model levels
+            log._lines = itertools.takewhile(lambda item: item[0] < codec.limit_line, log._lines)
         for event in log.events():
             if limit is not None and event.seq >= limit:
                 continue

@@ -58,6 +58,7 @@ class CodecResult:
     readable: bool = False
     events: int = 0  # logical events accepted (rows expanded)
     limit_seq: int | None = None  # first seq of the dropped damaged tail
+    limit_line: int | None = None  # its physical line: the model levels read only the lines before it
     bad_streams: set[int] = field(default_factory=set)  # seqs whose stream failed strict expansion / chunk rules
     payload_refused: set[int] = field(default_factory=set)
 
@@ -215,7 +216,8 @@ class _CodecPass:
                 if not isinstance(obj, dict):
                     raise _Damage("codec/json", f"record is JSON {type_name(obj)}, not an event object")
                 if fixture is None:
-                    fixture = "seq" not in obj and "seq0" not in obj
+                    # dsh's fixture form drops seq and time together; a record missing only one is damage
+                    fixture = not any(key in obj for key in ("seq", "time", "seq0", "time0"))
                     result.fixture = fixture
                     self.fixture = fixture
                     if fixture:
@@ -232,6 +234,7 @@ class _CodecPass:
                 except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
                     col.add("codec/payload", f"{_kind(obj)} has a shape dshctl cannot inspect "
                             f"({type(exc).__name__}: {_short_exc(exc)})", line=lineno, seq=position)
+                    result.payload_refused.add(position)
                 position += 1
             except _Damage as damage:
                 if issue is not None:
@@ -257,7 +260,9 @@ class _CodecPass:
         if self.gen >= 2 and not fixture:
             saved, self.fixture = self.fixture, False
             try:
-                self._decoder(obj, 0, None)
+                # the v3 codec's event admission runs after decoding: a decoded turn/end that fails it
+                # still proves the damage committed ([v23] releasedV3SessionFormatCodec.decodeRow)
+                self._decoder(obj, 0, None, admission=False)
             except _Damage:
                 return False
             finally:
@@ -274,6 +279,7 @@ class _CodecPass:
                         line=issue.line, seq=issue.seq, fatal=True)
                 return
             result.limit_seq = issue.seq
+            result.limit_line = issue.line
             col.add(issue.rule, f"{issue.message}; no later turn/end, so dsh drops this record and the {issue.dropped - 1} "
                     "after it as the crash boundary", line=issue.line, seq=issue.seq, severity="warning")
         if torn is not None:
@@ -330,7 +336,7 @@ class _CodecPass:
 
     # ------------------------------------------------------------------ decoder (damage class)
 
-    def _decoder(self, obj: dict, lineno: int, position: int | None) -> None:
+    def _decoder(self, obj: dict, lineno: int, position: int | None, admission: bool = True) -> None:
         """What the physical decoder refuses: raises :class:`_Damage`."""
         gen, fixture = self.gen, self.fixture
         kind = obj.get("type")
@@ -355,9 +361,10 @@ class _CodecPass:
             message = _seq_ranges_problem(obj["sourceEventSeqs"], own, v0=gen <= 1)
             if message is not None:
                 raise _Damage("codec/record", f"sourceEventSeqs {message}")
-        if position is not None and not fixture and seq != position:
+        if position is not None and not fixture and (isinstance(seq, bool) or not isinstance(seq, (int, float))
+                                                     or seq != position):
             raise _Damage("codec/seq-dense", f"seq gap: expected seq {position}, found {short(seq)}")
-        if gen >= 3:
+        if gen >= 3 and admission:
             self._v3_admission(obj, position if fixture else seq)
 
     def _v3_admission(self, obj: dict, seq: Any) -> None:
@@ -431,6 +438,7 @@ class _CodecPass:
         if not isinstance(data, dict) and kind != "assistant/chunk":
             if gen >= 2 or kind in self.known:
                 add("codec/payload", f"{kind} data must be a JSON object, got {type_name(data)}", **where)
+                self.result.payload_refused.add(seq)
             return
         # --- v0 chunks (the v1→v2 fold packs them)
         if kind == "assistant/chunk" and gen <= 1:

@@ -22,9 +22,35 @@ from dshctl.model import KNOWN_EVENT_TYPES, Event, message_of, replace_range
 
 from .findings import Collector
 from .payload import is_repair_identity
+from .settlement import json_equal
 from .values import is_placeholder
 
 __all__ = ["Relationships"]
+
+def js(value: Any) -> Any:
+    """A value compared the way JavaScript's ``===`` compares it: ``true`` is not ``1``, objects by identity."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    if isinstance(value, (dict, list)):
+        return ("object", id(value))
+    return value
+
+
+def _plain_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _find(surface: list[int], seq: Any) -> int:
+    """JavaScript's ``surface.indexOf(seq)``: -1 unless ``seq`` is a number on the surface."""
+    if isinstance(seq, bool) or not isinstance(seq, (int, float)):
+        return -1
+    try:
+        return surface.index(seq)
+    except ValueError:
+        return -1
+
 
 TOOL_NOT_STARTED_TEXT = ("The tool call was interrupted before the Harness recorded it as started. "
                          "Retry it if it is still needed.")
@@ -38,8 +64,10 @@ class _Tool:
 
 
 class Relationships:
-    def __init__(self, col: Collector, generation: int, header: dict, *, fixture: bool):
+    def __init__(self, col: Collector, generation: int, header: dict, *, fixture: bool,
+                 payload_refused: set[int] | frozenset = frozenset()):
         self.col = col
+        self.payload_refused = payload_refused
         self.gen = generation
         self.header = header
         self.fixture = fixture
@@ -78,13 +106,20 @@ class Relationships:
         self.col.add(rule, message, line=event.line, seq=event.seq, turn=event.turn, step=event.step)
 
     def _in_step(self, event: Event, data: dict) -> bool:
-        if self.open_turn is None or self.open_step is None or data.get("turn") != self.open_turn \
-                or data.get("step") != self.open_step:
+        if self.open_turn is None or self.open_step is None or js(data.get("turn")) != js(self.open_turn) \
+                or js(data.get("step")) != js(self.open_step):
             where = "no step is open" if self.open_step is None else f"the open step is turn {self.open_turn} step {self.open_step}"
             self._add("relationships/in-step", f"{event.type} names turn {data.get('turn')!r} step {data.get('step')!r}, "
                       f"but {where}", event)
             return False
         return True
+
+    def _shape(self, event: Event, ok: bool, what: str) -> bool:
+        """dsh's relationship validator dereferences payload members; a shape it cannot read refuses the log."""
+        if not ok and event.seq not in self.payload_refused:
+            self.col.add("codec/payload", f"{event.type} {what} (dsh's relationship validator cannot read it)",
+                         line=event.line, seq=event.seq, turn=event.turn, step=event.step)
+        return ok
 
     def _in_turn(self, event: Event) -> None:
         if self.open_turn is None:
@@ -117,7 +152,8 @@ class Relationships:
             self._apply_surface(event)
             if kind == "user/message":
                 source = data.get("source")
-                self.human[event.seq] = isinstance(source, dict) and source.get("kind") == "user"
+                self.human[event.seq] = isinstance(source, dict) and source.get("kind") == "user" \
+                    and isinstance(data.get("content"), list)
         if kind in ("turn/start", "turn/end") and self.compaction is not None:
             self.deferred.append((self.compaction["startSeq"], f"{kind} crosses an open compaction "
                                   f"(compaction/start at seq {self.compaction['startSeq']})", event))
@@ -132,21 +168,21 @@ class Relationships:
         if self.gen <= 1 and self._legacy_restart(turn):
             self.open_turn = None
             self.next_turn += 1
-        if self.open_turn is not None or turn != self.next_turn:
+        if self.open_turn is not None or js(turn) != js(self.next_turn):
             why = f"turn {self.open_turn} is still open" if self.open_turn is not None else f"the next turn is {self.next_turn}"
             self._add("relationships/turn-order", f"turn/start {turn!r} does not open the expected turn ({why})", event)
         self.open_turn = turn
         self.open_step = None
         self.tools.clear()
         self.next_step = 1
-        if isinstance(turn, int):
+        if _plain_int(turn):
             self.next_turn = turn
 
     def _legacy_restart(self, turn: Any) -> bool:
         """The v1→v2 fold closes a turn left open by a legacy restart ([v12] ``legacyInterruptedTurn``)."""
         previous = self.previous
         if self.open_turn is None or self.open_step is not None or not isinstance(self.open_turn, int) \
-                or turn != self.open_turn + 1 or previous is None or previous.type != "agent/inbox/spliced":
+                or js(turn) != js(self.open_turn + 1) or previous is None or previous.type != "agent/inbox/spliced":
             return False
         splice = previous.data if isinstance(previous.data, dict) else {}
         inserted = splice.get("inserted")
@@ -154,16 +190,16 @@ class Relationships:
 
     def _turn_end(self, event: Event, data: dict) -> None:
         turn = data.get("turn")
-        if self.open_turn is None or self.open_turn != turn:
+        if self.open_turn is None or js(self.open_turn) != js(turn):
             self._add("relationships/turn-order", f"turn/end {turn!r} has no matching open turn"
                       + (f" (turn {self.open_turn} is open)" if self.open_turn is not None else ""), event)
         self._unresolved(event, "turn/end")
         if self.open_step is not None:
             self._add("relationships/step-end", f"turn/end {turn!r} crosses open step {self.open_step}: the step has no "
                       "step/end", event)
-        if isinstance(turn, int):
+        if _plain_int(turn):
             self.next_turn = turn + 1
-        elif isinstance(self.open_turn, int):
+        elif _plain_int(self.open_turn):
             self.next_turn = self.open_turn + 1
         self.open_turn = None
         self.open_step = None
@@ -171,8 +207,9 @@ class Relationships:
 
     def _step_start(self, event: Event, data: dict) -> None:
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn is None or self.open_turn != turn or self.open_step is not None or step != self.next_step:
-            if self.open_turn is None or self.open_turn != turn:
+        if self.open_turn is None or js(self.open_turn) != js(turn) or self.open_step is not None \
+                or js(step) != js(self.next_step):
+            if self.open_turn is None or js(self.open_turn) != js(turn):
                 why = "no turn is open" if self.open_turn is None else f"turn {self.open_turn} is open"
             elif self.open_step is not None:
                 why = f"step {self.open_step} is still open"
@@ -181,12 +218,13 @@ class Relationships:
             self._add("relationships/step-order", f"step/start turn {turn!r} step {step!r} does not match the open turn "
                       f"and next step ({why})", event)
         self.open_step = step
-        if isinstance(step, int):
+        if _plain_int(step):
             self.next_step = step
 
     def _step_end(self, event: Event, data: dict) -> None:
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn is None or self.open_step is None or turn != self.open_turn or step != self.open_step:
+        if self.open_turn is None or self.open_step is None or js(turn) != js(self.open_turn) \
+                or js(step) != js(self.open_step):
             self._add("relationships/step-order", f"step/end turn {turn!r} step {step!r} does not close the open step"
                       + (f" (turn {self.open_turn} step {self.open_step})" if self.open_step is not None else " (none is open)"),
                       event)
@@ -203,24 +241,27 @@ class Relationships:
     def _assistant_message(self, event: Event, data: dict) -> None:
         self._in_step(event, data)
         message = data.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
+        if not self._shape(event, isinstance(message, dict), "message must be an object"):
+            return
+        content = message.get("content")
+        if not self._shape(event, isinstance(content, str) or (isinstance(content, list) and None not in content),
+                           "message.content must be an array of blocks"):
             return
         for block in content:
             if not isinstance(block, dict) or block.get("type") != "tool-call":
                 continue
             call_id = block.get("id")
-            if call_id in self.tools:
+            if js(call_id) in self.tools:
                 self._add("relationships/tool-call-pairing", f"assistant/message repeats advertised tool call {call_id!r}",
                           event)
-            self.tools[call_id] = _Tool(block.get("name"), block.get("arguments"), event.seq)
+            self.tools[js(call_id)] = _Tool(block.get("name"), block.get("arguments"), event.seq)
 
     def _tool_call(self, event: Event, data: dict) -> None:
         self._in_step(event, data)
         call_id = data.get("callId")
-        tool = self.tools.get(call_id)
-        if tool is None or tool.state != "advertised" or tool.name != data.get("name") \
-                or tool.arguments != data.get("arguments"):
+        tool = self.tools.get(js(call_id))
+        if tool is None or tool.state != "advertised" or js(tool.name) != js(data.get("name")) \
+                or js(tool.arguments) != js(data.get("arguments")):
             if tool is None:
                 why = "no assistant/message of this step advertised it"
             elif tool.state != "advertised":
@@ -240,10 +281,15 @@ class Relationships:
             return
         if not self._in_step(event, data):
             pass
-        message = data.get("message") if isinstance(data.get("message"), dict) else {}
-        source = message.get("source") if isinstance(message.get("source"), dict) else {}
+        message = data.get("message")
+        if not self._shape(event, isinstance(message, dict) and isinstance(message.get("source"), dict),
+                           "message and message.source must be objects"):
+            return
+        if not self._shape(event, "error" not in data or isinstance(data["error"], dict), "error must be an object"):
+            return
+        source = message["source"]
         call_id = message.get("toolCallId") if self.gen >= 4 and message.get("toolCallId") else source.get("callId")
-        tool = self.tools.get(call_id)
+        tool = self.tools.get(js(call_id))
         if tool is None:
             self._add("relationships/tool-result-pairing", f"tool/result {call_id!r} answers no advertised tool call of "
                       "this step", event)
@@ -251,7 +297,7 @@ class Relationships:
         if tool.state == "advertised" and not self._exact_not_started(event, data, message, call_id):
             self._add("relationships/tool-result-pairing", f"tool/result {call_id!r} answers a call that never started "
                       "(no tool/call), and it is not the exact TOOL_NOT_STARTED repair", event)
-        del self.tools[call_id]
+        del self.tools[js(call_id)]
 
     def _exact_not_started(self, event: Event, data: dict, message: dict, call_id: Any) -> bool:
         error = data.get("error") if isinstance(data.get("error"), dict) else {}
@@ -283,69 +329,68 @@ class Relationships:
         self._in_turn(event)
         header = data.get("header")
         config = header.get("config") if isinstance(header, dict) else None
-        if isinstance(config, dict):
-            self.provider = config.get("provider")
+        if self._shape(event, config is not None, "header.config is missing"):
+            self.provider = config.get("provider") if isinstance(config, dict) else None
 
     def _code_dispatch(self, event: Event, data: dict) -> None:
         self._in_turn(event)
         kind = event.type.replace("ptc-dispatch", "code-dispatch")
         root, parent, child = data.get("rootCallId"), data.get("parentCallId"), data.get("subCallId")
-        known = self.ptc_roots.get(child)
-        if known is not None and known != root:
+        known = self.ptc_roots.get(js(child))
+        if known is not None and js(known) != js(root):
             self._add("relationships/code-dispatch", f"{event.type} changes the rootCallId of {child!r}", event)
-        if parent != root and self.ptc_roots.get(parent) != root:
+        if js(parent) != js(root) and js(self.ptc_roots.get(js(parent))) != js(root):
             self._add("relationships/code-dispatch", f"{event.type} parentCallId {parent!r} does not belong to "
                       f"rootCallId {root!r}", event)
         if kind == "tool/code-dispatch-start":
-            if child in self.ptc_starts:
+            if js(child) in self.ptc_starts:
                 self._add("relationships/code-dispatch", f"{event.type} repeats subCallId {child!r}", event)
-            self.ptc_starts[child] = {"root": root, "parent": parent, "name": data.get("name"),
+            self.ptc_starts[js(child)] = {"root": root, "parent": parent, "name": data.get("name"),
                                       "arguments": data.get("arguments"), "settled": False}
         else:
-            start = self.ptc_starts.get(child)
+            start = self.ptc_starts.get(js(child))
             if start is None or start["settled"]:
                 self._add("relationships/code-dispatch", f"{event.type} {child!r} has no unique start", event)
-            elif start["root"] != root or start["parent"] != parent or start["name"] != data.get("name") \
-                    or start["arguments"] != data.get("arguments"):
+            elif js(start["root"]) != js(root) or js(start["parent"]) != js(parent) \
+                    or js(start["name"]) != js(data.get("name")) or not json_equal(start["arguments"], data.get("arguments")):
                 self._add("relationships/code-dispatch", f"{event.type} {child!r} does not match its start", event)
                 start["settled"] = True
             else:
                 start["settled"] = True
-        self.ptc_roots[child] = root
+        self.ptc_roots[js(child)] = root
 
     def _retry(self, event: Event, data: dict) -> None:
         turn, step = data.get("turn"), data.get("step")
         current_step = self.open_step if self.open_step is not None else self.next_step - 1
-        if self.open_turn is None or turn != self.open_turn or step != current_step:
+        if self.open_turn is None or js(turn) != js(self.open_turn) or js(step) != js(current_step):
             self._add("relationships/retry-chain", f"llm/retry names turn {turn!r} step {step!r}, not the current turn and "
                       "step", event)
-        if data.get("provider") != self.provider:
+        if js(data.get("provider")) != js(self.provider):
             self._add("relationships/retry-provider", f"llm/retry provider {data.get('provider')!r} is not the provider "
                       f"of the latest request/header ({self.provider!r})", event)
-        chain = (turn, step, data.get("provider"), data.get("policyKey"))
+        chain = (js(turn), js(step), js(data.get("provider")), js(data.get("policyKey")))
         prior = next((r for r in reversed(self.retries) if r["chain"] == chain), None)
-        expected = (prior["retry"] if prior and isinstance(prior["retry"], int) else 0) + 1
+        expected = (prior["retry"] if prior and _plain_int(prior["retry"]) else 0) + 1
         retry_id = data.get("retryId")
-        if data.get("retry") != expected:
+        if js(data.get("retry")) != js(expected):
             self._add("relationships/retry-chain", f"llm/retry must use retry {expected}, found {data.get('retry')!r}", event)
-        if prior is not None and prior["retryId"] != retry_id:
+        if prior is not None and js(prior["retryId"]) != js(retry_id):
             self._add("relationships/retry-chain", "llm/retry must keep one retryId across a policy chain", event)
-        if prior is None and retry_id in self.retry_ids:
+        if prior is None and js(retry_id) in self.retry_ids:
             self._add("relationships/retry-chain", f"llm/retry reuses retryId {retry_id!r} across policy chains", event)
         self.retries.append({"chain": chain, "retry": data.get("retry"), "retryId": retry_id, "turn": turn, "step": step})
-        if isinstance(retry_id, (str, int, float)):
-            self.retry_ids.add(retry_id)
+        self.retry_ids.add(js(retry_id))
 
     def _retry_started(self, event: Event, data: dict) -> None:
         retry_id, retry = data.get("retryId"), data.get("retry")
-        scheduled = next((r for r in self.retries if r["retryId"] == retry_id and r["retry"] == retry), None)
+        scheduled = next((r for r in self.retries if js(r["retryId"]) == js(retry_id) and js(r["retry"]) == js(retry)), None)
         if scheduled is None:
             self._add("relationships/retry-started", f"llm/retry-started {retry_id!r} retry {retry!r} pairs no earlier "
                       "llm/retry", event)
             return
-        if scheduled["turn"] != data.get("turn") or scheduled["step"] != data.get("step"):
+        if js(scheduled["turn"]) != js(data.get("turn")) or js(scheduled["step"]) != js(data.get("step")):
             self._add("relationships/retry-started", "llm/retry-started does not match its llm/retry's turn and step", event)
-        key = (str(retry_id), str(retry))
+        key = (js(retry_id), js(retry))
         if key in self.retry_starts:
             self._add("relationships/retry-started", "llm/retry-started repeats one scheduled attempt", event)
         self.retry_starts.add(key)
@@ -354,15 +399,17 @@ class Relationships:
 
     def _title(self, event: Event, data: dict) -> None:
         seqs = data.get("messageSeqs")
-        if not isinstance(seqs, list):
+        if not self._shape(event, isinstance(seqs, list), "messageSeqs must be an array"):
             return
         if event.type == "session/title":
-            source = data.get("source") if isinstance(data.get("source"), dict) else {}
+            source = data.get("source")
+            if not self._shape(event, isinstance(source, dict), "source must be an object"):
+                return
             if (len(seqs) == 0) != (source.get("kind") == "user"):
                 self._add("relationships/title-sources", "session/title messageSeqs must be empty exactly for a "
                           "user-chosen title", event)
         for seq in seqs:
-            if not self.human.get(seq, False):
+            if isinstance(seq, bool) or not isinstance(seq, int) or not self.human.get(seq, False):
                 what = self.types.get(seq, "no event") if isinstance(seq, int) else "not a seq"
                 self._add("relationships/title-sources", f"{event.type} messageSeqs cites seq {seq!r} ({what}), not an "
                           "earlier human user/message", event)
@@ -374,7 +421,10 @@ class Relationships:
                 and message.get("role") == "user" and isinstance(message.get("content"), list) \
                 and len(message["content"]) == 1 and isinstance(message["content"][0], dict) \
                 and message["content"][0].get("type") == "text"
-            source = message.get("source") if isinstance(message, dict) and isinstance(message.get("source"), dict) else {}
+            if isinstance(message, dict) and not self._shape(event, isinstance(message.get("source"), dict),
+                                                             "messages[0].source must be an object"):
+                return
+            source = message.get("source") if isinstance(message, dict) else {}
             title_source = (source.get("kind") == "plugin" and source.get("plugin") == "dsh-session-title-llm") or \
                 (self.gen >= 4 and source.get("kind") == "dsh-session-title-llm")
             if not (ok and title_source):
@@ -383,13 +433,13 @@ class Relationships:
 
     def _command_run(self, event: Event, data: dict) -> None:
         command_id = data.get("commandId")
-        if command_id in self.commands:
+        if js(command_id) in self.commands:
             self._add("relationships/command", f"command/run repeats commandId {command_id!r}", event)
-        self.commands.add(command_id)
+        self.commands.add(js(command_id))
 
     def _command_done(self, event: Event, data: dict) -> None:
         command_id = data.get("commandId")
-        if command_id not in self.commands:
+        if js(command_id) not in self.commands:
             self._add("relationships/command", f"command/done {command_id!r} has no earlier command/run", event)
         source_seq = data.get("sourceEventSeq")
         if source_seq is not None:
@@ -426,12 +476,13 @@ class Relationships:
                            "turn": data.get("turn"), "startSeq": event.seq, "summarized": False}
 
     def _compaction_turn(self, owner: Any, event: Event) -> None:
-        if (self.open_turn is not None) if owner is None else owner != self.open_turn:
+        if (self.open_turn is not None) if owner is None else js(owner) != js(self.open_turn):
             self._add("relationships/compaction", f"{event.type} does not match the open turn", event)
 
     def _compaction_owner(self, data: dict, event: Event, what: str) -> bool:
         open_ = self.compaction
-        if open_ is None or data.get("compactionId") != open_["id"] or data.get("sourceCommandId") != open_["sourceCommandId"]:
+        if open_ is None or js(data.get("compactionId")) != js(open_["id"]) \
+                or js(data.get("sourceCommandId")) != js(open_["sourceCommandId"]):
             self._add("relationships/compaction", f"{what} has no matching compaction/start", event)
             return False
         return True
@@ -449,7 +500,7 @@ class Relationships:
         owned = self._compaction_owner(data, event, "compaction/end")
         open_ = self.compaction
         if open_ is not None:
-            if data.get("turn") != open_["turn"]:
+            if js(data.get("turn")) != js(open_["turn"]):
                 self._add("relationships/compaction", "compaction/end changes its owner turn", event)
             self._compaction_turn(open_["turn"], event)
             if "error" not in data and not open_["summarized"] and owned:
@@ -470,15 +521,17 @@ class Relationships:
         self._surface_span(data, event)
 
     def _surface_span(self, data: dict, event: Event) -> None:
-        span = data.get("shadowedRange") if isinstance(data.get("shadowedRange"), dict) else {}
+        span = data.get("shadowedRange")
         seqs = data.get("shadowedSeqs")
+        if not self._shape(event, span is not None and isinstance(seqs, (list, str)),
+                           "shadowedRange and shadowedSeqs are missing"):
+            return
+        if not isinstance(span, dict):
+            span = {}
         surface = self.surface
-        try:
-            start, end = surface.index(span.get("start")), surface.index(span.get("end"))
-            expected = surface[start:end + 1] if end >= start else []
-        except ValueError:
-            expected = []
-        if not isinstance(seqs, list) or expected != seqs or not expected:
+        start, end = _find(surface, span.get("start")), _find(surface, span.get("end"))
+        expected = surface[start:end + 1] if start >= 0 and end >= start else []
+        if len(expected) != len(seqs) or any(js(a) != js(b) for a, b in zip(expected, seqs)):
             self._add("relationships/compaction", f"{event.type} shadowedSeqs do not name an exact span of the current "
                       "surface", event)
 
@@ -489,9 +542,9 @@ class Relationships:
         self.compaction = None
 
     def _user_message(self, event: Event, data: dict) -> None:
-        if event.surfaceOp == "append":
+        source = data.get("source")
+        if not self._shape(event, isinstance(source, dict), "source must be an object") or event.surfaceOp == "append":
             return
-        source = data.get("source") if isinstance(data.get("source"), dict) else {}
         compact = (source.get("kind") == "plugin" and source.get("plugin") == "compact") or \
             (self.gen >= 4 and source.get("kind") == "compact-checkpoint")
         if compact:
@@ -510,11 +563,7 @@ class Relationships:
         if span is None:
             return
         surface = self.surface
-        try:
-            start = surface.index(span[0])
-            end = surface.index(span[1])
-        except ValueError:
-            start, end = -1, -1
+        start, end = _find(surface, span[0]), _find(surface, span[1])
         if start < 0 or end < start:
             self._add("relationships/surface-replace", f"{event.type} replaces seqs {span[0]}..{span[1]}, which are not "
                       "a range of the current surface", event)
@@ -532,14 +581,16 @@ class Relationships:
 
     def _system_head(self, event: Event, kind: str, data: dict) -> None:
         if kind == "step/start":
-            self.step_coords = (data.get("turn"), data.get("step"))
+            self.step_coords = (js(data.get("turn")), js(data.get("step")))
         elif kind in ("step/end", "turn/end"):
             self.step_coords = None
         surface = kind in self.surface_types
         op = event.surfaceOp
         span = replace_range(op) if surface and op != "append" else None
         if kind == "system/message":
-            if self.step_coords is None or self.step_coords != (data.get("turn"), data.get("step")):
+            if not self._shape(event, isinstance(data.get("message"), dict), "message must be an object"):
+                return
+            if self.step_coords is None or self.step_coords != (js(data.get("turn")), js(data.get("step"))):
                 self._add("relationships/system-head", "system/message does not sit in an open step", event)
             if self.has_surface and self.head is None:
                 self._add("relationships/system-head", "system/message requires a protected first surface head "
