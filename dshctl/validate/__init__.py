@@ -132,7 +132,7 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
     spooled: list[str] = []
     for spec in paths or [str(sessions_root())]:
         try:
-            found = resolve(spec)
+            found = _resolve_for_validation(spec)
         except DshctlError as exc:
             col = Collector(exc.file or spec, ignore=ignore)
             rule = "codec/version" if isinstance(exc, UnsupportedVersion) else "codec/read"
@@ -166,6 +166,32 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
                 pass
     order = list(reports.values()) + results
     return [r for r in order if r is not None]
+
+
+def _resolve_for_validation(spec: str) -> list[LogRef]:
+    """:func:`dshctl.source.resolve`, plus plain directories: a directory that is no dsh log location
+    (a fixture corpus, a folder of exported logs) is walked for ``*.jsonl`` / ``*.jsonl.zstd`` files, and
+    for session directories, project directories and sessions roots below it."""
+    from pathlib import Path
+
+    from dshctl.errors import SourceError
+
+    try:
+        return resolve(spec)
+    except SourceError as exc:
+        path = Path(spec)
+        if not path.is_dir() or "not a dsh log location" not in exc.message:
+            raise
+    refs: list[LogRef] = []
+    for entry in sorted(path.iterdir()):
+        if entry.is_file() and (entry.name.endswith(".jsonl") or entry.name.endswith(".jsonl.zstd")):
+            refs.extend(resolve(str(entry)))
+        elif entry.is_dir() and not entry.name.startswith("."):
+            try:
+                refs.extend(_resolve_for_validation(str(entry)))
+            except SourceError:
+                continue
+    return refs
 
 
 def _spool_stdin(spooled: list[str]) -> LogRef:
