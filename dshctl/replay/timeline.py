@@ -788,18 +788,11 @@ class _Builder:
                 ctype = chunk.get("type")
                 index = chunk.get("index")
                 if ctype == "block-start":
-                    if not isinstance(index, int) or index in blocks:
-                        continue
-                    block_type = chunk.get("blockType")
-                    block = block_for(index, block_type if isinstance(block_type, str) else "?")
-                    if block.type == "reasoning":
-                        if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block):
-                            block.header = True
-                            state["shown"] = True
-                    elif block.type == "tool-call":
-                        if self.emit(TOOL_START, [("╭─ tool call", "frame")], real, gap=gap(), owner=(key, index), block=block):
-                            block.header = True
-                            state["shown"] = True
+                    # headers wait for the block's first fragment, so blocks opened together do not
+                    # interleave empty headers
+                    if isinstance(index, int) and index not in blocks:
+                        block_type = chunk.get("blockType")
+                        block_for(index, block_type if isinstance(block_type, str) else "?")
                 elif ctype == "block-end":
                     if not isinstance(index, int):
                         continue
