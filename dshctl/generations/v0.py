@@ -128,6 +128,7 @@ class LegacyNormalizer:
         self.session_id = session_id
         self.tool_result_ids: dict[int, str] = {}
         self.retry_chains: dict[tuple, str] = {}
+        self.compaction_id: str | None = None  # the open compaction's id, shared by its summary and end
 
     def legacy_id(self, seq: int) -> str:
         return f"legacy-message:{self.session_id}:{seq}"
@@ -159,6 +160,10 @@ class LegacyNormalizer:
         elif kind == "user/message":
             if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
                 event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
+            source = event.data.get("source")
+            if self.compaction_id is not None and isinstance(source, dict) and source.get("kind") == "plugin" \
+                    and source.get("plugin") == "compact" and "compactionId" not in source:
+                event.data = {**event.data, "source": {**source, "compactionId": self.compaction_id}}
         elif kind == "assistant/message":
             if "content" in data and "provenance" in data and "message" not in data:
                 rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
@@ -199,9 +204,22 @@ class LegacyNormalizer:
                 chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
                 retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
                 event.data = {"retryId": retry_id, **data}
-        elif kind in ("compaction/start", "compaction/summary", "compaction/end"):
-            if "compactionId" not in data:
-                event.data = {"compactionId": f"legacy-compaction:{self.session_id}:{event.seq}", **data}
+        elif kind == "compaction/start":
+            # [v01] normalizeLegacyCompaction: one minted id per legacy compaction, shared by its summary,
+            # its end and its `compact` checkpoint message
+            existing = data.get("compactionId")
+            if isinstance(existing, str) and existing:
+                self.compaction_id = existing
+            elif "compactionId" not in data:
+                self.compaction_id = f"legacy-compaction:{self.session_id}:{event.seq}"
+                event.data = {**data, "compactionId": self.compaction_id}
+        elif kind in ("compaction/summary", "compaction/end"):
+            if self.compaction_id is not None and "compactionId" not in data:
+                event.data = {**data, "compactionId": self.compaction_id}
+            if kind == "compaction/end":
+                self.compaction_id = None
+        elif kind == "session/end-seed":
+            self.compaction_id = None
         elif kind == "request/header":
             header = data.get("header")
             if isinstance(header, dict) and "messagePrefix" in header:
