@@ -722,6 +722,15 @@ def _compaction(objs):
     insert(objs, 13, {"type": "compaction/end", "data": {"compactionId": "compaction-1", "turn": 1}})
 
 
+@mutant("relationships/compaction", V0, 0, "legacy_compaction_without_ids", absent=True)
+def _legacy_compaction(objs):
+    # [v01] gives a legacy compaction one minted id, shared by its end: no bracket error
+    last = objs[-1]
+    objs.append({"type": "compaction/start", "seq": last["seq"] + 1, "time": last["time"], "data": {"turn": None}})
+    objs.append({"type": "compaction/end", "seq": last["seq"] + 2, "time": last["time"],
+                 "data": {"turn": None, "error": "summary failed"}})
+
+
 @mutant("relationships/command", V2, 1)
 def _command(objs):
     insert(objs, 15, {"type": "command/done", "data": {"commandId": "cmd-1", "kind": "success"}})
