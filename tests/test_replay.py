@@ -27,7 +27,7 @@ from dshctl.replay.render import screen_text, status_text
 from dshctl.replay.terminal import play_stream
 from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
 from dshctl.replay.transcript import iter_fragments, transcript
-from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns
+from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -269,6 +269,7 @@ def test_idle_limit_and_speed_are_transformations_that_leave_the_clock_alone():
     raw = capped_delays(timeline.times, 0)
     assert max(raw) == pytest.approx((30000 - 20602) / 1000)  # the longest pause: turn 3 end → turn 4
     assert max(capped) == 2.0
+    assert speed_delays(capped, 4.0) == [d / 4.0 for d in capped]
     clock = PlaybackClock(timeline, 2.0)
     assert clock[len(timeline) - 1] == pytest.approx(sum(capped))
     player = Player(timeline, idle_limit=2.0, speed=4.0, now=0.0)

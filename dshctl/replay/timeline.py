@@ -643,6 +643,8 @@ class _Builder:
             parts.append(("synthetic timing: the log has no event times (test-fixture form)", "note"))
         parts.append(("\n", None))
         real = event.time if event is not None else None
+        if event is None and not getattr(self.log, "fixture", False) and isinstance(header.createdAt, int):
+            real = header.createdAt
         t, synthetic = self._place(real, 0)
         info = {"id": header.id, "version": header.version, "cwd": header.cwd, "createdAt": header.createdAt}
         item = Item(SESSION, parts=parts, info=info)

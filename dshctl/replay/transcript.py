@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .render import sgr
-from .timeline import Item, Timeline, format_clock
+from .timeline import Timeline, format_clock
 
 
 def styled(segments, color: bool) -> str:
@@ -125,6 +125,3 @@ def write_transcript(timeline: Timeline, out, start: int = 0, *, color: bool = F
         out.write("".join(batch))
     out.flush()
 
-
-def item_is_marker(item: Item) -> bool:
-    return item.label is not None
