@@ -125,7 +125,7 @@ def validate(
     output_format: ValidateFormat = typer.Option(ValidateFormat.text, "--format", help="Findings as text, json, sarif (2.1.0) or junit (XML)."),
     strict: bool = typer.Option(False, "--strict", help="Warnings and torn tails fail too."),
     max_errors: Optional[int] = typer.Option(None, "--max-errors", help="Stop reporting a log after N error findings."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip this rule id (repeatable)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip a rule id or a whole level (repeatable)."),
     list_rules: bool = typer.Option(False, "--list-rules", help="List every rule: id, level, what it checks, dsh source."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
 ) -> None:
