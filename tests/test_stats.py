@@ -6,15 +6,13 @@ its arithmetic; the rules are FORMAT.md §7 (sessionStats, token meter 0.1.5 lin
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-import dshctl
-from dshctl.stats import log_stats, run_stats
+from dshctl.stats import log_stats
 from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,

@@ -71,6 +71,8 @@ def log_stats(
             return {"session": identity, "turns": None, "steps": None, "samples": None, "skipped": True}
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step")
     fold.run(log.events())
+    if log.fixture:
+        fold.timing_known = False
     session = identity
     session["events"] = log.event_count
     session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"

@@ -61,8 +61,25 @@ REQUEST_POINT_TYPES = frozenset(
     }
 )
 
+_INF = float("inf")
 _NO_TIME = "events carry no envelope time (test-fixture form): every timing figure is unavailable"
 _PLACEHOLDER = "assistant stream records carry time 0 (placeholder times): first-token, decode and gap figures from them are unavailable"
+
+
+def _key(event: Event) -> tuple:
+    """(turn, step) of an event: ints, or None where absent or not an integer (as ``Event.turn``/``.step``)."""
+    data = event.data
+    if data.__class__ is not dict:
+        return None, None
+    turn = data.get("turn")
+    step = data.get("step")
+    return (turn if turn.__class__ is int else None), (step if step.__class__ is int else None)
+
+
+def _turn_of(event: Event) -> Any:
+    data = event.data
+    turn = data.get("turn") if data.__class__ is dict else None
+    return turn if turn.__class__ is int else None
 
 
 def _int(value: Any) -> int | None:
@@ -323,8 +340,6 @@ class StatsFold:
         self.header_route: str | None = None
         self.models: dict[str | None, Model] = {}
         self.gaps: Counter = Counter()
-        self.stalls = 0
-        self.stall_ms = 0
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms = 0
@@ -491,7 +506,7 @@ class StatsFold:
             step.request_point = event.time
 
     def _turn_start(self, event: Event) -> None:
-        turn = event.turn
+        turn = _turn_of(event)
         self._close_turns(keep=turn)
         record = self._turn(turn)
         record.started = True
@@ -503,7 +518,7 @@ class StatsFold:
         # dsh: unmatched calls are dropped at every turn/end
         if self.pending_calls:
             self.pending_calls = {}
-        record = self._turn(event.turn)
+        record = self._turn(_turn_of(event))
         record.end = event.time
         data = event.data
         reason = data.get("reason") if isinstance(data, dict) else None
@@ -514,7 +529,7 @@ class StatsFold:
         self.current_step = None
 
     def _step_start(self, event: Event) -> None:
-        turn, step = event.turn, event.step
+        turn, step = _key(event)
         time = event.time
         self.open_key = (turn, step)
         self.open_start = time
@@ -529,14 +544,14 @@ class StatsFold:
         self.current_step = record
 
     def _step_end(self, event: Event) -> None:
-        turn = event.turn
+        turn, step = _key(event)
         self.steps += 1
         if not self.last_turn_set or self.last_turn != turn:
             self.turns += 1
         self.last_turn = turn
         self.last_turn_set = True
         self.open_key = None
-        record = self._step(turn, event.step)
+        record = self._step(turn, step)
         record.ended = True
         record.end = event.time
         self._turn(turn).step_ends += 1
@@ -559,12 +574,12 @@ class StatsFold:
 
     def _retry(self, event: Event) -> None:
         self.retries += 1
-        record = self._step(event.turn, event.step)
+        record = self._step(*_key(event))
         record.retries += 1
         record.retry_time = event.time
 
     def _retry_started(self, event: Event) -> None:
-        key = (event.turn, event.step)
+        key = _key(event)
         if self.slot_key == key:
             self.slot_key = None
             self.slot_buckets = None
@@ -583,7 +598,7 @@ class StatsFold:
     def _tool_call(self, event: Event) -> None:
         data = event.data
         call_id = data.get("callId") if isinstance(data, dict) else None
-        record = self._step(event.turn, event.step)
+        record = self._step(*_key(event))
         record.tool_calls += 1
         self.tool_calls += 1
         try:
@@ -641,13 +656,26 @@ class StatsFold:
             model = self.models[route] = Model()
         return model
 
-    def _settlement_common(self, event: Event, stream: list, record: Step, usage: Any, route: str | None) -> tuple | None:
+    def _first_token(self, stream: list, event: Event) -> int | None:
+        """First token time of a settlement's stream; a time of 0 beside a real envelope time is a
+        placeholder (dsh's complete-envelope fixtures) and counts as unknown."""
+        if not stream:
+            return None
+        first = first_token_time(stream)
+        if first == 0 and (event.time or 0) > 0:
+            self.placeholder_times = True
+            return None
+        return first
+
+    def _settlement_common(
+        self, event: Event, stream: list, record: Step, usage: Any, route: str | None, first: int | None
+    ) -> tuple | None:
         self.attempts += 1
         record.attempts += 1
         self._model(route).settlements += 1
         buckets = _usage_buckets(usage) if usage is not None else None
         if buckets is not None:
-            key = (event.turn, event.step)
+            key = (record.turn, record.step)
             self._meter(key, buckets, record, route)
             self._legacy_meter(key, buckets)
             self.pressure = buckets[0] + buckets[2] + buckets[3]
@@ -655,15 +683,10 @@ class StatsFold:
         record.finish = kind
         record.failure = code
         if stream:
-            if record.first_any is None:
-                first = first_token_time(stream)
-                if first is not None:
-                    if first == 0 and (event.time or 0) > 0:
-                        self.placeholder_times = True
-                    else:
-                        record.first_any = first
-                        if record.request_point is not None:
-                            record.provider_ttft_ms = max(0, first - record.request_point)
+            if record.first_any is None and first is not None:
+                record.first_any = first
+                if record.request_point is not None:
+                    record.provider_ttft_ms = max(0, first - record.request_point)
             if record.first_visible_ms is None and record.start is not None:
                 visible = first_visible_time(stream)
                 if visible is not None and not (visible == 0 and record.start > 0):
@@ -673,17 +696,16 @@ class StatsFold:
 
     def _attempt(self, event: Event) -> None:
         stream = event.stream or []
-        key = (event.turn, event.step)
+        key = _key(event)
+        first = self._first_token(stream, event)
         # dsh sessionStats: the first token of any attempt of the open step
-        if self.open_key == key and self.open_first is None and stream:
-            first = first_token_time(stream)
-            if first is not None and not (first == 0 and (event.time or 0) > 0):
-                self.open_first = first
+        if self.open_key == key and self.open_first is None and first is not None:
+            self.open_first = first
         record = self._step(*key)
         usage = last_raw_chunk(stream, "usage") if stream else None
         usage = usage.get("usage") if usage is not None else None
         route = self.header_route
-        buckets = self._settlement_common(event, stream, record, usage, route)
+        buckets = self._settlement_common(event, stream, record, usage, route, first)
         self.failed_attempts += 1
         record.failed_attempts += 1
         if record.route is None:
@@ -702,8 +724,8 @@ class StatsFold:
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
-        data = event.data if isinstance(event.data, dict) else {}
-        key = (event.turn, event.step)
+        data = event.data if event.data.__class__ is dict else {}
+        key = _key(event)
         record = self._step(*key)
         message = message_of(event) or {}
         source = message.get("source")
@@ -711,22 +733,19 @@ class StatsFold:
         record.route = route
         self.messages += 1
         record.messages += 1
-        self._model(route).messages += 1
+        model = self._model(route)
+        model.messages += 1
         if data.get("interrupted") is True:
             record.interrupted = True
             self.interrupted_messages += 1
+        own_first = self._first_token(stream, event)
         # dsh sessionStats
         if self.open_key == key:
             self.open_key = None
             start = self.open_start
             time = event.time
             if start is not None and time is not None:
-                first = self.open_first
-                if first is None and stream:
-                    first = first_token_time(stream)
-                    if first == 0 and time > 0:
-                        self.placeholder_times = True
-                        first = None
+                first = self.open_first if self.open_first is not None else own_first
                 span = max(0, time - start)
                 self.llm_ms += span
                 self.llm_seen = True
@@ -738,12 +757,11 @@ class StatsFold:
                     record.ttft_ms = (record.ttft_ms or 0) + ttft
                     generation = max(0, time - first)
                     record.generation_ms = (record.generation_ms or 0) + generation
-                    model = self._model(route)
                     model.ttft_ms += ttft
                     model.ttft_steps += 1
                     usage = data.get("usage")
-                    output = usage.get("outputTokens") if isinstance(usage, dict) else None
-                    if (output.__class__ is int or output.__class__ is float) and output >= 0 and output == output and output != float("inf"):
+                    output = usage.get("outputTokens") if usage.__class__ is dict else None
+                    if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
                         self.decode_ms += generation
                         self.decode_tokens += output
                         self.decode_seen = True
@@ -755,21 +773,23 @@ class StatsFold:
         if usage is None and stream:
             chunk = last_raw_chunk(stream, "usage")
             usage = chunk.get("usage") if chunk is not None else None
-        self._settlement_common(event, stream, record, usage, route)
+        self._settlement_common(event, stream, record, usage, route, own_first)
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
     def _gaps(self, stream: list, record: Step) -> None:
         """Gaps between consecutive token deltas of one attempt, from member times (``dt``), in ms.
 
-        Negative gaps (a clock stepping back) count as 0. Records at time 0 are placeholders: gaps
-        across them are skipped, gaps inside a run (its ``dt``) are kept.
+        Runs add their ``dt`` lists to the histogram whole (C speed); only gaps between records are
+        computed here. Negative gaps (a clock stepping back) are clamped to 0 when reported. Records at
+        time 0 are placeholders: gaps across them are skipped, gaps inside a run are kept. A run with
+        empty members (not tokens) is walked member by member.
         """
-        gaps = self.gaps
+        histogram = self.gaps
+        keep = self.keep_steps
         previous: int | None = None
-        max_gap = record.max_gap_ms
-        stalls = 0
-        stall_ms = 0
+        between: list[int] = []
+        runs: list[list[int]] = []
         for item in stream:
             cls = item.__class__
             if cls is RawChunk:
@@ -780,80 +800,71 @@ class StatsFold:
                     previous = None
                     continue
                 if previous is not None:
-                    gap = time - previous
-                    if gap < 0:
-                        gap = 0
-                    gaps[gap] += 1
-                    if max_gap is None or gap > max_gap:
-                        max_gap = gap
-                    if gap > STALL_MS:
-                        stalls += 1
-                        stall_ms += gap
+                    between.append(time - previous)
                 previous = time
                 continue
-            members = item.args if cls is ToolCallChunks else item.texts
-            dt = item.dt
-            if (cls is ToolCallChunks and item.name.__class__ is str) or "" not in members:
+            if cls is ToolCallChunks:
+                members = item.args
+                whole = item.name.__class__ is str or "" not in members
+            else:
+                members = item.texts
+                whole = "" not in members
+            if whole:
                 time0 = item.time0
+                dt = item.dt
                 if time0 != 0 and previous is not None:
-                    gap = time0 - previous
-                    if gap < 0:
-                        gap = 0
-                    gaps[gap] += 1
-                    if max_gap is None or gap > max_gap:
-                        max_gap = gap
-                    if gap > STALL_MS:
-                        stalls += 1
-                        stall_ms += gap
+                    between.append(time0 - previous)
                 if dt:
-                    if min(dt) < 0:
-                        dt = [g if g > 0 else 0 for g in dt]
-                    gaps.update(dt)
-                    top = max(dt)
-                    if max_gap is None or top > max_gap:
-                        max_gap = top
-                    if top > STALL_MS:
-                        for g in dt:
-                            if g > STALL_MS:
-                                stalls += 1
-                                stall_ms += g
-                    previous = None if time0 == 0 else time0 + sum(item.dt)
+                    histogram.update(dt)
+                    if keep:
+                        runs.append(dt)
+                    previous = None if time0 == 0 else time0 + sum(dt)
                 else:
                     previous = None if time0 == 0 else time0
                 continue
-            # a run with empty members: walk member times, skipping the empty ones
             placeholder = item.time0 == 0
             for time, member in zip(run_times(item), members):
                 if member == "":
                     continue
                 if previous is not None:
-                    gap = time - previous
-                    if gap < 0:
-                        gap = 0
-                    gaps[gap] += 1
-                    if max_gap is None or gap > max_gap:
-                        max_gap = gap
-                    if gap > STALL_MS:
-                        stalls += 1
-                        stall_ms += gap
+                    between.append(time - previous)
                 previous = time
             if placeholder:
                 previous = None
-        record.max_gap_ms = max_gap
-        if stalls:
-            record.stalls += stalls
-            record.stall_ms += stall_ms
-            self.stalls += stalls
-            self.stall_ms += stall_ms
+        if between:
+            histogram.update(between)
+            if keep:
+                runs.append(between)
+        if keep and runs:
+            top = max(max(gaps) for gaps in runs)
+            if record.max_gap_ms is None or top > record.max_gap_ms:
+                record.max_gap_ms = max(0, top)
+            if top > STALL_MS:
+                for gaps in runs:
+                    for gap in gaps:
+                        if gap > STALL_MS:
+                            record.stalls += 1
+                            record.stall_ms += gap
 
     # -- results ---------------------------------------------------------------------------------------------
 
     def finish(self) -> None:
         self._close_turns()
 
+    def _clamped_gaps(self) -> Counter:
+        gaps = self.gaps
+        negative = [gap for gap in gaps if gap < 0]
+        if negative:
+            for gap in negative:
+                gaps[0] += gaps.pop(gap)
+        return gaps
+
     def session(self) -> dict:
         """The session record (dsh's figures at the top level, dshctl's under ``dshctl``)."""
         timed = self.timing_known
+        gaps = self._clamped_gaps()
+        stalls = sum(count for gap, count in gaps.items() if gap > STALL_MS)
+        stall_ms = sum(gap * count for gap, count in gaps.items() if gap > STALL_MS)
         totals = self.totals
         billed = totals[0] + totals[2] + totals[3] if totals is not None else None
         hit = cache_hit_percent(totals[2], billed, totals[0] + totals[3]) if totals is not None else None
@@ -910,9 +921,9 @@ class StatsFold:
                 "unmatchedToolResults": self.unmatched_results,
                 "providerTtftMs": _summary(self.step_provider_ttft),
                 "firstVisibleMs": _summary(self.step_first_visible),
-                "interTokenGapMs": counter_percentiles(self.gaps),
-                "stalls": self.stalls,
-                "stallMs": self.stall_ms if self.gaps else None,
+                "interTokenGapMs": counter_percentiles(gaps),
+                "stalls": stalls,
+                "stallMs": stall_ms if gaps else None,
                 "retryWaste": {
                     "failedAttempts": self.failed_attempts,
                     "billedInputTokens": self.waste_input,
@@ -934,7 +945,7 @@ class StatsFold:
             "firstVisibleMs": self.step_first_visible,
             "outputTokensPerTurn": self.turn_output,
             "billedInputTokensPerTurn": self.turn_billed,
-            "gaps": self.gaps,
+            "gaps": self._clamped_gaps(),
             "spark": self.spark,
         }
 

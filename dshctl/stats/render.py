@@ -30,13 +30,18 @@ def print_table(title: str | None, columns: list[tuple[str, str]], rows, caption
     """A rich table; every column but the last keeps its cells on one line."""
     from rich.table import Table
 
-    table = Table(title=title, caption=caption, header_style="bold", title_justify="left", caption_justify="left")
+    console = _console()
+    table = Table(header_style="bold")
     last = len(columns) - 1
     for i, (header, justify) in enumerate(columns):
         table.add_column(header, justify=justify, no_wrap=i != last, overflow="fold")
     for row in rows:
         table.add_row(*["" if cell is None else str(cell) for cell in row])
-    _console().print(table)
+    if title:
+        console.print(title, style="bold", markup=False, highlight=False)
+    console.print(table)
+    if caption:
+        console.print(caption, markup=False, highlight=False)
 
 
 def _n(value: Any) -> str:
@@ -81,8 +86,8 @@ def stats_line(s: dict) -> str:
 def _dsh_rows(s: dict) -> list[list[str]]:
     rows = [
         ["turns · steps", f"{s['turns']:,} · {s['steps']:,}"],
-        ["LLM time", format_duration(s["llmMs"])],
-        ["tool time", format_duration(s["toolMs"])],
+        ["LLM time", format_ms(s["llmMs"])],
+        ["tool time", format_ms(s["toolMs"])],
         [
             "mean TTFT",
             "—" if s["meanTtftMs"] is None else f"{format_ms(s['meanTtftMs'])} over {s['ttftSteps']:,} step(s)",
@@ -91,7 +96,7 @@ def _dsh_rows(s: dict) -> list[list[str]]:
             "decode speed",
             "—"
             if s["tokensPerSecond"] is None
-            else f"{format_rate(s['tokensPerSecond'])} tok/s ({s['decodeTokens']:,} tokens in {format_duration(s['decodeMs'])})",
+            else f"{format_rate(s['tokensPerSecond'])} tok/s ({s['decodeTokens']:,} tokens in {format_ms(s['decodeMs'])})",
         ],
         [
             "billed input",
@@ -176,7 +181,7 @@ def _summary(s: dict, title: str, spark: Any = None) -> None:
     print_table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
     _model_table(s["dshctl"]["models"], "per model (dshctl)")
     for note in s.get("notes") or []:
-        print_table(None, [("note", "left")], [[note]])
+        _console().print(f"note: {note}", markup=False, highlight=False)
 
 
 def _percentile_table(aggregate: dict) -> None:
