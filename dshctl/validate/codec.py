@@ -211,6 +211,8 @@ class _CodecPass:
                     if self._decodes_turn_end(obj, fixture):
                         self._committed(issue, lineno)
                         return
+                    if self.gen >= 3:
+                        self._v3_row_admission(obj, lineno)
                     issue.dropped += 1
                     continue
                 if not isinstance(obj, dict):
@@ -246,6 +248,28 @@ class _CodecPass:
                     return
         result.events = position
         self._finish(issue, position)
+
+    def _v3_row_admission(self, obj: Any, lineno: int) -> None:
+        """[v23] ``assertV3RowAdmission`` runs on every row before recovery: even a dropped tail row is refused
+        when it is a request/header with ``system``, a malformed system/message or a non-ignorable
+        tool/code-dispatch."""
+        if not isinstance(obj, dict):
+            return
+        kind = obj.get("type")
+        if kind in ("tool/code-dispatch-start", "tool/code-dispatch") and obj.get("ignorable") is not True:
+            self.col.add("codec/unknown-type", f"{kind} (retired in v3) in the dropped tail is still refused", line=lineno)
+        elif kind in ("request/header", "system/message"):
+            try:
+                data = obj.get("data")
+                if kind == "system/message":
+                    payload.check_v3_event(kind, 0, data) if self.gen == 3 else payload.check_v4_event(kind, 0, data)
+                elif "system" in data["header"]:
+                    raise payload.PayloadError("request/header carries the retired header.system")
+            except payload.PayloadError as exc:
+                self.col.add("codec/payload", f"{exc} (checked even in the dropped tail)", line=lineno)
+            except (TypeError, AttributeError, KeyError, ValueError):
+                self.col.add("codec/payload", f"{kind} in the dropped tail has a shape dsh's v3 admission refuses",
+                             line=lineno)
 
     def _committed(self, issue: _Issue, turn_end_line: int) -> None:
         self.col.add(issue.rule, f"{issue.message}; a later turn/end (line {turn_end_line}) shows the damage is in "
