@@ -245,6 +245,11 @@ def _seed_past_end(objs):
     objs[0]["seedLength"] = 10_000
 
 
+@mutant("codec/seed-cut", FORK0, 1, "seed_cut_splits_attempt")
+def _seed_splits(objs):
+    objs[0]["seedLength"] = 12  # inside the first attempt's chunks (seqs 9..14)
+
+
 @mutant("codec/json", V2, 2)
 def _garbage_line(objs):
     lines = dump(objs).split(b"\n")

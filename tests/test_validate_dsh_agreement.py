@@ -254,7 +254,7 @@ def _random_edits(tmp_path: Path, count: int, seed: int) -> dict[str, Path]:
     for index in range(count):
         base = rnd.choice(bases)
         objs = [json.loads(line) for line in base.read_text(encoding="utf-8").splitlines()]
-        target = objs[rnd.randrange(1, len(objs))]
+        target = objs[0] if rnd.random() < 0.1 else objs[rnd.randrange(1, len(objs))]
         paths = []
 
         def walk(value, prefix=()):
@@ -314,8 +314,9 @@ def _random_line_edits(tmp_path: Path, count: int, seed: int) -> dict[str, Path]
 
 def test_verdicts_agree_with_dsh(harness: Path, tmp_path: Path):
     files = _inputs(tmp_path)
-    files.update(_random_edits(tmp_path, int(os.environ.get("DSHCTL_DSH_EDITS", "300")), seed=20261130))
-    files.update(_random_line_edits(tmp_path, int(os.environ.get("DSHCTL_DSH_EDITS", "300")) // 3, seed=20261201))
+    count, seed = int(os.environ.get("DSHCTL_DSH_EDITS", "300")), int(os.environ.get("DSHCTL_DSH_SEED", "20261130"))
+    files.update(_random_edits(tmp_path, count, seed=seed))
+    files.update(_random_line_edits(tmp_path, count // 3, seed=seed + 71))
     dsh = dsh_verdicts(harness, {key: lines_of(path) for key, path in files.items()})
     disagreements = []
     for key, path in files.items():

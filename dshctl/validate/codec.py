@@ -587,6 +587,10 @@ class _CodecPass:
             add("codec/payload", str(exc), **where)
             self.result.payload_refused.add(seq)
         except (TypeError, AttributeError, KeyError, IndexError) as exc:  # shapes too broken to inspect
+            if gen == 2:
+                add("codec/payload-v3-migration", f"dsh 0.1.5+ refuses to migrate this log to v3: {kind} payload has "
+                    f"an unexpected shape ({type(exc).__name__})", **where)
+                return
             add("codec/payload", f"{kind} payload has an unexpected shape ({type(exc).__name__})", **where)
             self.result.payload_refused.add(seq)
 

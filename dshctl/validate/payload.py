@@ -389,7 +389,7 @@ def _source(value: Any, label: str, version: int, expected: str | None) -> None:
             _str(item["description"], f"{member_label} description")
 
         _array(source["entries"], f"{label} entries", entry)
-    elif kind in _SOURCE_SHAPES:
+    elif isinstance(kind, str) and kind in _SOURCE_SHAPES:
         required, optional = _SOURCE_SHAPES[kind]
         _keys(source, required, optional, label)
         if kind == "team-message":

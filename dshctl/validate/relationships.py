@@ -146,14 +146,17 @@ class Relationships:
     def _feed(self, event: Event, kind: str, data: dict) -> None:
         if self.gen <= 1 and event.notes:
             self._fold_notes(event)
+        if self.gen <= 1 and self.cut is not None and event.chunkSeqs:
+            self._cut_splits(event)
         if self.gen >= 3:
             self._system_head(event, kind, data)
         if kind in self.surface_types:
             self._apply_surface(event)
             if kind == "user/message":
                 source = data.get("source")
+                content = data.get("content")
                 self.human[event.seq] = isinstance(source, dict) and source.get("kind") == "user" \
-                    and isinstance(data.get("content"), list)
+                    and isinstance(content, list) and None not in content
         if kind in ("turn/start", "turn/end") and self.compaction is not None:
             self.deferred.append((self.compaction["startSeq"], f"{kind} crosses an open compaction "
                                   f"(compaction/start at seq {self.compaction['startSeq']})", event))
@@ -619,6 +622,14 @@ class Relationships:
         for note in event.notes or ():
             if "dsh's migration refuses" in note or "no attempt is pending" in note:
                 self._add("relationships/chunk-provenance", f"{event.type}: {note}", event)
+
+    def _cut_splits(self, event: Event) -> None:
+        """[v12] ``assertAttemptCut``: the inherited cut (v0 ``seedLength``) may not split one attempt."""
+        members = [m for item in event.chunkSeqs for m in (item if isinstance(item, list) else [item])]
+        if members and min(members) < self.cut <= max(members):
+            self.col.add("codec/seed-cut", f"the inherited cut (seedLength {self.cut}) splits the attempt of chunks "
+                         f"{min(members)}..{max(members)}; dsh's v1→v2 migration refuses it",
+                         line=event.line, seq=event.seq, turn=event.turn, step=event.step)
 
     # ------------------------------------------------------------------ end
 
