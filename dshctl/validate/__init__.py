@@ -147,8 +147,6 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
                 continue
             seen.add(key)
             refs.append(ref)
-    order: list[LogReport | None] = []
-    # keep the reports of unresolvable paths in argument order, ahead of the logs found after them
     func = functools.partial(validate_log, ignore=ignore, max_errors=max_errors)
     results = []
     try:
@@ -164,8 +162,8 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
                 os.unlink(path)
             except OSError:
                 pass
-    order = list(reports.values()) + results
-    return [r for r in order if r is not None]
+    # the paths that could not be resolved come first, then every log in argument order
+    return list(reports.values()) + results
 
 
 def _resolve_for_validation(spec: str) -> list[LogRef]:

@@ -120,7 +120,6 @@ class Collector:
         self.per_rule_limit = per_rule_limit
         self._errors = 0
         self._per_rule: dict[str, int] = {}
-        self.seen: set[tuple] = set()
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.ignore and rule_id.split("/", 1)[0] not in self.ignore

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshctl.model import KNOWN_EVENT_TYPES, Event, message_of, replace_range
+from dshctl.model import KNOWN_EVENT_TYPES, Event, replace_range
 
 from .findings import Collector
 from .payload import is_repair_identity
