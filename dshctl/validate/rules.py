@@ -88,9 +88,9 @@ _RULES = [
     Rule("codec/delegation-depth", "error", "the header has delegationDepth, a non-negative safe integer (not -0); "
          "optional in dsh's TypeScript type but mandatory on disk",
          f"{V01} decodePhysicalHeader; {V12} decodePhysicalHeader; core/session index.ts validateSessionHeader", "§1.9, §9 #4"),
-    Rule("codec/seed-cut", "error", "the inherited cut agrees with the header: v0 seedLength within the log; v2+ isSeeded "
-         "exactly when a session/end-seed {inherited:true} exists (the last one is the cut)",
-         f"{V01} scanRows finish; {V12} createDecoder finish, validateReleasedV2Artifact", "§1.9"),
+    Rule("codec/seed-cut", "error", "the inherited cut agrees with the header: v0 seedLength within the log and not "
+         "splitting an attempt; v2+ isSeeded exactly when a session/end-seed {inherited:true} exists (the last one is the cut)",
+         f"{V01} scanRows finish; {V12} createDecoder finish, assertAttemptCut, validateReleasedV2Artifact", "§1.9, §2.6"),
     # ------------------------------------------------------------------ codec: records
     Rule("codec/json", "error", "every body line is one JSON object (no blank lines, no null, no arrays)",
          f"format.ts SessionLogScanner; {V01} scanRows; {V12} createDecoder", "§1.8, §8.5", damage=True),
