@@ -156,7 +156,7 @@ class Log:
                     problem = exc.located(line=lineno, seq=position)
             if issue is not None:
                 dropped += 1
-                if _has_turn_end(obj, items):
+                if _has_turn_end(items):
                     raise FormatError(
                         f"{issue.message}; a later turn/end at line {lineno} shows the damage is in the committed region",
                         line=issue.line,
@@ -177,7 +177,7 @@ class Log:
             if problem is not None:
                 if self.reader.compressed and not self._in_torn_frame(lineno):
                     raise problem.located(file=self.display)
-                if _has_turn_end(obj, items):
+                if _has_turn_end(items):
                     raise problem
                 issue = problem
                 dropped = 1
@@ -247,10 +247,10 @@ class Log:
             self.warn(text)
 
 
-def _has_turn_end(obj, items) -> bool:
-    if items:
-        return any(isinstance(item, Event) and item.type == "turn/end" for item in items)
-    return isinstance(obj, dict) and obj.get("type") == "turn/end"
+def _has_turn_end(items) -> bool:
+    """Whether a record *decoded* to a ``turn/end`` (dsh's proof of committed damage, FORMAT §8.5):
+    an unparsable or malformed record proves nothing, whatever its type field says."""
+    return any(isinstance(item, Event) and item.type == "turn/end" for item in items)
 
 
 def _short(exc: Exception) -> str:

@@ -210,3 +210,14 @@ def test_version_and_help():
     assert result.returncode == 0
     for command in ("cat", "ls", "stats", "replay", "validate", "images"):
         assert command in result.stdout.decode()
+
+
+def test_malformed_turn_end_itself_is_not_proof_of_committed_damage(tmp_path):
+    # dsh's decoders count only records that decode to a turn/end; a turn/end without time does not.
+    path = tmp_path / "session.v4.jsonl"
+    body = good_body().splitlines(keepends=True)
+    body[3] = line({"type": "turn/end", "seq": 3, "data": {"turn": 1, "reason": {"kind": "completed"}}})
+    path.write_bytes(line(HEADER) + b"".join(body))
+    result = run_cli("cat", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "torn tail" in result.stderr.decode()
