@@ -29,11 +29,20 @@ def color_enabled() -> bool:
     return not _state["no_color"] and not os.environ.get("NO_COLOR")
 
 
+PIPE_WIDTH = 160
+"""Table width when output goes to a pipe or file and ``COLUMNS`` is unset: rich would assume 80 and
+fold ids and names that a reader of a log file wants whole."""
+
+
 def console(stderr: bool = False):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich."""
     from rich.console import Console
 
-    return Console(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None
+    if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
+        width = PIPE_WIDTH
+    return Console(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
 
 
 def _json_encoder():
