@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 CORPUS = REPO.parent / "shared" / "corpus"
 T0 = 1_790_000_000_000
-DSHCTL = [sys.executable, "-m", "dshctl.cli"] if not shutil.which("dshctl") else [shutil.which("dshctl")]
+DSHCTL = [sys.executable, "-m", "dshctl.cli"]  # never a dshctl on PATH: it may be another checkout
 
 pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v4.jsonl").exists(), reason="samples/ not generated")
 
