@@ -30,7 +30,7 @@ from .generations.v0 import ROW_TAGS, LegacyNormalizer, PackedRow, decode_row, d
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve
 
-_ENVELOPE_KEYS = {"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"}
+_ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
 
 
@@ -106,8 +106,9 @@ class Log:
 
     def _legacy(self, items, normalizer: LegacyNormalizer):
         known = KNOWN_EVENT_TYPES[self.generation]
+        untouched = normalizer.UNTOUCHED
         for item in items:
-            if isinstance(item, Event):
+            if isinstance(item, Event) and item.type not in untouched:
                 try:
                     normalizer.normalize(item)
                 except FormatError as exc:
@@ -228,8 +229,8 @@ class Log:
         )
         if "sourceEventSeqs" in obj:
             event.sourceEventSeqs = decode_source_event_seqs(obj["sourceEventSeqs"], event)
-        extra = obj.keys() - _ENVELOPE_KEYS
-        if extra:
+        if not obj.keys() <= _ENVELOPE_KEYS:
+            extra = obj.keys() - _ENVELOPE_KEYS
             event.note(f"envelope has keys dsh refuses: {', '.join(sorted(extra))}")
         if not v0 and kind not in known:
             self._flag_unknown(event)

@@ -133,6 +133,9 @@ class LegacyNormalizer:
     def legacy_id(self, seq: int) -> str:
         return f"legacy-message:{self.session_id}:{seq}"
 
+    UNTOUCHED = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "llm/retry-started", "session/title"})
+    """Frequent types no legacy rule touches: skipped without a call's worth of checks."""
+
     def normalize(self, event: Event) -> None:
         kind = event.type
         data = event.data
