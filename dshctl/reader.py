@@ -134,30 +134,31 @@ class Log:
         first = True
         decode = _decoder.decode
         for lineno, raw in lines:
-            problem: FormatError | None = None
-            items: list[Event | PackedRow] = []
+            item: Event | PackedRow | None = None
             try:
                 obj = decode(raw)
+                problem = None
             except msgspec.DecodeError as exc:
                 obj = None
                 problem = FormatError(f"unparsable committed record: {_short(exc)}", line=lineno, seq=position)
-            if problem is None and not isinstance(obj, dict):
-                problem = FormatError(
-                    f"record is JSON {type(obj).__name__}, not an event object", line=lineno, seq=position
-                )
             if problem is None:
-                if first:
-                    first = False
-                    self.fixture = "seq" not in obj and "seq0" not in obj
-                    if self.fixture:
-                        self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
-                try:
-                    items = self._decode_record(obj, lineno, position, v0, known)
-                except FormatError as exc:
-                    problem = exc.located(line=lineno, seq=position)
+                if type(obj) is not dict:
+                    problem = FormatError(
+                        f"record is JSON {type(obj).__name__}, not an event object", line=lineno, seq=position
+                    )
+                else:
+                    if first:
+                        first = False
+                        self.fixture = "seq" not in obj and "seq0" not in obj
+                        if self.fixture:
+                            self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
+                    try:
+                        item = self._decode_record(obj, lineno, position, v0, known)
+                    except FormatError as exc:
+                        problem = exc.located(line=lineno, seq=position)
             if issue is not None:
                 dropped += 1
-                if _has_turn_end(items):
+                if _is_turn_end(item):
                     raise FormatError(
                         f"{issue.message}; a later turn/end at line {lineno} shows the damage is in the committed region",
                         line=issue.line,
@@ -165,25 +166,23 @@ class Log:
                     )
                 continue
             if problem is None:
-                for item in items:
-                    seq = item.seq0 if isinstance(item, PackedRow) else item.seq
-                    if seq != position:
-                        problem = FormatError(
-                            f"seq gap in committed region: expected seq {position}, found {seq}",
-                            line=lineno,
-                            seq=position,
-                        )
-                        break
-                    position += item.count if isinstance(item, PackedRow) else 1
-            if problem is not None:
-                if self.reader.compressed and not self._in_torn_frame(lineno):
-                    raise problem.located(file=self.display)
-                if _has_turn_end(items):
-                    raise problem
-                issue = problem
-                dropped = 1
-                continue
-            yield from items
+                if type(item) is PackedRow:
+                    seq, count = item.seq0, item.count
+                else:
+                    seq, count = item.seq, 1
+                if seq == position:
+                    position += count
+                    yield item
+                    continue
+                problem = FormatError(
+                    f"seq gap in committed region: expected seq {position}, found {seq}", line=lineno, seq=position
+                )
+            if self.reader.compressed and not self._in_torn_frame(lineno):
+                raise problem.located(file=self.display)
+            if _is_turn_end(item):
+                raise problem
+            issue = problem
+            dropped = 1
         self.event_count = position
         if issue is not None:
             self.dropped_tail = issue.message
@@ -199,12 +198,12 @@ class Log:
         start = getattr(self.reader, "torn_frame_start_line", None)
         return start is not None and lineno >= start
 
-    def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> list[Event | PackedRow]:
+    def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
         kind = obj.get("type")
         if not isinstance(kind, str):
             raise FormatError("record has no string type")
         if v0 and kind in ROW_TAGS and "data" in obj and ("seq0" in obj or self.fixture):
-            return [decode_row(obj, lineno, position, self.fixture)]
+            return decode_row(obj, lineno, position, self.fixture)
         if self.fixture:
             seq, time = position, None
         else:
@@ -237,7 +236,7 @@ class Log:
         if kind == "session/end-seed" and isinstance(event.data, dict):
             if self.generation >= 2 and event.data.get("inherited") is True:
                 self.cut = seq
-        return [event]
+        return event
 
     def _finish(self) -> None:
         torn = self.reader.torn_tail
@@ -248,10 +247,10 @@ class Log:
             self.warn(text)
 
 
-def _has_turn_end(items) -> bool:
+def _is_turn_end(item) -> bool:
     """Whether a record *decoded* to a ``turn/end`` (dsh's proof of committed damage, FORMAT §8.5):
     an unparsable or malformed record proves nothing, whatever its type field says."""
-    return any(isinstance(item, Event) and item.type == "turn/end" for item in items)
+    return type(item) is Event and item.type == "turn/end"
 
 
 def _short(exc: Exception) -> str:
