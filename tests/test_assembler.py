@@ -10,6 +10,9 @@ import pytest
 from dshctl.assembler import BlockAssembler
 from dshctl.stream import Accumulator, ToolCallChunks, assemble, loads_strict, stream_from_builtins
 
+from chunks import call, end, start, text  # noqa: E402
+
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
@@ -25,26 +28,6 @@ def packed(chunks: list[dict]) -> list:
     for time, chunk in enumerate(chunks):
         accumulator.push(time, chunk)
     return accumulator.records
-
-
-def start(index: int, block_type: str) -> dict:
-    return {"type": "block-start", "index": index, "blockType": block_type}
-
-
-def end(index: int, block: dict) -> dict:
-    return {"type": "block-end", "index": index, "block": block}
-
-
-def text(index: int, value: str) -> dict:
-    return {"type": "text-delta", "index": index, "text": value}
-
-
-def call(index: int, call_id: str, arguments: str, name: str | None = None) -> dict:
-    chunk = {"type": "tool-call-delta", "index": index, "id": call_id}
-    if name is not None:
-        chunk["name"] = name
-    chunk["argumentsDelta"] = arguments
-    return chunk
 
 
 # ---------------------------------------------------------------------------------------------- seed failure modes

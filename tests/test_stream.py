@@ -38,23 +38,10 @@ from dshctl.stream import (
     stream_from_builtins,
 )
 
+from chunks import call, reasoning, text  # noqa: E402
+
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-
-
-def text(index: int, value: str) -> dict:
-    return {"type": "text-delta", "index": index, "text": value}
-
-
-def reasoning(index: int, value: str) -> dict:
-    return {"type": "reasoning-delta", "index": index, "text": value}
-
-
-def call(index: int, call_id: str, arguments: str, name: str | None = None) -> dict:
-    chunk = {"type": "tool-call-delta", "index": index, "id": call_id}
-    if name is not None:
-        chunk["name"] = name
-    chunk["argumentsDelta"] = arguments
-    return chunk
 
 
 def packed(timed: list[tuple[int, dict]]) -> list:

@@ -36,6 +36,13 @@ from dshctl.stream import (
     raw_chunks,
 )
 
+from chunks import call  # noqa: E402
+
+
+def _tool_call(index, call_id, name, arguments):
+    return call(index, call_id, arguments, name)
+
+
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------------------------------------- strategies
@@ -45,14 +52,6 @@ fragments = st.sampled_from(["", " ", "a", "\u00a0", "\ufeff\n", "\x85", "{\"", 
 call_ids = st.sampled_from(["c1", "c2", ""])
 names = st.sampled_from([None, "read", "write_file", ""])
 short_texts = st.sampled_from(["", " ", "done", "\u3000"])
-
-
-def _tool_call(index, call_id, name, arguments):
-    chunk = {"type": "tool-call-delta", "index": index, "id": call_id}
-    if name is not None:
-        chunk["name"] = name
-    chunk["argumentsDelta"] = arguments
-    return chunk
 
 
 blocks = st.one_of(
