@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Iterator
 
-from .errors import EXIT_FINDINGS, EXIT_OK, DshctlError
+from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
 
 _TITLE_MARK = b'"session/title"'
 
@@ -120,4 +120,6 @@ def run_ls(root: str | None, *, output: str) -> int:
             ),
             caption=f"{len(rows)} session(s)",
         )
+    if failed and len(failed) == len(rows) == 1:
+        return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK

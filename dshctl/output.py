@@ -38,11 +38,17 @@ def console(stderr: bool = False):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich."""
     from rich.console import Console
 
+    class PipeQuietConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit with status 1; a closed pipe is a normal end for dshctl (see run()).
+            self.quiet = True
+            raise BrokenPipeError
+
     stream = sys.stderr if stderr else sys.stdout
     width = None
     if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
         width = PIPE_WIDTH
-    return Console(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
+    return PipeQuietConsole(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
 
 
 def _json_encoder():
