@@ -241,7 +241,13 @@ class Log:
     def _finish(self) -> None:
         torn = self.reader.torn_tail
         if torn is not None:
-            text = f"torn tail dropped at line {torn.line} ({torn.bytes} bytes, {torn.reason})"
+            if torn.compressed_bytes is not None:
+                text = (
+                    f"torn tail dropped at line {torn.line}: the last zstd frame is incomplete "
+                    f"({torn.compressed_bytes} bytes on disk, {torn.bytes} decoded bytes after its last complete line)"
+                )
+            else:
+                text = f"torn tail dropped at line {torn.line} ({torn.bytes} bytes, {torn.reason})"
             if self.strict:
                 raise FormatError(text, file=self.display, line=torn.line)
             self.warn(text)
