@@ -19,7 +19,7 @@ With ``strict=True`` any dropped tail is an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -32,6 +32,22 @@ from .source import LineReader, LogRef, TornTail, resolve
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
+
+
+class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
+    """The common case of an event line, decoded without a dict in between. Anything else (packed rows,
+    fixture lines, extra keys, wrong types) fails to decode here and takes the general path."""
+
+    type: str
+    seq: int
+    time: int
+    data: Any
+    sourceEventSeqs: Any = None
+    surfaceOp: Any = None
+    ignorable: Any = None
+
+
+_wire_decoder = msgspec.json.Decoder(_WireEvent)
 
 
 @dataclass
@@ -133,15 +149,27 @@ class Log:
         dropped = 0
         first = True
         decode = _decoder.decode
+        decode_wire = _wire_decoder.decode
+        wire_errors = (msgspec.DecodeError, msgspec.ValidationError)
+        fast = False
         for lineno, raw in lines:
             item: Event | PackedRow | None = None
-            try:
-                obj = decode(raw)
-                problem = None
-            except msgspec.DecodeError as exc:
-                obj = None
-                problem = FormatError(f"unparsable committed record: {_short(exc)}", line=lineno, seq=position)
-            if problem is None:
+            problem = None
+            wire = None
+            if fast:
+                try:
+                    wire = decode_wire(raw)
+                except wire_errors:
+                    pass
+            if wire is not None:
+                item = self._event_from_wire(wire, lineno, v0, known)
+            else:
+                try:
+                    obj = decode(raw)
+                except msgspec.DecodeError as exc:
+                    obj = None
+                    problem = FormatError(f"unparsable committed record: {_short(exc)}", line=lineno, seq=position)
+            if problem is None and item is None:
                 if type(obj) is not dict:
                     problem = FormatError(
                         f"record is JSON {type(obj).__name__}, not an event object", line=lineno, seq=position
@@ -150,6 +178,7 @@ class Log:
                     if first:
                         first = False
                         self.fixture = "seq" not in obj and "seq0" not in obj
+                        fast = not self.fixture
                         if self.fixture:
                             self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
                     try:
@@ -197,6 +226,26 @@ class Log:
     def _in_torn_frame(self, lineno: int) -> bool:
         start = getattr(self.reader, "torn_frame_start_line", None)
         return start is not None and lineno >= start
+
+    def _event_from_wire(self, wire: _WireEvent, lineno: int, v0: bool, known) -> Event:
+        kind = wire.type
+        event = Event(
+            type=kind,
+            seq=wire.seq,
+            time=wire.time,
+            data=wire.data,
+            line=lineno,
+            surfaceOp=wire.surfaceOp,
+            ignorable=wire.ignorable is True,
+        )
+        if wire.sourceEventSeqs is not None:
+            event.sourceEventSeqs = decode_source_event_seqs(wire.sourceEventSeqs, event)
+        if not v0 and kind not in known:
+            self._flag_unknown(event)
+        if kind == "session/end-seed" and self.generation >= 2 and isinstance(wire.data, dict):
+            if wire.data.get("inherited") is True:
+                self.cut = wire.seq
+        return event
 
     def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
         kind = obj.get("type")

@@ -233,3 +233,17 @@ def test_rich_tables_end_quietly_on_a_closed_pipe(monkeypatch):
     monkeypatch.setattr(sys, "stdout", pipe)
     status = output.run(lambda: output.print_table("t", [("a", "left")], [["x" * 100] for _ in range(2000)]))
     assert status == 0
+
+
+def test_unusual_envelopes_take_the_general_path(tmp_path):
+    from dshctl.reader import open_log
+
+    path = tmp_path / "session.v4.jsonl"
+    lines = good_body().splitlines(keepends=True)
+    lines[1] = line({"type": "step/start", "seq": 1, "time": 1001.0, "data": {"turn": 1, "step": 1}})
+    lines[2] = line({"type": "step/end", "seq": 2, "time": 1002, "data": {"turn": 1, "step": 1}, "extra": 1})
+    path.write_bytes(line(HEADER) + b"".join(lines))
+    events = list(open_log(str(path)).events())
+    assert [e.time for e in events] == [1000, 1001, 1002, 1003]
+    assert events[2].notes and "extra" in events[2].notes[0]
+    assert not events[1].notes
