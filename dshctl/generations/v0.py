@@ -357,7 +357,8 @@ def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iter
             group = None
             continue
         if kind in _SETTLING_TYPES:
-            yield from settle()
+            if group is not None:
+                yield from settle()
             yield event
             continue
         if group is not None:
