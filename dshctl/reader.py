@@ -358,9 +358,3 @@ def open_log(
     except BaseException:
         reader.close()
         raise
-
-
-def read_events(source: str | LogRef, **options) -> Iterator[Event]:
-    """Shortcut: the normalized events of one log."""
-    log = open_log(source, **options)
-    yield from log.events()
