@@ -60,14 +60,11 @@ def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool,
 
 def _raw(path: str, *, strict: bool) -> int:
     from .errors import FormatError
-    from .source import LineReader, resolve
+    from .reader import resolve_one
+    from .source import LineReader
 
-    refs = resolve(path)
-    if len(refs) != 1:
-        from .errors import SourceError
-
-        raise SourceError(f"expected one log, found {len(refs)}", file=path)
-    reader = LineReader(refs[0])
+    ref = resolve_one(path)
+    reader = LineReader(ref)
     out = sys.stdout.buffer
     try:
         for _, line in reader:
@@ -79,6 +76,6 @@ def _raw(path: str, *, strict: bool) -> int:
     if torn is not None:
         text = f"torn tail not printed: line {torn.line} ({torn.bytes} bytes, {torn.reason})"
         if strict:
-            raise FormatError(text, file=refs[0].display, line=torn.line)
-        warn(f"{refs[0].display}: {text}")
+            raise FormatError(text, file=ref.display, line=torn.line)
+        warn(f"{ref.display}: {text}")
     return EXIT_OK

@@ -313,6 +313,16 @@ def _short(exc: Exception) -> str:
     return text if len(text) < 200 else text[:197] + "..."
 
 
+def resolve_one(spec: str) -> LogRef:
+    """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
+    refs = resolve(spec)
+    if len(refs) != 1:
+        raise SourceError(
+            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
+        )
+    return refs[0]
+
+
 def open_log(
     source: str | LogRef,
     *,
@@ -322,16 +332,7 @@ def open_log(
 ) -> Log:
     """Open one log and read its header. ``source`` is a path string (file or session directory) or
     ``-`` for stdin, or a :class:`~dshctl.source.LogRef` from :func:`dshctl.source.resolve`."""
-    if isinstance(source, str):
-        refs = resolve(source)
-        if len(refs) != 1:
-            raise SourceError(
-                f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)",
-                file=source,
-            )
-        ref = refs[0]
-    else:
-        ref = source
+    ref = resolve_one(source) if isinstance(source, str) else source
     reader = LineReader(ref, max_line_bytes=max_line_bytes)
     lines = iter(reader)
     try:
