@@ -276,6 +276,10 @@ def test_idle_limit_and_speed_are_transformations_that_leave_the_clock_alone():
     player.tick(100.0)
     assert player.position == len(timeline)
     assert timeline.clock_ms(player.position) == 31002 - 990  # the clock shows recorded time
+    player.toggle_pause(100.0)  # space at the end starts over
+    assert player.position == 0 and not player.paused
+    player.tick(100.5)
+    assert 0 < player.position < len(timeline)
 
 
 def test_option_parsers():

@@ -99,6 +99,13 @@ class Player:
     # -- commands --------------------------------------------------------------
 
     def toggle_pause(self, now: float) -> None:
+        if self.at_end:
+            # as asciinema's player does: play at the end starts over
+            self.position = 0
+            self.paused = False
+            self._anchor(now, immediate=True)
+            self.message = "from the start"
+            return
         if self.paused:
             self.paused = False
             self._anchor(now)
