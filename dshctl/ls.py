@@ -48,7 +48,7 @@ def session_row(ref) -> dict[str, Any]:
             compression="zstd" if log.compressed else "none",
         )
         decode = msgspec.json.decode
-        for _, line in log._lines:
+        for _, line in log.body_lines():
             if _TITLE_MARK in line:
                 try:
                     obj = decode(line)

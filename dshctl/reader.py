@@ -19,6 +19,7 @@ With ``strict=True`` any dropped tail is an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Any, Callable, Iterator
 
 import msgspec
@@ -98,10 +99,20 @@ class Log:
     def close(self) -> None:
         self.reader.close()
 
+    def body_lines(self) -> Iterator[tuple[int, bytes]]:
+        """The physical lines after the header, undecoded: ``(line number, bytes)``. For readers that
+        look for one thing cheaply (``dshctl ls`` scans for titles); it consumes the log like
+        :meth:`events`."""
+        if self._consumed:
+            raise RuntimeError("a Log can be streamed only once; open the log again")
+        self._consumed = True
+        assert self._lines is not None
+        return self._lines
+
     def events(self) -> Iterator[Event]:
         """The normalized events in log order. A log can be streamed once."""
         if self._consumed:
-            raise RuntimeError("Log.events() can be iterated only once; open the log again")
+            raise RuntimeError("a Log can be streamed only once; open the log again")
         self._consumed = True
         try:
             if self.generation <= 1:
@@ -329,9 +340,13 @@ def open_log(
     strict: bool = False,
     on_warning: Callable[[str], None] | None = None,
     max_line_bytes: int | None = None,
+    stop_at_line: int | None = None,
 ) -> Log:
     """Open one log and read its header. ``source`` is a path string (file or session directory) or
-    ``-`` for stdin, or a :class:`~dshctl.source.LogRef` from :func:`dshctl.source.resolve`."""
+    ``-`` for stdin, or a :class:`~dshctl.source.LogRef` from :func:`dshctl.source.resolve`.
+
+    ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
+    validator uses it to read only what precedes damage its stricter codec found)."""
     ref = resolve_one(source) if isinstance(source, str) else source
     reader = LineReader(ref, max_line_bytes=max_line_bytes)
     lines = iter(reader)
@@ -351,7 +366,7 @@ def open_log(
         log.header = parse_header(obj, log.warn)
         if log.header.version <= 1 and log.header.seedLength is not None:
             log.cut = log.header.seedLength
-        log._lines = lines
+        log._lines = lines if stop_at_line is None else takewhile(lambda item: item[0] < stop_at_line, lines)
         return log
     except DshctlError as exc:
         reader.close()

@@ -80,10 +80,8 @@ def _model_pass(ref: LogRef, col: Collector, codec, wanted: list[str]) -> None:
     bad = codec.bad_streams
     last = None
     try:
-        log = open_log(ref, strict=False)
-        if codec.limit_line is not None:
-            # dsh drops the damaged record and everything after it: so do the model levels
-            log._lines = itertools.takewhile(lambda item: item[0] < codec.limit_line, log._lines)
+        # dsh drops the damaged record and everything after it: so do the model levels
+        log = open_log(ref, strict=False, stop_at_line=codec.limit_line)
         for event in log.events():
             if limit is not None and event.seq >= limit:
                 continue
