@@ -53,7 +53,7 @@ def bench_cat(path: Path, facts: dict, runs: int) -> None:
     print(f"\n== dshctl cat: {path.name}: {logical / 1e9:.2f} GB decompressed JSON, {facts['events']:,} events, "
           f"{facts['frames']:,} frames, {facts['bytes'] / 1e6:.0f} MB on disk")
     floor = measure([sys.executable, "-c", FLOOR_SCRIPT, str(path)], runs)
-    cat = measure(["sh", "-c", f'exec "$0" cat "$1" > /dev/null', *dshctl_command(), str(path)], runs)
+    cat = measure(["sh", "-c", 'exec "$0" cat "$1" > /dev/null', *dshctl_command(), str(path)], runs)
     print(f"   {'':28}{'wall':>10}{'peak RSS':>12}{'MB/s':>10}")
     for label, result in (("floor (zstandard+msgspec)", floor), ("dshctl cat > /dev/null", cat)):
         print(f"   {label:28}{result['wall']:9.2f}s{result['rss'] / 1e6:9.1f} MB{logical / result['wall'] / 1e6:10.1f}")

@@ -69,9 +69,9 @@ def conversation(text_deltas: int = TEXT_DELTAS) -> list[list]:
 
 
 def expanded_first_token_time(stream: list) -> int | None:
-    for time, chunk in list(iter_members(stream)):
+    for member_time, chunk in list(iter_members(stream)):
         if is_token_delta(chunk):
-            return time
+            return member_time
     return None
 
 

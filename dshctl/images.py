@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import EXIT_FINDINGS, EXIT_OK, DshctlError, SourceError, UsageError
+from .errors import EXIT_FINDINGS, EXIT_OK, SourceError, UsageError
 
 ID_PATTERN = re.compile(r"sha256:([0-9a-f]{64})")
 """dsh's local-store id pattern (``packages/attachment/attachment-local/src/store.ts``); use fullmatch."""

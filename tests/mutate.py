@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 

@@ -21,7 +21,7 @@ import pytest
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay import run_replay
-from dshctl.replay.export import cast_events, markdown, timeline_records, write_cast
+from dshctl.replay.export import cast_events, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_text, status_text
 from dshctl.replay.terminal import play_stream

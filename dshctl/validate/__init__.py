@@ -20,7 +20,6 @@ shows them in every output format.
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import sys
 import tempfile

@@ -40,7 +40,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def first_difference(expected: list, actual: Any) -> str:
     if not isinstance(actual, list):
-        return f"message.content is not an array"
+        return "message.content is not an array"
     if len(expected) != len(actual):
         kinds = lambda blocks: ", ".join(str(b.get("type")) if isinstance(b, dict) else "?" for b in blocks)  # noqa: E731
         return f"the stream assembles {len(expected)} block(s) [{kinds(expected)}], the message holds {len(actual)} [{kinds(actual)}]"
