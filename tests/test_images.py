@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dshctl import images as images_mod
+from dshctl.errors import DshctlError
 from dshctl.cli import app
 from dshctl.images import NameTemplate, probe_image, safe_base_name, scan_log
 from dshctl.reader import open_log
@@ -692,7 +693,7 @@ def test_corpus_files_without_images_list_nothing():
         try:
             log = open_log(str(path))
             refs = scan_log(log).refs
-        except images_mod.DshctlError:
+        except DshctlError:
             continue  # the corpus's documented refusals
         assert refs == [], name
 
