@@ -6,10 +6,10 @@ the lines for ``session/title`` without decoding any other record.
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
+from .output import iso_utc
 
 _TITLE_MARK = b'"session/title"'
 
@@ -43,7 +43,7 @@ def session_row(ref) -> dict[str, Any]:
             id=header.id,
             cwd=header.cwd,
             createdAt=header.createdAt,
-            created=_iso(header.createdAt),
+            created=iso_utc(header.createdAt),
             generation=header.version,
             compression="zstd" if log.compressed else "none",
         )
@@ -63,15 +63,6 @@ def session_row(ref) -> dict[str, Any]:
     finally:
         log.close()
     return row
-
-
-def _iso(ms: int | None) -> str | None:
-    if not isinstance(ms, int) or ms <= 0:
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:

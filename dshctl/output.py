@@ -89,6 +89,19 @@ def emit_ndjson(values: Iterable[Any]) -> None:
         out.write(b"\n".join(batch))
 
 
+def iso_utc(ms: int | None) -> str | None:
+    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); None for missing, non-positive or
+    out-of-range values (fixtures carry ``createdAt: 0``)."""
+    import datetime as _dt
+
+    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def warn(message: str) -> None:
     """A warning line on stderr; never changes the exit status."""
     try:

@@ -18,7 +18,8 @@ from typing import Any, Iterator
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from .aggregate import Aggregate
 from .fold import StatsFold
-from .timespec import iso_utc, parse_time_ms
+from ..output import iso_utc
+from .timespec import parse_time_ms
 
 SCHEMA = "dshctl-stats/1"
 BY_CHOICES = ("session", "turn", "step")

@@ -38,12 +38,3 @@ def parse_time_ms(text: str, *, option: str, now_ms: int | None = None) -> int:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=_dt.timezone.utc)
     return int(parsed.timestamp() * 1000)
-
-
-def iso_utc(ms: int | None) -> str | None:
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
