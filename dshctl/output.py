@@ -34,21 +34,31 @@ PIPE_WIDTH = 160
 fold ids and names that a reader of a log file wants whole."""
 
 
+_console_classes: list = []
+
+
+def _console_class():
+    """rich's Console, except that a closed pipe raises BrokenPipeError for run() to end quietly
+    (rich itself exits with status 1). Built on first use so JSON output never imports rich."""
+    if not _console_classes:
+        from rich.console import Console
+
+        class PipeQuietConsole(Console):
+            def on_broken_pipe(self) -> None:
+                self.quiet = True
+                raise BrokenPipeError
+
+        _console_classes.append(PipeQuietConsole)
+    return _console_classes[0]
+
+
 def console(stderr: bool = False):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich."""
-    from rich.console import Console
-
-    class PipeQuietConsole(Console):
-        def on_broken_pipe(self) -> None:
-            # rich would exit with status 1; a closed pipe is a normal end for dshctl (see run()).
-            self.quiet = True
-            raise BrokenPipeError
-
     stream = sys.stderr if stderr else sys.stdout
     width = None
     if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
         width = PIPE_WIDTH
-    return PipeQuietConsole(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
+    return _console_class()(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
 
 
 def _json_encoder():
