@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, SourceError, UsageError
+from .textsafe import visible_line
 
 ID_PATTERN = re.compile(r"sha256:([0-9a-f]{64})")
 """dsh's local-store id pattern (``packages/attachment/attachment-local/src/store.ts``); use fullmatch."""
@@ -854,24 +855,10 @@ def _invalid_id_reason(value: Any) -> str:
 # The command
 
 
-def _printable(value: Any, limit: int) -> str:
-    """A log-derived value made safe for a terminal: control and format characters escaped, cut short."""
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if len(text) > 4 * limit:
-        text = text[: 4 * limit]
-    text = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
-
-
 def _cell(value: Any, limit: int = 48) -> str:
-    """:func:`_printable`, with rich markup escaped (table cells are rendered as markup)."""
-    from rich.markup import escape
-
-    return escape(_printable(value, limit))
+    """A log value for a table cell: one line, control characters as pictures, cut short. The table
+    shows it literally (cells are never markup)."""
+    return visible_line(value, limit)
 
 
 def _short_id(ref: ImageRef) -> str:
@@ -929,7 +916,7 @@ def run_images(
     scan = scan_log(log)
     refs = scan.refs
     for problem in scan.problems:
-        warn(f"{log.display}: {_printable(problem, 300)}")
+        warn(f"{log.display}: {visible_line(problem, 300)}")
     offloads = [{"seq": o.seq, "targets": o.targets} for o in scan.offloads]
 
     if out is None:

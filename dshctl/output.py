@@ -5,6 +5,9 @@
 * Errors print one line, ``dshctl: error: FILE:LINE (seq N): MESSAGE``, and exit
   with the error's documented status (see :mod:`dshctl.errors`); never a traceback.
 * Colour follows ``--no-color`` and the ``NO_COLOR`` environment variable.
+* Text from a log is data: table cells, titles and captions are ``rich.text.Text`` (never markup or
+  emoji codes), and warnings, errors and cells show control characters as pictures
+  (:mod:`dshctl.textsafe`); JSON escapes them instead.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from typing import Any, Callable, Iterable, TypeVar
 
 from .errors import EXIT_UNREADABLE, DshctlError
+from .textsafe import escape_json_bytes, visible_line
 
 T = TypeVar("T")
 
@@ -52,13 +56,16 @@ def _console_class():
     return _console_classes[0]
 
 
-def console(stderr: bool = False):
-    """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich."""
+def console(stderr: bool = False, pipe_width: int = PIPE_WIDTH):
+    """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
+    ``pipe_width`` is its width when the stream is no terminal and ``COLUMNS`` is unset."""
     stream = sys.stderr if stderr else sys.stdout
     width = None
     if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
-        width = PIPE_WIDTH
-    return _console_class()(stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width)
+        width = pipe_width
+    return _console_class()(
+        stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width, markup=False, emoji=False
+    )
 
 
 def _json_encoder():
@@ -71,7 +78,8 @@ def _json_encoder():
 
 
 def to_json(value: Any) -> bytes:
-    return _json_encoder().encode(value)
+    """Compact JSON; control characters in strings are escaped (DEL and C1 too, which JSON allows raw)."""
+    return escape_json_bytes(_json_encoder().encode(value))
 
 
 def write_bytes(data: bytes) -> None:
@@ -92,11 +100,11 @@ def emit_ndjson(values: Iterable[Any]) -> None:
         batch.append(encode(value))
         if len(batch) >= 256:
             batch.append(b"")
-            out.write(b"\n".join(batch))
+            out.write(escape_json_bytes(b"\n".join(batch)))
             batch.clear()
     if batch:
         batch.append(b"")
-        out.write(b"\n".join(batch))
+        out.write(escape_json_bytes(b"\n".join(batch)))
 
 
 def iso_utc(ms: int | None) -> str | None:
@@ -113,27 +121,55 @@ def iso_utc(ms: int | None) -> str | None:
 
 
 def warn(message: str) -> None:
-    """A warning line on stderr; never changes the exit status."""
+    """A warning line on stderr; never changes the exit status. Log text in ``message`` is shown safely."""
     try:
-        sys.stderr.write(f"dshctl: warning: {message}\n")
+        sys.stderr.write(f"dshctl: warning: {visible_line(message)}\n")
     except (BrokenPipeError, OSError):
         pass
 
 
 def error_line(error: DshctlError) -> str:
-    return f"dshctl: error: {error}"
+    return f"dshctl: error: {visible_line(str(error))}"
 
 
-def print_table(title: str | None, columns: list[tuple[str, str]], rows: Iterable[list[Any]], caption: str | None = None) -> None:
-    """A rich table on stdout. ``columns`` are ``(header, justify)`` pairs."""
+def text_cell(value: Any, style: str | None = None):
+    """A table cell or line as ``rich.text.Text``: literal text (no markup, no emoji codes), one line."""
+    from rich.text import Text
+
+    return Text(visible_line(value), style=style or "")
+
+
+def print_table(
+    title: str | None,
+    columns: list[tuple[str, str]],
+    rows: Iterable[list[Any]],
+    caption: str | None = None,
+    *,
+    wrap_last_only: bool = False,
+    pipe_width: int = PIPE_WIDTH,
+) -> None:
+    """A rich table on stdout: the title in bold above it, the caption below. ``columns`` are
+    ``(header, justify)`` pairs; every cell is literal text (:func:`text_cell`). With ``wrap_last_only``
+    every column but the last keeps its cells on one line."""
     from rich.table import Table
 
-    table = Table(title=title, caption=caption, header_style="bold", box=None if not color_enabled() else None)
-    for header, justify in columns:
-        table.add_column(header, justify=justify, overflow="fold")
+    out = console(pipe_width=pipe_width)
+    table = Table(header_style="bold")
+    last = len(columns) - 1
+    for i, (header, justify) in enumerate(columns):
+        table.add_column(text_cell(header), justify=justify, overflow="fold", no_wrap=wrap_last_only and i != last)
     for row in rows:
-        table.add_row(*["" if cell is None else str(cell) for cell in row])
-    console().print(table)
+        table.add_row(*[text_cell(cell) for cell in row])
+    if title:
+        out.print(text_cell(title, "bold"))
+    out.print(table)
+    if caption:
+        out.print(text_cell(caption))
+
+
+def print_line(text: str, pipe_width: int = PIPE_WIDTH) -> None:
+    """One line of literal text on stdout, through the same console as the tables."""
+    console(pipe_width=pipe_width).print(text_cell(text))
 
 
 def _silence_stdout() -> None:

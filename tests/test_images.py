@@ -309,6 +309,8 @@ def test_table_escapes_hostile_strings(tmp_path):
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "[bold red]boom" in result.stdout  # printed literally, not interpreted as markup
+    assert "\\[bold" not in result.stdout  # and not escaped for a markup parser that never runs
+    assert "[bold red]boom[/] ␛]8;;http://x␇link" in result.stdout  # controls shown as pictures
 
 
 def test_v0_chunks_are_read_from_the_folded_stream(tmp_path):

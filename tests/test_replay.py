@@ -21,7 +21,7 @@ import pytest
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay import run_replay
-from dshctl.replay.export import cast_events, timeline_records, write_cast
+from dshctl.replay.export import cast_events, cast_header, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_text, status_text
 from dshctl.replay.terminal import play_stream
@@ -609,8 +609,9 @@ def test_usage_errors_exit_2(args):
 # -- edge cases in a hand-written log -------------------------------------------------------------------
 
 
-def write_log(path: Path, events: list[tuple[str, dict]], *, start: int = T0) -> Path:
-    lines = [json.dumps({"type": "session", "version": 4, "id": "edge", "createdAt": start, "isSeeded": False, "delegationDepth": 0})]
+def write_log(path: Path, events: list[tuple[str, dict]], *, start: int = T0, header: dict | None = None) -> Path:
+    fields = {"type": "session", "version": 4, "id": "edge", "createdAt": start, "isSeeded": False, "delegationDepth": 0}
+    lines = [json.dumps({**fields, **(header or {})})]
     for seq, (kind, data) in enumerate(events):
         record = {"type": kind, "seq": seq, "time": data.pop("_time", start + seq), "data": data}
         if kind in ("user/message", "assistant/message", "tool/result"):
@@ -679,3 +680,33 @@ def test_edge_cases_render_safely(tmp_path):
     assert "\x1b" not in screen_text(timeline, len(timeline), 60, 40)
     colored = transcript(Timeline(open_log(str(tmp_path / "edge.session.v4.jsonl"))), color=True)
     assert re.sub(r"\x1b\[[0-9;]*m", "", colored) == text
+
+
+def test_log_text_cannot_drive_the_terminal(tmp_path):
+    """The header's id and cwd, titles and a resumed tool call's name reach the screen as pictures."""
+    esc = "\x1b]0;owned\x07\x1b[2J"
+    t = T0 + 1000
+    stream = [
+        {"type": "chunk", "time": t, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "name": "sh" + esc, "argumentsDelta": "{"}},
+        {"type": "reasoning-chunks", "time0": t + 10, "index": 1, "dt": [], "texts": ["hm"]},
+        {"type": "tool-call-chunks", "time0": t + 20, "index": 0, "dt": [], "id": "c1", "args": ["}"]},
+        {"type": "chunk", "time": t + 30, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}},
+    ]
+    events = [
+        ("session/title", {"title": "T" + esc, "messageSeqs": [], "source": {"kind": "fallback"}}),
+        ("turn/start", {"turn": 1}),
+        ("step/start", {"turn": 1, "step": 1}),
+        assistant(1, 1, stream, [], t + 40),
+    ]
+    log = write_log(tmp_path / "x.session.v4.jsonl", events, header={"id": "id" + esc, "cwd": "/w" + esc})
+    timeline = Timeline(open_log(str(log)))
+    text = transcript(timeline)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "dsh session id␛]0;owned␇␛[2J · log v4 · /w␛]0;owned␇␛[2J" in text
+    assert "· title: T␛]0;owned␇␛[2J" in text
+    assert "╭─ tool call sh␛]0;owned␇␛[2J (continued)" in text
+    status = status_text(timeline, len(timeline), speed=1.0, paused=False, width=200).plain
+    assert "T␛]0;owned␇␛[2J" in status
+    untitled = write_log(tmp_path / "y.session.v4.jsonl", events[1:], header={"id": "id" + esc})
+    title = cast_header(Timeline(open_log(str(untitled))), version=2, cols=80, rows=24, idle_limit=0)["title"]
+    assert title == "dsh session id␛]0;owned␇␛[2J"

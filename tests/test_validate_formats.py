@@ -175,3 +175,21 @@ def test_subprocess_exit_status(logs):
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dshctl.cli"]
     done = subprocess.run([*command, "validate", str(logs["errors"])], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_findings_quoting_log_text_cannot_drive_a_terminal_or_break_xml():
+    """A message quoting a log value with escape sequences: pictures in text and JUnit, escapes in JSON."""
+    from dshctl.validate.findings import Finding, LogReport
+    from dshctl.validate.formats import render
+
+    message = "has key x\x1b]0;t\x07\x1b[2J\x9b\x7f"
+    report = LogReport(file="a\x1b.jsonl")
+    report.findings.append(Finding(rule="stream/exact-keys", severity="error", message=message, file="a\x1b.jsonl", line=2))
+    text = render([report], "text", strict=False)
+    assert "a␛.jsonl:2: error [stream/exact-keys] has key x␛]0;t␇␛[2J\ufffd␡" in text
+    junit = ET.fromstring(render([report], "junit", strict=False))
+    assert [f.get("message") for f in junit.iter("failure")] == ["has key x␛]0;t␇␛[2J\ufffd␡"]
+    as_json, as_sarif = (render([report], fmt, strict=False) for fmt in ("json", "sarif"))
+    assert not any(c in as_json + as_sarif for c in "\x1b\x07\x9b\x7f")
+    assert json.loads(as_json)["logs"][0]["findings"][0]["message"] == message
+    assert json.loads(as_sarif)["runs"][0]["results"][0]["message"]["text"] == message

@@ -11,6 +11,7 @@ them, so the file stays faithful and playback stays brisk. asciinema 2.x plays v
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
@@ -41,6 +42,7 @@ from .timeline import (
     Timeline,
     format_clock,
 )
+from ..textsafe import escape_json_text, visible, visible_line
 from .transcript import iter_fragments
 
 DEFAULT_COLS = 100
@@ -48,7 +50,8 @@ DEFAULT_ROWS = 30
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """One JSON value; log strings are kept, control characters escaped (DEL and C1 too)."""
+    return escape_json_text(json.dumps(value, ensure_ascii=False))
 
 
 def cast_header(timeline: Timeline, *, version: int, cols: int, rows: int, idle_limit: float) -> dict:
@@ -65,7 +68,7 @@ def cast_header(timeline: Timeline, *, version: int, cols: int, rows: int, idle_
         header["idle_time_limit"] = idle_limit
     title = timeline.titles[-1][1] if timeline.titles else None
     session_id = timeline.log.header.id
-    header["title"] = title or (f"dsh session {session_id}" if session_id else "dsh session")
+    header["title"] = title or (f"dsh session {visible_line(session_id)}" if session_id else "dsh session")
     if version == 2:
         header["env"] = {"TERM": "xterm-256color"}
     return header
@@ -174,13 +177,37 @@ def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
 
 # --------------------------------------------------------------------------------------------------
 # Markdown
+#
+# Prose the model or the user wrote (prompts, assistant text, reasoning) is markdown and stays markdown.
+# Everything else from the log cannot become markup: names and ids go in code spans, titles and notes
+# are backslash-escaped, tool arguments and results go in fences; the fence or span delimiter is a
+# backtick run longer than any in the text, so the text cannot close it. Control characters become
+# pictures (the whole document passes through textsafe.visible).
+
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]<>&~|#])")
+_BACKTICK_RUN = re.compile("`+")
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
 
 
 def _fence(text: str, lang: str = "") -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _code(value: Any) -> str:
+    """An inline code span holding ``value`` on one line, literally."""
+    text = visible_line(value) or "?"
+    ticks = "`" * (_longest_backtick_run(text) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _literal(text: str) -> str:
+    """``text`` shown as written: every character markdown or HTML would act on is backslash-escaped."""
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", visible_line(text))
 
 
 def _quote(text: str) -> str:
@@ -192,10 +219,10 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
     timeline.ensure_all()
     header = timeline.log.header
     title = timeline.titles[-1][1] if timeline.titles else None
-    out: list[str] = [f"# {title or 'dsh session ' + str(header.id)}", ""]
-    meta = [f"session `{header.id}`", f"log v{header.version}"]
+    out: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", ""]
+    meta = [f"session {_code(header.id)}", f"log v{header.version}"]
     if header.cwd:
-        meta.append(f"cwd `{header.cwd}`")
+        meta.append(f"cwd {_code(header.cwd)}")
     if timeline.synthetic:
         meta.append("synthetic timing")
     out.append(" · ".join(meta))
@@ -223,7 +250,7 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
                 out.append("")
         elif buffer_kind == TOOL_ARGS:
             name = tool_name[0]
-            out.append(f"**tool call** `{name or '?'}`")
+            out.append(f"**tool call** {_code(name)}")
             out.append("")
             out.append(_fence(text, "json"))
             out.append("")
@@ -270,7 +297,7 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
                 # a whole tool-call block shown at once
                 plain = item.text(0)
                 args = "\n".join(line[2:] for line in plain.split("\n") if line.startswith("│ "))
-                out.append(f"**tool call** `{info.get('name')}`")
+                out.append(f"**tool call** {_code(info.get('name'))}")
                 out.append("")
                 out.append(_fence(args, "json"))
                 out.append("")
@@ -289,11 +316,11 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             out.append(_quote(info.get("text", "")))
             out.append("")
         elif kind == TOOL_CALL:
-            out.append(f"▶ running `{info.get('name')}`")
+            out.append(f"▶ running {_code(info.get('name'))}")
             out.append("")
         elif kind == TOOL_RESULT:
             mark = "✗ error" if info.get("isError") else "✓"
-            out.append(f"**result** `{info.get('name') or '?'}` {mark}")
+            out.append(f"**result** {_code(info.get('name'))} {mark}")
             out.append("")
             out.append(_fence("\n".join(info.get("lines") or [])))
             out.append("")
@@ -307,12 +334,12 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
         elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
             text = item.text(0).strip("\n")
             lines = [line for line in text.split("\n")]
-            out.append("*" + lines[0].strip() + "*" if lines and lines[0].strip() else "")
+            out.append("*" + _literal(lines[0].strip()) + "*" if lines and lines[0].strip() else "")
             for line in lines[1:]:
-                out.append("- " + line.strip())
+                out.append("- " + _literal(line.strip()))
             out.append("")
     flush()
-    return "\n".join(out).rstrip("\n") + "\n"
+    return visible("\n".join(out).rstrip("\n") + "\n")
 
 
 def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:

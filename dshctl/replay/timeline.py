@@ -36,7 +36,6 @@ The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ import msgspec
 
 from ..model import Event, tool_result_blocks, tool_result_call_id
 from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
+from ..textsafe import has_unsafe, visible, visible_line
 
 EVENT_GAP_MS = 250
 """Synthetic gap before a visible event whose time the log does not carry."""
@@ -99,6 +99,9 @@ class Item:
     ``parts`` (one-fragment items) are the segments of the single fragment. A run has ``frags`` (the
     record's member strings, by reference), printed in ``style``; ``lead`` (segments) goes before fragment 0 and
     ``framed`` runs continue a ``│`` frame after each line break.
+
+    Every string from the log reaches the output through an item, so the item is where control
+    characters become pictures (:func:`dshctl.textsafe.visible`): parts, lead, fragments and label.
     """
 
     __slots__ = (
@@ -133,12 +136,12 @@ class Item:
         info: dict | None = None,
     ) -> None:
         self.kind = kind
-        self.parts = parts
-        self.frags = frags
-        self.lead = lead or []
+        self.parts = _visible_segments(parts) if parts is not None else None
+        self.frags = [visible(f) for f in frags] if frags is not None and has_unsafe("".join(frags)) else frags
+        self.lead = _visible_segments(lead) if lead else []
         self.style = style
         self.framed = framed
-        self.label = label
+        self.label = visible_line(label) if label is not None else None
         self.block = block
         self.info = info
         self.count = len(frags) if frags is not None else 1
@@ -587,7 +590,7 @@ class _Builder:
         if not self._keeps(kind):
             return False
         segments = self._prefix(owner, block, blank)
-        segments.extend((clean(text), style) for text, style in parts)
+        segments.extend(parts)
         t, synthetic = self._place(real, gap)
         item = Item(kind, parts=segments, label=label, block=owner, info=info)
         self._push(item, [t], synthetic)
@@ -596,8 +599,6 @@ class _Builder:
     def emit_run(self, kind: str, record, frags: list[str], anchored: bool, *, gap0: int, owner: Any, block: _Block, style: str | None, framed: bool) -> bool:
         if not self._keeps(kind):
             return False
-        if _UNSAFE.search("".join(frags)) is not None:
-            frags = [clean(fragment) for fragment in frags]
         if not any(frags):
             # nothing visible; still advance the clock so later spacing stays honest
             self._run_times(record, anchored, gap0)
@@ -632,9 +633,9 @@ class _Builder:
 
     def _session_header(self, event: Event | None) -> None:
         header = self.log.header
-        bits = [f"dsh session {header.id or '?'}", f"log v{header.version}"]
+        bits = [f"dsh session {visible_line(header.id) or '?'}", f"log v{header.version}"]
         if header.cwd:
-            bits.append(header.cwd)
+            bits.append(visible_line(header.cwd))
         if isinstance(header.createdAt, int) and header.createdAt > 10**11:
             bits.append(_utc(header.createdAt))
         parts: list[Segment] = [(" · ".join(bits), "session")]
@@ -688,6 +689,7 @@ class _Builder:
         elif kind == "session/title":
             title = data.get("title")
             if isinstance(title, str) and title:
+                title = visible_line(title)
                 self.emit(TITLE, [(f"· title: {title}", "title"), ("\n", None)], event.time, info={"title": title})
         elif kind == "command/run":
             name = data.get("name")
@@ -1121,24 +1123,8 @@ class _Builder:
 # Small helpers shared with the exporters
 
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _picture(match: re.Match) -> str:
-    code = ord(match.group())
-    if code == 0x0D:
-        return ""
-    if code < 0x20:
-        return chr(0x2400 + code)
-    return "\u2421" if code == 0x7F else "\ufffd"
-
-
-def clean(text: str) -> str:
-    """Text that cannot drive the terminal: C0/C1 controls (ESC included) become visible control pictures
-    (``␛``), a carriage return is dropped; line feeds and tabs stay."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(_picture, text)
+def _visible_segments(segments: list[Segment]) -> list[Segment]:
+    return [(visible(text), style) for text, style in segments]
 
 
 def _int(value: Any) -> int | None:

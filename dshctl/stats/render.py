@@ -5,43 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..output import print_line
+from ..output import print_table as shared_print_table
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
-_state: dict = {}
-
-
-def _console():
-    """The shared stdout console; when stdout is not a terminal (a file, a pipe) and COLUMNS is unset,
-    tables get room for their natural width instead of rich's 80 columns."""
-    console = _state.get("console")
-    if console is None:
-        import os
-
-        from ..output import console as make_console
-
-        console = make_console()
-        if not console.is_terminal and not os.environ.get("COLUMNS"):
-            console.width = 240
-        _state["console"] = console
-    return console
+STATS_PIPE_WIDTH = 240
+"""Width of the tables when stdout is a file or pipe and COLUMNS is unset: the per-step table is wide."""
 
 
 def print_table(title: str | None, columns: list[tuple[str, str]], rows, caption: str | None = None) -> None:
-    """A rich table; every column but the last keeps its cells on one line."""
-    from rich.table import Table
-
-    console = _console()
-    table = Table(header_style="bold")
-    last = len(columns) - 1
-    for i, (header, justify) in enumerate(columns):
-        table.add_column(header, justify=justify, no_wrap=i != last, overflow="fold")
-    for row in rows:
-        table.add_row(*["" if cell is None else str(cell) for cell in row])
-    if title:
-        console.print(title, style="bold", markup=False, highlight=False)
-    console.print(table)
-    if caption:
-        console.print(caption, markup=False, highlight=False)
+    """The shared table printer (literal cells); every column but the last keeps its cells on one line."""
+    shared_print_table(title, columns, rows, caption, wrap_last_only=True, pipe_width=STATS_PIPE_WIDTH)
 
 
 def _n(value: Any) -> str:
@@ -181,7 +155,7 @@ def _summary(s: dict, title: str, spark: Any = None) -> None:
     print_table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
     _model_table(s["dshctl"]["models"], "per model (dshctl)")
     for note in s.get("notes") or []:
-        _console().print(f"note: {note}", markup=False, highlight=False)
+        print_line(f"note: {note}", STATS_PIPE_WIDTH)
 
 
 def _percentile_table(aggregate: dict) -> None:

@@ -8,6 +8,7 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from dshctl import __version__
+from dshctl.textsafe import escape_json_text, visible, visible_line
 
 from .findings import STATUS_CLEAN, STATUS_ERRORS, STATUS_UNREADABLE, STATUS_WARNINGS, Finding, LogReport
 from .rules import LEVELS, RULES, Rule
@@ -45,6 +46,8 @@ def _ordered(report: LogReport) -> list[Finding]:
 
 
 def render(reports: list[LogReport], output_format: str, strict: bool, elapsed: float | None = None) -> str:
+    """The findings in one format. Messages quote log values: text and JUnit show control characters as
+    pictures (XML 1.0 cannot carry them at all), JSON and SARIF keep the values, escaped."""
     if output_format == "json":
         return _json(reports, strict, elapsed)
     if output_format == "sarif":
@@ -69,7 +72,7 @@ def _text(reports: list[LogReport], strict: bool) -> str:
         if report.skipped_levels:
             out.append(f"{report.file}: note: levels not run: {', '.join(report.skipped_levels)}")
     out.append(summary_line(reports, strict))
-    return "\n".join(out) + "\n"
+    return "\n".join(visible_line(line) for line in out) + "\n"
 
 
 # --------------------------------------------------------------------------- json
@@ -169,7 +172,7 @@ def _sarif(reports: list[LogReport], strict: bool) -> str:
             "properties": {"summary": summary(reports, strict)},
         }],
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return escape_json_text(json.dumps(document, ensure_ascii=False, indent=2)) + "\n"
 
 
 # --------------------------------------------------------------------------- JUnit XML
@@ -227,8 +230,18 @@ def _junit(reports: list[LogReport], strict: bool, elapsed: float | None) -> str
         root.set(key, str(value))
     if elapsed is not None:
         root.set("time", f"{elapsed:.3f}")
+    _show_controls(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _show_controls(root: ET.Element) -> None:
+    """Control characters from the log as pictures in every attribute and text: XML 1.0 cannot carry them."""
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, visible_line(value))
+        if element.text:
+            element.text = visible(element.text)
 
 
 def _where(finding: Finding) -> str:

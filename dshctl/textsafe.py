@@ -1,0 +1,83 @@
+"""Text from a log is data: the one rule for showing a log string on a terminal or in a file a
+terminal will show (a transcript, a cast, markdown, a table, a warning).
+
+A JSON string can hold any code point, so a log can carry escape sequences (``ESC [ 2 J`` clears the
+screen, ``ESC ] 0 ; … BEL`` retitles the window, ``ESC ] 52 ; …`` writes the clipboard), C1 controls
+(U+009B is CSI to some terminals), backspaces and NULs. Every string from a log passes through
+:func:`visible` (text whose line breaks are meant) or :func:`visible_line` (a field shown on one line):
+
+* C0 controls become their control pictures, U+2400 + code (ESC → ␛, BEL → ␇, NUL → ␀); DEL → ␡;
+* C1 controls (U+0080–U+009F) and lone surrogates → U+FFFD (there are no pictures for them);
+* in :func:`visible` LF and TAB stay and CR is dropped (CRLF line ends); in :func:`visible_line` they
+  become ␊ ␉ ␍ too.
+
+Markup is the other half of the rule: rich output is built from ``rich.text.Text`` (never parsed as
+markup or emoji codes), see :func:`dshctl.output.print_table`. JSON output keeps the exact values and
+escapes instead (:func:`escape_json_bytes`).
+"""
+
+from __future__ import annotations
+
+import re
+
+_MULTI_LINE_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_ONE_LINE_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _picture(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else "\ufffd"
+
+
+def _multi_line_picture(match: re.Match) -> str:
+    return "" if match.group() == "\r" else _picture(match)
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character shown as a picture; line feeds and tabs kept, CR dropped."""
+    if _MULTI_LINE_UNSAFE.search(text) is None:
+        return text
+    return _MULTI_LINE_UNSAFE.sub(_multi_line_picture, text)
+
+
+def visible_line(value: object, limit: int | None = None) -> str:
+    """A log value as one line: ``str(value)`` with every control character (LF, TAB and CR too) shown
+    as a picture, cut to ``limit`` characters with "…". ``None`` is the empty string."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if _ONE_LINE_UNSAFE.search(text) is None:
+        return text
+    return _ONE_LINE_UNSAFE.sub(_picture, text)
+
+
+def has_unsafe(text: str) -> bool:
+    """True if :func:`visible` would change ``text``."""
+    return _MULTI_LINE_UNSAFE.search(text) is not None
+
+
+# JSON escapes C0 controls itself; DEL and the C1 controls are legal raw in a JSON string, so encoders
+# write them as UTF-8 (C1 as C2 80…C2 9F). In UTF-8 JSON those bytes can only occur inside strings.
+# The C1 pattern starts with a literal byte and DEL is tested with `in`: both are fast scans.
+_RAW_C1 = re.compile(rb"\xc2[\x80-\x9f]")
+_RAW_JSON_CONTROLS_TEXT = re.compile("[\x7f-\x9f]")
+
+
+def escape_json_bytes(data: bytes) -> bytes:
+    """UTF-8 JSON with DEL and C1 controls written as ``\\u007f`` … ``\\u009f`` escapes (same values)."""
+    if b"\x7f" in data:
+        data = data.replace(b"\x7f", b"\\u007f")
+    if _RAW_C1.search(data) is None:
+        return data
+    return _RAW_C1.sub(lambda m: b"\\u%04x" % m.group()[1], data)
+
+
+def escape_json_text(text: str) -> str:
+    """:func:`escape_json_bytes` for JSON already decoded to ``str`` (``json.dumps(..., ensure_ascii=False)``)."""
+    if _RAW_JSON_CONTROLS_TEXT.search(text) is None:
+        return text
+    return _RAW_JSON_CONTROLS_TEXT.sub(lambda m: "\\u%04x" % ord(m.group()), text)
