@@ -71,7 +71,7 @@ def escape_json_bytes(data: bytes) -> bytes:
     """UTF-8 JSON with DEL and C1 controls written as ``\\u007f`` … ``\\u009f`` escapes (same values)."""
     if b"\x7f" in data:
         data = data.replace(b"\x7f", b"\\u007f")
-    if _RAW_C1.search(data) is None:
+    if b"\xc2" not in data or _RAW_C1.search(data) is None:  # `in` is a memchr scan, the regex is not
         return data
     return _RAW_C1.sub(lambda m: b"\\u%04x" % m.group()[1], data)
 
