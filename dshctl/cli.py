@@ -6,7 +6,6 @@ the functions, so ``dshctl --help`` stays fast.
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -218,12 +217,19 @@ def replay(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. click's own output (--help, --version, usage errors) goes through
+    the one error path too, so a full or closed stdout or stderr is reported, never a traceback."""
+    from .output import run
+
+    raise SystemExit(run(_click_main))
+
+
+def _click_main() -> int:
     try:
-        app()
-    except KeyboardInterrupt:
-        sys.stderr.write("dshctl: interrupted\n")
-        raise SystemExit(130)
+        app()  # standalone mode: always ends in SystemExit
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

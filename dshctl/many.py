@@ -36,6 +36,13 @@ def resolve_many(paths: list[str]) -> list[LogRef]:
     return refs
 
 
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # AttributeError: closed at start (None)
+        return False
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -64,7 +71,7 @@ def map_logs(
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     use_pool = jobs > 1 and len(refs) >= PARALLEL_THRESHOLD and all(r.path is not None for r in refs)
-    show = progress and len(refs) >= PARALLEL_THRESHOLD and sys.stderr.isatty()
+    show = progress and len(refs) >= PARALLEL_THRESHOLD and _is_terminal(sys.stderr)
     bar = _progress(len(refs), label) if show else None
     try:
         if not use_pool:

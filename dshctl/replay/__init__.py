@@ -55,7 +55,7 @@ def run_replay(
     cols: int | None = None,
     rows: int | None = None,
 ) -> int:
-    from ..output import color_enabled, warn
+    from ..output import color_enabled, note, warn
     from .transform import make_filters, parse_from_time
 
     if not speed > 0 or speed != speed or speed == float("inf"):
@@ -112,7 +112,7 @@ def run_replay(
                 idle_limit=idle_limit,
                 color=color_enabled(),
             )
-            sys.stderr.write(f"dshctl: {summary}\n")
+            note(summary)
             return 0
 
         if not interactive:
