@@ -12,8 +12,11 @@
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-from typing import Any, Callable, Iterable, TypeVar
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
 from .errors import EXIT_UNREADABLE, DshctlError, OutputError
 
@@ -112,6 +115,58 @@ def iso_utc(ms: int | None) -> str | None:
         return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (OverflowError, OSError, ValueError):
         return None
+
+
+@contextmanager
+def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
+    """A text file written whole or not at all: the text goes to a temporary file beside ``path`` that
+    takes its name only once everything is written, so a failed write never leaves a half file under
+    that name. An existing ``path`` is refused unless ``force``."""
+    _refuse_existing(path, force)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+        _publish(temporary, path, force)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    finally:
+        _remove(temporary)
+
+
+def _refuse_existing(path: Path, force: bool) -> None:
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not force and os.path.lexists(path):
+        raise OutputError(f"{path} already exists (--force overwrites)")
+
+
+def _publish(temporary: Path, path: Path, force: bool) -> None:
+    if force:
+        os.replace(temporary, path)
+        return
+    try:
+        os.link(temporary, path)  # unlike a rename, fails if the name appeared meanwhile
+    except FileExistsError:
+        raise OutputError(f"{path} already exists (--force overwrites)") from None
+    except OSError:  # a file system without hard links
+        _refuse_existing(path, force)
+        os.rename(temporary, path)
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def _to_stderr(line: str) -> None:
