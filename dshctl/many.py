@@ -12,7 +12,7 @@ import sys
 from typing import Callable, Iterator, TypeVar
 
 from .errors import DshctlError
-from .source import LogRef, resolve, sessions_root
+from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
 
@@ -22,12 +22,12 @@ PARALLEL_THRESHOLD = 8
 
 def resolve_many(paths: list[str]) -> list[LogRef]:
     """Every log named by ``paths`` (files, session dirs, roots, ``-``); the default sessions root when
-    none is given. Duplicates (the same file reached twice) are read once."""
+    none is given. Each must hold a log. Duplicates (the same file reached twice) are read once."""
     specs = paths or [str(sessions_root())]
     refs: list[LogRef] = []
     seen: set = set()
     for spec in specs:
-        for ref in resolve(spec):
+        for ref in resolve_named(spec):
             key = ref.path.resolve() if ref.path is not None else "-"
             if key in seen:
                 continue
