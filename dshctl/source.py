@@ -207,6 +207,8 @@ def resolve(spec: str) -> list[LogRef]:
     Results other than stdin are sorted by path.
     """
     if spec == "-":
+        if sys.stdin is None:  # the process started with standard input closed
+            raise SourceError("standard input is closed", file="<stdin>")
         return [LogRef(path=None, display="<stdin>", generation_from_name=None, session_dir=None)]
     if spec == "":
         raise SourceError("no such file or directory", file=spec)

@@ -1,5 +1,6 @@
 """Output that cannot be written is an error with one line and status 2, never a traceback; standard error
-is best effort and never changes the status; a closed pipe stays quiet with status 0.
+is best effort and never changes the status; a closed pipe stays quiet with status 0; a closed standard
+input given as ``-`` is unreadable input.
 
 Every case runs in its own process (stdout must really be /dev/full, closed or a broken pipe); the
 processes of the whole matrix are started together so the module stays fast.
@@ -55,6 +56,8 @@ STDERR_CASES = [
     ("export note, stderr closed", ["replay", LOG, "--export", "{out}/x.cast"], ">/dev/null 2>&-", 0),
 ]
 
+STDIN_CLOSED = {"cat -": ["cat", "-"], "validate -": ["validate", "-"]}
+
 BROKEN_PIPE = {
     "ls": ["ls", ROOT],
     "validate sarif": ["validate", "--format", "sarif", LOG],
@@ -75,7 +78,7 @@ def _argv(args: list[str], tmp: Path, case: str) -> list[str]:
     return [a.replace("{out}", str(out)) for a in args]
 
 
-def _in_shell(args: list[str], redirections: str, stdout=None) -> subprocess.CompletedProcess:
+def _in_shell(args: list[str], redirections: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     script = f'exec "$@" {redirections}'
     return subprocess.run(["sh", "-c", script, "sh", *DSHCTL, *args], stdout=stdout, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
@@ -102,6 +105,8 @@ def results(tmp_path_factory):
             jobs["pipe", name] = pool.submit(_into_broken_pipe, _argv(args, tmp, "pipe " + name))
         for name, args, redirections, _ in STDERR_CASES:
             jobs["stderr", name] = pool.submit(_in_shell, _argv(args, tmp, "stderr " + name), redirections)
+        for name, args in STDIN_CLOSED.items():
+            jobs["stdin", name] = pool.submit(_in_shell, args, "<&-")
         done = {key: job.result() for key, job in jobs.items()}
     return tmp, done
 
@@ -125,6 +130,19 @@ def test_stdout_closed_is_one_error_line_and_status_2(results, name):
     result = results[1]["closed", name]
     assert result.returncode == 2, result.stderr
     assert _one_error_line(result) == "dshctl: error: cannot write standard output: it is closed"
+
+
+def test_stdin_closed_is_one_error_line_and_status_2(results):
+    result = results[1]["stdin", "cat -"]
+    assert result.returncode == 2, result.stderr
+    assert _one_error_line(result) == "dshctl: error: <stdin>: standard input is closed"
+
+
+def test_validate_reports_a_closed_stdin_as_unreadable(results):
+    result = results[1]["stdin", "validate -"]
+    assert result.returncode == 2, result.stderr
+    assert b"<stdin>: unreadable [codec/read] standard input is closed" in result.stdout
+    assert result.stderr == b""
 
 
 @pytest.mark.parametrize("name", BROKEN_PIPE)
