@@ -40,7 +40,8 @@ def _isatty(stream) -> bool:
 
 
 def _refuse_the_log_itself(export: Path, log) -> None:
-    """dshctl never writes to a log it reads, not even with --force (``--export x.jsonl`` is allowed)."""
+    """An export may end in .jsonl, so it can name the log itself: dshctl never writes to a log it
+    reads, not even with --force."""
     try:
         same = log.ref.path is not None and os.path.samefile(export, log.ref.path)
     except OSError:  # the export does not exist yet
@@ -114,8 +115,9 @@ def run_replay(
 
         if export is not None:
             from .export import DEFAULT_COLS, DEFAULT_ROWS
-            _refuse_the_log_itself(Path(export), log)
             from .export import export as write_export
+
+            _refuse_the_log_itself(Path(export), log)
 
             summary = write_export(
                 timeline,
