@@ -6,7 +6,6 @@ the functions, so ``dshctl --help`` stays fast.
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -190,6 +189,7 @@ def replay(
     instant: bool = typer.Option(False, "--instant", help="Print the transcript at once, without timing."),
     timestamps: bool = typer.Option(False, "--timestamps", help="Prefix transcript lines with recorded times."),
     export: Optional[Path] = typer.Option(None, "--export", help="Write FILE.cast (asciicast), FILE.md (markdown) or FILE.ndjson (timeline)."),
+    force: bool = typer.Option(False, "--force", help="Let --export overwrite an existing file."),
     cast_version: CastVersion = typer.Option(CastVersion.v2, "--cast-version", help="asciicast version for .cast exports."),
     cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Terminal height written into a .cast export (default 30)."),
@@ -210,6 +210,7 @@ def replay(
             instant=instant,
             timestamps=timestamps,
             export=export,
+            force=force,
             cast_version=int(cast_version.value),
             cols=cols,
             rows=rows,
@@ -218,12 +219,19 @@ def replay(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. click's own output (--help, --version, usage errors) goes through
+    the one error path too, so a full or closed stdout or stderr is reported, never a traceback."""
+    from .output import run
+
+    raise SystemExit(run(_click_main))
+
+
+def _click_main() -> int:
     try:
-        app()
-    except KeyboardInterrupt:
-        sys.stderr.write("dshctl: interrupted\n")
-        raise SystemExit(130)
+        app()  # standalone mode: always ends in SystemExit
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,3 +67,8 @@ class StreamError(DshctlError):
 
 class UsageError(DshctlError):
     """Bad command-line usage."""
+
+
+class OutputError(DshctlError):
+    """Output cannot be written: standard output closed or failing (disk full, I/O error), or an
+    export file that cannot be created."""

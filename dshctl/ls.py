@@ -66,10 +66,26 @@ def session_row(ref) -> dict[str, Any]:
 
 
 def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:
+    """The rows of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
+    where none (the root empty or missing) is an answer: no sessions yet."""
+    from .source import resolve_named
+
+    refs = resolve_named(root) if root is not None else _default_root_logs()
+    for ref in refs:
+        yield session_row(ref)
+
+
+def _default_root_logs() -> list:
+    import os
+
+    from .output import warn
     from .source import resolve, sessions_root
 
-    for ref in resolve(root if root is not None else str(sessions_root())):
-        yield session_row(ref)
+    root = sessions_root()
+    if not os.path.lexists(root):
+        warn(f"{root}: no sessions root (dsh has not written a session here yet)")
+        return []
+    return resolve(str(root))
 
 
 def _size(n: int | None) -> str:

@@ -12,7 +12,7 @@ import sys
 from typing import Callable, Iterator, TypeVar
 
 from .errors import DshctlError
-from .source import LogRef, resolve, sessions_root
+from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
 
@@ -22,18 +22,25 @@ PARALLEL_THRESHOLD = 8
 
 def resolve_many(paths: list[str]) -> list[LogRef]:
     """Every log named by ``paths`` (files, session dirs, roots, ``-``); the default sessions root when
-    none is given. Duplicates (the same file reached twice) are read once."""
+    none is given. Each must hold a log. Duplicates (the same file reached twice) are read once."""
     specs = paths or [str(sessions_root())]
     refs: list[LogRef] = []
     seen: set = set()
     for spec in specs:
-        for ref in resolve(spec):
+        for ref in resolve_named(spec):
             key = ref.path.resolve() if ref.path is not None else "-"
             if key in seen:
                 continue
             seen.add(key)
             refs.append(ref)
     return refs
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # AttributeError: closed at start (None)
+        return False
 
 
 def default_jobs() -> int:
@@ -64,7 +71,7 @@ def map_logs(
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     use_pool = jobs > 1 and len(refs) >= PARALLEL_THRESHOLD and all(r.path is not None for r in refs)
-    show = progress and len(refs) >= PARALLEL_THRESHOLD and sys.stderr.isatty()
+    show = progress and len(refs) >= PARALLEL_THRESHOLD and _is_terminal(sys.stderr)
     bar = _progress(len(refs), label) if show else None
     try:
         if not use_pool:

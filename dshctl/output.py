@@ -2,6 +2,8 @@
 
 * Standard output carries data only; warnings and errors go to standard error.
 * A closed pipe (``dshctl cat log | head``) ends the command quietly with status 0.
+* Standard output that cannot be written (closed, disk full, I/O error) is an :class:`OutputError`,
+  reported like any other error; standard error is best effort and never changes the exit status.
 * Errors print one line, ``dshctl: error: FILE:LINE (seq N): MESSAGE``, and exit
   with the error's documented status (see :mod:`dshctl.errors`); never a traceback.
 * Colour follows ``--no-color`` and the ``NO_COLOR`` environment variable.
@@ -13,10 +15,13 @@
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-from typing import Any, Callable, Iterable, TypeVar
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
 
-from .errors import EXIT_UNREADABLE, DshctlError
+from .errors import EXIT_UNREADABLE, DshctlError, OutputError
 from .textsafe import escape_json_bytes, visible_line
 
 T = TypeVar("T")
@@ -120,12 +125,72 @@ def iso_utc(ms: int | None) -> str | None:
         return None
 
 
+@contextmanager
+def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
+    """A text file written whole or not at all: the text goes to a temporary file beside ``path`` that
+    takes its name only once everything is written, so a failed write never leaves a half file under
+    that name. An existing ``path`` is refused unless ``force``."""
+    _refuse_existing(path, force)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+        _publish(temporary, path, force)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+    finally:
+        _remove(temporary)
+
+
+def _refuse_existing(path: Path, force: bool) -> None:
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not force and os.path.lexists(path):
+        raise OutputError(f"{path} already exists (--force overwrites)")
+
+
+def _publish(temporary: Path, path: Path, force: bool) -> None:
+    if force:
+        os.replace(temporary, path)
+        return
+    try:
+        os.link(temporary, path)  # unlike a rename, fails if the name appeared meanwhile
+    except FileExistsError:
+        raise OutputError(f"{path} already exists (--force overwrites)") from None
+    except OSError:  # a file system without hard links
+        _refuse_existing(path, force)
+        os.rename(temporary, path)
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _to_stderr(line: str) -> None:
+    stderr = _BestEffortStderr(sys.stderr)  # library callers run outside run(), too
+    stderr.write(line + "\n")
+    stderr.flush()
+
+
 def warn(message: str) -> None:
     """A warning line on stderr; never changes the exit status. Log text in ``message`` is shown safely."""
-    try:
-        sys.stderr.write(f"dshctl: warning: {visible_line(message)}\n")
-    except (BrokenPipeError, OSError):
-        pass
+    _to_stderr(f"dshctl: warning: {visible_line(message)}")
+
+
+def note(message: str) -> None:
+    """An informational line on stderr (``dshctl: wrote x.cast``); never changes the exit status."""
+    _to_stderr(f"dshctl: {visible_line(message)}")
 
 
 def error_line(error: DshctlError) -> str:
@@ -172,21 +237,106 @@ def print_line(text: str, pipe_width: int = PIPE_WIDTH) -> None:
     console(pipe_width=pipe_width).print(text_cell(text))
 
 
+class _CheckedStdout:
+    """``sys.stdout`` while a command runs: the real stream, except that a write that fails (disk
+    full, I/O error) or finds standard output closed raises :class:`OutputError` for :func:`run` to
+    report. A closed pipe stays BrokenPipeError, which run() ends quietly."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream  # None when the process started with standard output closed
+
+    def write(self, data):
+        return self._checked("write", data)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._checked("flush")
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    @property
+    def buffer(self) -> "_CheckedStdout":
+        return _CheckedStdout(getattr(self._stream, "buffer", None))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def _checked(self, method: str, *args):
+        if self._stream is None:
+            raise OutputError("cannot write standard output: it is closed")
+        try:
+            return getattr(self._stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise OutputError(f"cannot write standard output: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+class _BestEffortStderr:
+    """``sys.stderr`` while a command runs: a closed or failing standard error loses the message, never
+    the exit status (click prints usage errors through it, too)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream  # None when the process started with standard error closed
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (AttributeError, OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (AttributeError, OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _silence_stdout() -> None:
-    """After EPIPE, point stdout at /dev/null so the interpreter's final flush cannot complain."""
+    """After EPIPE or a failed write, point stdout at /dev/null so the interpreter's final flush of
+    what is still buffered cannot complain (or turn the exit status into 120)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (AttributeError, OSError, ValueError):
         pass
+
+
+def _flush_or_silence() -> None:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, OutputError):
+        _silence_stdout()
 
 
 def run(body: Callable[[], int | None]) -> int:
     """Run a command body through the one error path and return its exit status."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _CheckedStdout(stdout), _BestEffortStderr(stderr)
+    try:
+        return _status(body)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _status(body: Callable[[], int | None]) -> int:
     try:
         status = body() or 0
         try:
-            sys.stdout.flush()
+            sys.stdout.flush()  # small outputs meet a full disk only here
         except BrokenPipeError:
             _silence_stdout()
         return status
@@ -194,15 +344,12 @@ def run(body: Callable[[], int | None]) -> int:
         _silence_stdout()
         return 0
     except DshctlError as exc:
-        try:
-            sys.stdout.flush()
-        except (BrokenPipeError, OSError):
-            _silence_stdout()
-        sys.stderr.write(error_line(exc) + "\n")
+        _flush_or_silence()
+        _to_stderr(error_line(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("dshctl: interrupted\n")
+        _to_stderr("dshctl: interrupted")
         return 130
     except MemoryError:
-        sys.stderr.write("dshctl: error: out of memory\n")
+        _to_stderr("dshctl: error: out of memory")
         return EXIT_UNREADABLE

@@ -29,7 +29,7 @@ from .generations import parse_header
 from .generations.current import attach_stream
 from .generations.v0 import ROW_TAGS, LegacyNormalizer, PackedRow, decode_row, decode_source_event_seqs, fold_chunks
 from .model import KNOWN_EVENT_TYPES, Event, Header
-from .source import LineReader, LogRef, TornTail, resolve
+from .source import LineReader, LogRef, TornTail, resolve_named
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
@@ -326,7 +326,7 @@ def _short(exc: Exception) -> str:
 
 def resolve_one(spec: str) -> LogRef:
     """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
-    refs = resolve(spec)
+    refs = resolve_named(spec)
     if len(refs) != 1:
         raise SourceError(
             f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec

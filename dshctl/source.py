@@ -39,6 +39,7 @@ __all__ = [
     "parse_generation_name",
     "project_key",
     "resolve",
+    "resolve_named",
     "sessions_root",
 ]
 
@@ -206,6 +207,8 @@ def resolve(spec: str) -> list[LogRef]:
     Results other than stdin are sorted by path.
     """
     if spec == "-":
+        if sys.stdin is None:  # the process started with standard input closed
+            raise SourceError("standard input is closed", file="<stdin>")
         return [LogRef(path=None, display="<stdin>", generation_from_name=None, session_dir=None)]
     if spec == "":
         raise SourceError("no such file or directory", file=spec)
@@ -228,6 +231,19 @@ def resolve(spec: str) -> list[LogRef]:
             )
         ]
     return _resolve_dir(path, spec)
+
+
+def resolve_named(spec: str) -> list[LogRef]:
+    """:func:`resolve` for a path the user named: one that holds no log is an error, so a mistyped
+    path cannot read as an empty, clean result (a CI job would pass on nothing)."""
+    refs = resolve(spec)
+    if not refs:
+        raise no_logs_found(spec)
+    return refs
+
+
+def no_logs_found(spec: str) -> SourceError:
+    return SourceError("no dsh session logs found", file=spec)
 
 
 def _resolve_dir(path: Path, display: str) -> list[LogRef]:

@@ -23,6 +23,7 @@ Which mode runs:
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -38,6 +39,17 @@ def _isatty(stream) -> bool:
         return False
 
 
+def _refuse_the_log_itself(export: Path, log) -> None:
+    """An export may end in .jsonl, so it can name the log itself: dshctl never writes to a log it
+    reads, not even with --force."""
+    try:
+        same = log.ref.path is not None and os.path.samefile(export, log.ref.path)
+    except OSError:  # the export does not exist yet
+        same = False
+    if same:
+        raise UsageError(f"--export {export} is the log being replayed; dshctl never writes to a log it reads")
+
+
 def run_replay(
     path: str,
     *,
@@ -51,11 +63,12 @@ def run_replay(
     instant: bool = False,
     timestamps: bool = False,
     export: Path | None = None,
+    force: bool = False,
     cast_version: int = 2,
     cols: int | None = None,
     rows: int | None = None,
 ) -> int:
-    from ..output import color_enabled, warn
+    from ..output import color_enabled, note, warn
     from .transform import make_filters, parse_from_time
 
     if not speed > 0 or speed != speed or speed == float("inf"):
@@ -73,6 +86,8 @@ def run_replay(
             raise UsageError(f"{name} must be a positive number")
     if export is not None and Path(export).suffix.lower() not in EXPORT_SUFFIXES:
         raise UsageError(f"--export {export}: the file name must end in .cast, .md or .ndjson")
+    if force and export is None:
+        raise UsageError("--force only applies with --export FILE")
     from_ms = parse_from_time(from_time) if from_time is not None else None
     filters = make_filters(no_reasoning=no_reasoning, no_tools=no_tools, turns=turns)
     if turn is not None and not filters.keeps_turn(turn):
@@ -102,6 +117,8 @@ def run_replay(
             from .export import DEFAULT_COLS, DEFAULT_ROWS
             from .export import export as write_export
 
+            _refuse_the_log_itself(Path(export), log)
+
             summary = write_export(
                 timeline,
                 Path(export),
@@ -111,8 +128,9 @@ def run_replay(
                 rows=rows or DEFAULT_ROWS,
                 idle_limit=idle_limit,
                 color=color_enabled(),
+                force=force,
             )
-            sys.stderr.write(f"dshctl: {summary}\n")
+            note(summary)
             return 0
 
         if not interactive:

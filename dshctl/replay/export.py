@@ -346,10 +346,13 @@ def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:
     out.write(markdown(timeline, start))
 
 
-def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool) -> str:
-    """Write ``path`` by its suffix; returns a one-line summary."""
+def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool, force: bool = False) -> str:
+    """Write ``path`` by its suffix, whole or not at all (an existing file only with ``force``); returns a
+    one-line summary."""
+    from ..output import new_text_file
+
     suffix = path.suffix.lower()
-    with open(path, "w", encoding="utf-8", newline="\n") as out:
+    with new_text_file(path, force=force) as out:
         if suffix == ".cast":
             count = write_cast(timeline, out, version=cast_version, start=start, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
             return f"wrote {path} (asciicast v{cast_version}, {count} events, {format_clock(timeline.duration_ms or 0)} recorded)"

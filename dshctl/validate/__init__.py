@@ -27,7 +27,7 @@ import time
 from typing import Iterable
 
 from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion, UsageError
-from dshctl.source import LogRef, resolve
+from dshctl.source import LogRef, no_logs_found, resolve
 
 from .codec import run_codec
 from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, LogReport
@@ -130,6 +130,8 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
     for spec in paths or [str(sessions_root())]:
         try:
             found = _resolve_for_validation(spec)
+            if not found:
+                raise no_logs_found(spec)
         except DshctlError as exc:
             col = Collector(exc.file or spec, ignore=ignore)
             rule = "codec/version" if isinstance(exc, UnsupportedVersion) else "codec/read"

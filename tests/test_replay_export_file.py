@@ -1,0 +1,125 @@
+"""``replay --export``: the file is written whole or not at all, an existing file only with ``--force``,
+and every way the file cannot be written is one error line with status 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dshctl.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+LOG = str(REPO / "samples" / "tour.session.v4.jsonl")
+
+runner = CliRunner()
+
+
+def export(target: Path, *extra: str):
+    return runner.invoke(app, ["--no-color", "replay", LOG, "--export", str(target), *extra])
+
+
+def error_of(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dshctl: error: "), result.stderr
+    return lines[0]
+
+
+def test_into_a_missing_directory(tmp_path):
+    target = tmp_path / "missing" / "x.cast"
+    assert error_of(export(target)) == f"dshctl: error: cannot write {target}: No such file or directory"
+
+
+def test_onto_a_directory_even_with_force(tmp_path):
+    target = tmp_path / "x.cast"
+    target.mkdir()
+    for extra in ((), ("--force",)):
+        assert error_of(export(target, *extra)) == f"dshctl: error: cannot write {target}: it is a directory"
+    assert target.is_dir() and not any(target.iterdir())
+
+
+def test_an_existing_file_needs_force(tmp_path):
+    target = tmp_path / "x.md"
+    target.write_text("keep me")
+    assert error_of(export(target)) == f"dshctl: error: {target} already exists (--force overwrites)"
+    assert target.read_text() == "keep me"
+    result = export(target, "--force")
+    assert result.exit_code == 0, result.output
+    assert target.read_text().startswith("# ")
+    assert os.listdir(tmp_path) == ["x.md"]
+
+
+def test_a_dangling_symlink_is_an_existing_name(tmp_path):
+    target = tmp_path / "x.ndjson"
+    target.symlink_to(tmp_path / "elsewhere.ndjson")
+    assert "already exists" in error_of(export(target))
+    assert not (tmp_path / "elsewhere.ndjson").exists()
+
+
+def test_force_only_with_export():
+    result = runner.invoke(app, ["replay", LOG, "--instant", "--force"])
+    assert error_of(result) == "dshctl: error: --force only applies with --export FILE"
+
+
+def test_never_onto_the_log_being_replayed(tmp_path):
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(Path(LOG).read_bytes())
+    result = runner.invoke(app, ["replay", str(log), "--export", str(log), "--force"])
+    assert "is the log being replayed" in error_of(result)
+    assert log.read_bytes() == Path(LOG).read_bytes()
+
+
+def _export_with_file_size_limit(target: Path, *extra: str) -> subprocess.CompletedProcess:
+    """A file system that fills up mid-export: writes past a few KiB fail (EFBIG; Python ignores SIGXFSZ)."""
+    script = 'ulimit -f 2 && exec "$@"'
+    argv = [sys.executable, "-m", "dshctl.cli", "--no-color", "replay", LOG, "--export", str(target), *extra]
+    return subprocess.run(["sh", "-c", script, "sh", *argv], capture_output=True, cwd=REPO, timeout=60)
+
+
+def test_a_failed_export_leaves_no_file_and_keeps_the_old_one(tmp_path):
+    fresh = tmp_path / "fresh.cast"
+    result = _export_with_file_size_limit(fresh)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode() == f"dshctl: error: cannot write {fresh}: File too large\n"
+    assert os.listdir(tmp_path) == []
+
+    old = tmp_path / "old.cast"
+    old.write_text("the previous export")
+    result = _export_with_file_size_limit(old, "--force")
+    assert result.returncode == 2, result.stderr
+    assert old.read_text() == "the previous export"
+    assert os.listdir(tmp_path) == ["old.cast"]
+
+
+@pytest.mark.parametrize("hard_links", [True, False], ids=["link", "no hard links"])
+def test_a_file_that_appears_during_the_export_is_kept(tmp_path, monkeypatch, hard_links):
+    from dshctl.errors import OutputError
+    from dshctl.output import new_text_file
+
+    def no_hard_links(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    if not hard_links:
+        monkeypatch.setattr(os, "link", no_hard_links)
+    written = tmp_path / "written.md"
+    with new_text_file(written, force=False) as out:
+        out.write("export")
+    assert written.read_text() == "export"
+
+    raced = tmp_path / "raced.md"
+    try:
+        with new_text_file(raced, force=False) as out:
+            out.write("export")
+            raced.write_text("appeared meanwhile")
+    except OutputError as exc:
+        assert "already exists" in str(exc)
+    else:
+        raise AssertionError("a file was overwritten without --force")
+    assert raced.read_text() == "appeared meanwhile"
+    assert sorted(os.listdir(tmp_path)) == ["raced.md", "written.md"]
