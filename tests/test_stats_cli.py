@@ -74,15 +74,16 @@ def test_ndjson_one_record_per_kind(logs):
             assert {r["session"] for r in records} == {"retry", "mixed"}
 
 
-def test_null_not_zero_in_json(tmp_path):
+def test_zero_where_dsh_has_zero_null_where_it_has_no_value_in_json(tmp_path):
     path = tmp_path / "s" / "session.v4.jsonl"
     path.parent.mkdir()
     path.write_text(generations("nousage")["v4"])
     result = invoke(str(path), "--json")
     assert result.exit_code == 0
     s = json.loads(result.stdout)["sessions"][0]
-    assert s["outputTokens"] is None and s["cacheHitPercent"] is None and s["tokensPerSecond"] is None
-    assert '"outputTokens":null' in result.stdout
+    assert s["outputTokens"] == 0 and s["toolMs"] == 0
+    assert s["cacheHitPercent"] is None and s["tokensPerSecond"] is None
+    assert '"outputTokens":0' in result.stdout and '"cacheHitPercent":null' in result.stdout
 
 
 def test_since_until_filter_on_created_at(logs):

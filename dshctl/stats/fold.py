@@ -22,6 +22,13 @@ chunk, last raw chunk). Inter-token gaps walk the runs' ``dt`` lists, never memb
 Rows: a step's figures are exactly its contributions to the session's dsh figures (so per-step sums
 equal the session's totals); a turn's are the sums of its steps, its TTFT that of its lowest-numbered
 step that produced a message (dsh's turn footer).
+
+0 or None: dsh's folds start every total at 0 (``sessionStats``, the token meter's zero buckets), so a
+sum nothing contributed to is 0 — in the session record and in a turn's or step's share of it. None is
+kept for what dsh has no value for: times of a log without envelope times, first-token figures from
+placeholder stream times, ratios over nothing, and the per-step and per-turn readings dsh shows only when
+recorded (a step's TTFT, generation and usage; the turn footer; a turn's billing). dshctl(1), STATS
+RECORDS, gives the rule of every key.
 """
 
 from __future__ import annotations
@@ -62,6 +69,8 @@ REQUEST_POINT_TYPES = frozenset(
 )
 
 _INF = float("inf")
+_NO_TOKENS = (0, 0, 0, 0)
+"""dsh's token meters start from zero buckets (``zeroBuckets``): a session without usage has 0 tokens."""
 _NO_TIME = "events carry no envelope time (test-fixture form): every timing figure is unavailable"
 _PLACEHOLDER = "assistant stream records carry time 0 (placeholder times): first-token, decode and gap figures from them are unavailable"
 
@@ -115,6 +124,12 @@ def _finish_of(stream: list) -> tuple[str | None, str | None]:
     failure = reason.get("failure")
     code = failure.get("code") if isinstance(failure, dict) else None
     return (kind if isinstance(kind, str) else None), (code if isinstance(code, str) else None)
+
+
+def _timed_sum(total: int | None, timed: bool) -> int | None:
+    """A sum that starts at 0, as dsh's folds do (nothing contributed → 0); None when the log has no
+    envelope times to sum (fixture form)."""
+    return (total or 0) if timed else None
 
 
 def _route_key(provider: Any, model: Any) -> str | None:
@@ -199,7 +214,7 @@ class Step:
         self.waste_output = 0
         self.waste_ms: int | None = None
 
-    def row(self) -> dict:
+    def row(self, timed: bool) -> dict:
         tokens = self.tokens
         rate_ = rate(self.decode_tokens, self.decode_ms)
         return {
@@ -216,7 +231,7 @@ class Step:
             "tokensPerSecond": rate_,
             **_bucket_fields(tokens),
             "toolCalls": self.tool_calls,
-            "toolMs": self.tool_ms,
+            "toolMs": _timed_sum(self.tool_ms, timed),
             "finishReason": self.finish,
             "failureCode": self.failure,
             "interrupted": self.interrupted,
@@ -227,12 +242,12 @@ class Step:
                 "firstVisibleMs": self.first_visible_ms,
                 "maxGapMs": self.max_gap_ms,
                 "stalls": self.stalls,
-                "stallMs": self.stall_ms if self.max_gap_ms is not None else None,
+                "stallMs": self.stall_ms,
                 "failedAttempts": self.failed_attempts,
                 "wastedBilledInputTokens": self.waste_input,
                 "wastedOutputTokens": self.waste_output,
-                "wastedAttemptMs": self.waste_ms,
-                "backoffMs": self.backoff_ms,
+                "wastedAttemptMs": _timed_sum(self.waste_ms, timed),
+                "backoffMs": _timed_sum(self.backoff_ms, timed),
             },
         }
 
@@ -302,14 +317,11 @@ class StatsFold:
         self.turns = 0
         self.steps = 0
         self.llm_ms = 0
-        self.llm_seen = False
         self.tool_ms = 0
-        self.tool_seen = False
         self.ttft_ms = 0
         self.ttft_steps = 0
         self.decode_ms = 0
         self.decode_tokens = 0
-        self.decode_seen = False
         self.last_turn: Any = None
         self.last_turn_set = False
         self.open_key: tuple | None = None
@@ -343,9 +355,7 @@ class StatsFold:
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms = 0
-        self.waste_ms_seen = False
         self.backoff_ms = 0
-        self.backoff_seen = False
         self.outside_steps = 0
         self.timing_known = True
         self.placeholder_times = False
@@ -429,9 +439,8 @@ class StatsFold:
         totals: list[int] | None = None
         decode_ms = 0
         decode_tokens = 0
-        decode_seen = False
-        llm_ms = None
-        tool_ms = None
+        llm_ms = 0
+        tool_ms = 0
         ttft = None
         ttft_step = None
         attempts = retries = tool_calls = 0
@@ -443,17 +452,16 @@ class StatsFold:
             retries += step.retries
             tool_calls += step.tool_calls
             if step.llm_ms is not None:
-                llm_ms = (llm_ms or 0) + step.llm_ms
+                llm_ms += step.llm_ms
                 # dsh's turn footer: TTFT of the lowest-numbered step that produced a message
                 if ttft_step is None:
                     ttft_step = step.step
                     ttft = step.ttft_ms
             if step.tool_ms is not None:
-                tool_ms = (tool_ms or 0) + step.tool_ms
+                tool_ms += step.tool_ms
             if step.decode_ms is not None:
                 decode_ms += step.decode_ms
                 decode_tokens += step.decode_tokens or 0
-                decode_seen = True
             if step.ttft_ms is not None:
                 self.step_ttft.append(step.ttft_ms)
             step_rate = rate(step.decode_tokens, step.decode_ms)
@@ -465,13 +473,14 @@ class StatsFold:
             if step.first_visible_ms is not None:
                 self.step_first_visible.append(step.first_visible_ms)
             if self.keep_steps:
-                self.step_rows.append(step.row())
+                self.step_rows.append(step.row(self.timing_known))
         if not (record.started or placed):
             return
         if totals is not None:
             self.turn_output.append(totals[1])
             self.turn_billed.append(totals[0] + totals[2] + totals[3])
         if self.keep_turns:
+            timed = self.timing_known
             rates = [rate(s.decode_tokens, s.decode_ms) for s in placed]
             duration = None
             if record.start is not None and record.end is not None:
@@ -483,13 +492,14 @@ class StatsFold:
                     "steps": record.step_ends,
                     "ttftMs": ttft,
                     "ttftStep": ttft_step,
-                    "llmMs": llm_ms,
-                    "decodeMs": decode_ms if decode_seen else None,
-                    "decodeTokens": decode_tokens if decode_seen else None,
-                    "tokensPerSecond": rate(decode_tokens, decode_ms) if decode_seen else None,
+                    "llmMs": _timed_sum(llm_ms, timed),
+                    "decodeMs": _timed_sum(decode_ms, self._first_tokens_timed()),
+                    "decodeTokens": _timed_sum(decode_tokens, self._first_tokens_timed()),
+                    "tokensPerSecond": rate(decode_tokens, decode_ms),
+                    # dsh's latestTurnBilling settles nothing for a turn without usage: null, not 0
                     **_bucket_fields(totals),
                     "toolCalls": tool_calls,
-                    "toolMs": tool_ms,
+                    "toolMs": _timed_sum(tool_ms, timed),
                     "attempts": attempts,
                     "retries": retries,
                     "durationMs": duration,
@@ -506,6 +516,8 @@ class StatsFold:
             step.request_point = event.time
 
     def _turn_start(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
         turn = _turn_of(event)
         self._close_turns(keep=turn)
         record = self._turn(turn)
@@ -544,6 +556,8 @@ class StatsFold:
         self.current_step = record
 
     def _step_end(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
         turn, step = _key(event)
         self.steps += 1
         if not self.last_turn_set or self.last_turn != turn:
@@ -590,7 +604,6 @@ class StatsFold:
             span = max(0, event.time - record.retry_time)
             record.backoff_ms = (record.backoff_ms or 0) + span
             self.backoff_ms += span
-            self.backoff_seen = True
             record.retry_time = None
         if event.time is not None:
             record.request_point = event.time
@@ -617,7 +630,6 @@ class StatsFold:
             return
         span = max(0, event.time - dispatched)
         self.tool_ms += span
-        self.tool_seen = True
         record.tool_ms = (record.tool_ms or 0) + span
 
     # -- settlements ------------------------------------------------------------------------------------
@@ -720,7 +732,6 @@ class StatsFold:
             span = max(0, event.time - record.request_point)
             record.waste_ms = (record.waste_ms or 0) + span
             self.waste_ms += span
-            self.waste_ms_seen = True
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
@@ -748,7 +759,6 @@ class StatsFold:
                 first = self.open_first if self.open_first is not None else own_first
                 span = max(0, time - start)
                 self.llm_ms += span
-                self.llm_seen = True
                 record.llm_ms = (record.llm_ms or 0) + span
                 if first is not None:
                     ttft = max(0, first - start)
@@ -764,7 +774,6 @@ class StatsFold:
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
                         self.decode_ms += generation
                         self.decode_tokens += output
-                        self.decode_seen = True
                         record.decode_ms = (record.decode_ms or 0) + generation
                         record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
@@ -851,6 +860,10 @@ class StatsFold:
     def finish(self) -> None:
         self._close_turns()
 
+    def _first_tokens_timed(self) -> bool:
+        """Whether first-token times are real: envelope times exist and stream records are not placeholders."""
+        return self.timing_known and not self.placeholder_times
+
     def _clamped_gaps(self) -> Counter:
         gaps = self.gaps
         negative = [gap for gap in gaps if gap < 0]
@@ -865,9 +878,8 @@ class StatsFold:
         gaps = self._clamped_gaps()
         stalls = sum(count for gap, count in gaps.items() if gap > STALL_MS)
         stall_ms = sum(gap * count for gap, count in gaps.items() if gap > STALL_MS)
-        totals = self.totals
-        billed = totals[0] + totals[2] + totals[3] if totals is not None else None
-        hit = cache_hit_percent(totals[2], billed, totals[0] + totals[3]) if totals is not None else None
+        totals = self.totals or _NO_TOKENS
+        hit = cache_hit_percent(totals[2], totals[0] + totals[2] + totals[3], totals[0] + totals[3])
         notes = []
         if not timed:
             notes.append(_NO_TIME)
@@ -875,9 +887,10 @@ class StatsFold:
             notes.append(_PLACEHOLDER)
         if self.outside_steps:
             notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
-        ttft_ms = self.ttft_ms if self.ttft_steps else None
-        decode_ms = self.decode_ms if self.decode_seen else None
-        decode_tokens = self.decode_tokens if self.decode_seen else None
+        tokens_timed = self._first_tokens_timed()
+        ttft_ms = _timed_sum(self.ttft_ms, tokens_timed)
+        decode_ms = _timed_sum(self.decode_ms, tokens_timed)
+        decode_tokens = _timed_sum(self.decode_tokens, tokens_timed)
         models = []
         for route, model in sorted(self.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
             mt = model.tokens
@@ -886,20 +899,20 @@ class StatsFold:
                     "model": route,
                     "settlements": model.settlements,
                     "messages": model.messages,
-                    **_bucket_fields(mt),
-                    "ttftMs": model.ttft_ms if model.ttft_steps else None,
+                    **_bucket_fields(mt or _NO_TOKENS),
+                    "ttftMs": _timed_sum(model.ttft_ms, tokens_timed),
                     "ttftSteps": model.ttft_steps,
                     "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
-                    "decodeMs": model.decode_ms if model.decode_tokens or model.decode_ms else None,
-                    "decodeTokens": model.decode_tokens if model.decode_tokens or model.decode_ms else None,
+                    "decodeMs": _timed_sum(model.decode_ms, tokens_timed),
+                    "decodeTokens": _timed_sum(model.decode_tokens, tokens_timed),
                     "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
                 }
             )
         return {
             "turns": self.turns,
             "steps": self.steps,
-            "llmMs": self.llm_ms if self.llm_seen else None,
-            "toolMs": self.tool_ms if self.tool_seen else None,
+            "llmMs": _timed_sum(self.llm_ms, timed),
+            "toolMs": _timed_sum(self.tool_ms, timed),
             "ttftMs": ttft_ms,
             "ttftSteps": self.ttft_steps,
             "meanTtftMs": number(mean(ttft_ms, self.ttft_steps)),
@@ -923,13 +936,13 @@ class StatsFold:
                 "firstVisibleMs": _summary(self.step_first_visible),
                 "interTokenGapMs": counter_percentiles(gaps),
                 "stalls": stalls,
-                "stallMs": stall_ms if gaps else None,
+                "stallMs": stall_ms,
                 "retryWaste": {
                     "failedAttempts": self.failed_attempts,
                     "billedInputTokens": self.waste_input,
                     "outputTokens": self.waste_output,
-                    "attemptMs": self.waste_ms if self.waste_ms_seen else None,
-                    "backoffMs": self.backoff_ms if self.backoff_seen else None,
+                    "attemptMs": _timed_sum(self.waste_ms, timed),
+                    "backoffMs": _timed_sum(self.backoff_ms, timed),
                 },
                 "models": models,
                 "tokenMeter011": _meter_fields(self.legacy_totals),
@@ -951,10 +964,9 @@ class StatsFold:
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:
+    tokens = tokens or _NO_TOKENS
     out = _bucket_fields(tokens)
-    hit = None
-    if tokens is not None:
-        hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
+    hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
     out["cacheHitPercent"] = percent_number(hit)
     return out
 
