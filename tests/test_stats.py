@@ -269,6 +269,27 @@ def test_seeded_child_counts_whole_log(tmp_path, gen):
     assert (s["billedInputTokens"], s["outputTokens"], s["cacheHitPercent"]) == (200, 40, 40)
 
 
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_seeded_child_says_what_it_inherited(tmp_path, gen):
+    r = stats(tmp_path, "child", gen, by="turn")
+    # the prefix is turn 1: one step, LLM 1301 − 1000 = 301, TTFT 1200 − 1000 = 200, decode 1301 − 1200 =
+    # 101 ms for 10 tokens, usage 100 in / 10 out, no tool call
+    assert r["session"]["inherited"] == {
+        "turns": 1, "steps": 1, "llmMs": 301, "toolMs": 0, "ttftMs": 200, "ttftSteps": 1, "decodeMs": 101,
+        "decodeTokens": 10, "uncachedInputTokens": 100, "cacheReadTokens": 0, "cacheWriteTokens": 0,
+        "billedInputTokens": 100, "outputTokens": 10,
+    }
+    assert [(row["turn"], row["inherited"]) for row in r["turns"]] == [(1, True), (2, False)]
+    steps = stats(tmp_path, "child", gen, by="step")["steps"]
+    assert [(row["turn"], row["step"], row["inherited"]) for row in steps] == [(1, 1, True), (2, 1, False)]
+
+
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_unseeded_session_inherits_nothing(tmp_path, gen):
+    r = stats(tmp_path, "retry", gen, by="turn")
+    assert r["session"]["inherited"] is None and [row["inherited"] for row in r["turns"]] == [False]
+
+
 # ---------------------------------------------------------------------------------------------------
 # every generation gives the same numbers
 

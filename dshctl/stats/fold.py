@@ -176,6 +176,7 @@ class Step:
         "waste_input",
         "waste_output",
         "waste_ms",
+        "inherited",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -213,6 +214,7 @@ class Step:
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms: int | None = None
+        self.inherited = False
 
     def row(self, timed: bool) -> dict:
         tokens = self.tokens
@@ -236,6 +238,7 @@ class Step:
             "failureCode": self.failure,
             "interrupted": self.interrupted,
             "ended": self.ended,
+            "inherited": self.inherited,
             "model": self.route,
             "dshctl": {
                 "providerTtftMs": self.provider_ttft_ms,
@@ -272,16 +275,18 @@ def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
 
 
 class Turn:
-    __slots__ = ("turn", "started", "start", "end", "reason", "steps", "step_ends", "attempts", "retries", "tool_calls")
+    __slots__ = ("turn", "started", "closed", "start", "end", "reason", "steps", "step_ends", "inherited")
 
     def __init__(self, turn: Any):
         self.turn = turn
         self.started = False
+        self.closed = False
         self.start: int | None = None
         self.end: int | None = None
         self.reason: str | None = None
         self.steps: dict[Any, Step] = {}
         self.step_ends = 0
+        self.inherited = False
 
 
 class Model:
@@ -310,9 +315,13 @@ def _add(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
 class StatsFold:
     """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
 
-    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False):
+    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False, seed_length: int | None = None):
         self.keep_turns = keep_turns
         self.keep_steps = keep_steps
+        # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
+        # with session/end-seed {inherited: true}
+        self.seed_length = seed_length
+        self.prefix: dict | None = None  # what the events before the cut contributed: {"record", "samples"}
         # dsh sessionStats state
         self.turns = 0
         self.steps = 0
@@ -385,6 +394,7 @@ class StatsFold:
             "request/context": self._request_context,
             "llm/retry": self._retry,
             "llm/retry-started": self._retry_started,
+            "session/end-seed": self._end_seed,
         }
 
     # -- driving -------------------------------------------------------------------------------------
@@ -504,6 +514,7 @@ class StatsFold:
                     "retries": retries,
                     "durationMs": duration,
                     "endReason": record.reason,
+                    "inherited": record.inherited,
                     "stepRates": rates,
                 }
             )
@@ -531,6 +542,7 @@ class StatsFold:
         if self.pending_calls:
             self.pending_calls = {}
         record = self._turn(_turn_of(event))
+        record.closed = True
         record.end = event.time
         data = event.data
         reason = data.get("reason") if isinstance(data, dict) else None
@@ -571,6 +583,30 @@ class StatsFold:
         self._turn(turn).step_ends += 1
         if self.current_step is record:
             self.current_step = None
+
+    def _end_seed(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
+        data = event.data
+        tagged = data.__class__ is dict and data.get("inherited") is True
+        if tagged or (self.seed_length is not None and event.seq == self.seed_length):
+            self._mark_prefix()
+
+    def _mark_prefix(self) -> None:
+        """Everything read so far was inherited: keep what it contributed. A later cut (a seed of a
+        seed) replaces this one; the last is the log's cut."""
+        records = self.turn_records
+        for turn in [t for t, record in records.items() if record.closed]:
+            self._finalize_turn(records.pop(turn))
+        for record in records.values():  # a turn still open at the cut is the parent's turn
+            record.inherited = True
+            for step in record.steps.values():
+                step.inherited = True
+        for row in self.turn_rows:
+            row["inherited"] = True
+        for row in self.step_rows:
+            row["inherited"] = True
+        self.prefix = {"record": self.session(), "samples": _copied(self.samples())}
 
     def _request_header(self, event: Event) -> None:
         data = event.data
@@ -924,6 +960,7 @@ class StatsFold:
             "contextWindow": self.context_window,
             "pressureTokens": self.pressure,
             "contextOccupancyPercent": occupancy_percent(self.pressure, self.context_window),
+            "inherited": _inherited_figures(self.prefix),
             "notes": notes,
             "dshctl": {
                 "attempts": self.attempts,
@@ -960,7 +997,33 @@ class StatsFold:
             "billedInputTokensPerTurn": self.turn_billed,
             "gaps": self._clamped_gaps(),
             "spark": self.spark,
+            "inherited": self.prefix,
         }
+
+
+_INHERITED_KEYS = (
+    "turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
+    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens",
+)
+
+
+def _inherited_figures(prefix: dict | None) -> dict | None:
+    """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
+    if prefix is None:
+        return None
+    record = prefix["record"]
+    return {key: record[key] for key in _INHERITED_KEYS}
+
+
+def _copied(samples: dict) -> dict:
+    """The sample arrays and the gap histogram as they are now (the fold goes on appending to its own)."""
+    out: dict = {}
+    for key, value in samples.items():
+        if value.__class__ is array:
+            out[key] = array(value.typecode, value)
+        elif value.__class__ is Counter:
+            out[key] = Counter(value)
+    return out
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:
