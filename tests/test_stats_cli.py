@@ -183,6 +183,11 @@ def test_table_marks_seeded_sessions(tmp_path):
     rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
     assert [("⑂" in line) for line in rows if "parent" in line or "child" in line] == [False, True]
     assert "⑂ forked from another session" in result.stdout
+    single = invoke(write(tmp_path, "child", "v4"))
+    # the inherited turn 1: 100 billed in, 10 out
+    assert "inherited ⑂" in single.stdout and "1 turn(s) · 1 step(s) · in 100 · out 10" in single.stdout
+    turns = invoke(write(tmp_path, "child", "v0"), "--by", "turn").stdout
+    assert "1 ⑂" in turns and "⑂ inherited from the parent session" in turns
 
 
 @pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")

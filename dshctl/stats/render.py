@@ -107,6 +107,15 @@ def _dsh_rows(s: dict) -> list[list[str]]:
         ["output", _n(s["outputTokens"])],
         ["cache hit", _pct(s["cacheHitPercent"])],
     ]
+    inherited = s.get("inherited")
+    if inherited is not None:
+        rows.append(
+            [
+                f"inherited {SEEDED_MARK}",
+                f"{inherited['turns']:,} turn(s) · {inherited['steps']:,} step(s) · in {_n(inherited['billedInputTokens'])} · "
+                f"out {_n(inherited['outputTokens'])} (before the fork cut, included above as dsh counts them)",
+            ]
+        )
     if "contextOccupancyPercent" in s:
         occupancy = s["contextOccupancyPercent"]
         rows.append(
