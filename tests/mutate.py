@@ -150,7 +150,7 @@ def zstd_frames(chunks: list[bytes]) -> bytes:
 
 
 V0, V2, V3, V4 = "tour.session.jsonl", "tour.session.v2.jsonl", "tour.session.v3.jsonl", "tour.session.v4.jsonl"
-FORK0, FORK2 = "fork-child.session.jsonl", "fork-child.session.v2.jsonl"
+FORK0, FORK2, FORK4 = "fork-child.session.jsonl", "fork-child.session.v2.jsonl", "fork-child.session.v4.jsonl"
 
 
 # =========================================================================== codec
@@ -423,8 +423,36 @@ def _v3_migration(objs):
     at(objs, 4)["data"]["content"].append({"type": "sticker", "ref": "x"})
 
 
-@mutant("codec/descriptor-version", FORK0, 0)
+# Descriptor versions per generation ([v01] assertReleasedEventPayload; [v12] restore; [v23] assertEvent):
+# v0 accepts only 3 (the migration refuses any other count), v1 passes another count through unread,
+# v2 loads anything but 0.1.5's v2→v3 migration wants 3, v3/v4 admission never looks at it.
+
+
+@mutant("codec/descriptor-version", FORK0, 1)
 def _descriptor(objs):
+    first(objs, "subagent/descriptor")["data"]["version"] = 2
+
+
+@mutant("codec/payload", FORK0, 1, "descriptor_version_not_a_count")
+def _descriptor_not_a_count(objs):
+    first(objs, "subagent/descriptor")["data"]["version"] = "2"
+
+
+@mutant("codec/descriptor-version", FORK0, 0, "descriptor_v2_in_v1", absent=True)
+def _descriptor_v1(objs):
+    objs[0]["version"] = 1
+    descriptor = first(objs, "subagent/descriptor")["data"]
+    descriptor["version"] = 2
+    descriptor["retiredMember"] = True  # unread: a v1 payload with another version skips the shape check
+
+
+@mutant("codec/payload-v3-migration", FORK2, 0, "descriptor_v2_in_v2")
+def _descriptor_v2(objs):
+    first(objs, "subagent/descriptor")["data"]["version"] = 2
+
+
+@mutant("codec/descriptor-version", FORK4, 0, "descriptor_v2_in_v4", absent=True)
+def _descriptor_v4(objs):
     first(objs, "subagent/descriptor")["data"]["version"] = 2
 
 

@@ -155,31 +155,100 @@ def test_mixed_turn_rows(tmp_path, gen):
 
 
 # ---------------------------------------------------------------------------------------------------
-# C. missing usage: null, not 0
+# C. missing usage: dsh's sums stay at 0 (its folds start at 0); only what dsh cannot compute is null
 
 
 @pytest.mark.parametrize("gen", GENERATIONS)
-def test_missing_usage_is_null(tmp_path, gen):
+def test_missing_usage_gives_dsh_zeros(tmp_path, gen):
     s = stats(tmp_path, "nousage", gen)["session"]
     # timing exists: TTFT 5040 − 5000 = 40, LLM 5041 − 5000 = 41
     assert (s["ttftMs"], s["llmMs"]) == (40, 41)
-    for key in (
-        "decodeMs",
-        "decodeTokens",
-        "tokensPerSecond",
-        "uncachedInputTokens",
-        "cacheReadTokens",
-        "cacheWriteTokens",
-        "billedInputTokens",
-        "outputTokens",
-        "cacheHitPercent",
-        "pressureTokens",
-        "contextOccupancyPercent",
-        "toolMs",
-    ):
+    # sessionStats: the step has a first token but no usage, so nothing enters decode: 0 ms, 0 tokens;
+    # no tool call: toolMs 0 (sessionStats initialises every total to 0)
+    assert (s["decodeMs"], s["decodeTokens"], s["toolMs"]) == (0, 0, 0)
+    # tokenUsage starts at zero buckets and no sample ever arrives
+    buckets = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens")
+    assert [s[key] for key in buckets] == [0, 0, 0, 0, 0]
+    # no value in dsh: tok/s needs decodeMs > 0, cache hit needs billed input, pressure needs a sample
+    for key in ("tokensPerSecond", "cacheHitPercent", "pressureTokens", "contextOccupancyPercent"):
         assert s[key] is None, key
     assert s["contextWindow"] == 64000
-    assert s["dshctl"]["tokenMeter011"]["outputTokens"] is None
+    legacy = s["dshctl"]["tokenMeter011"]
+    assert (legacy["billedInputTokens"], legacy["outputTokens"], legacy["cacheHitPercent"]) == (0, 0, None)
+    [model] = s["dshctl"]["models"]
+    assert (model["billedInputTokens"], model["outputTokens"], model["decodeMs"], model["decodeTokens"]) == (0, 0, 0, 0)
+    assert model["tokensPerSecond"] is None
+
+
+# ---------------------------------------------------------------------------------------------------
+# E. nothing optional happens: no tool call, no retry, zero-output steps, a turn without steps
+
+
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_bare_session_figures_are_dsh_values_including_zero(tmp_path, gen):
+    s = stats(tmp_path, "bare", gen)["session"]
+    # step/end in turn 1 twice; turn 2 closed without a step is not counted
+    assert (s["turns"], s["steps"]) == (1, 2)
+    # LLM 1150 − 1000 = 150 and 1250 − 1200 = 50; TTFT 1100 − 1000 = 100 and 1250 − 1200 = 50
+    assert (s["llmMs"], s["ttftMs"], s["ttftSteps"], s["meanTtftMs"]) == (200, 150, 2, 75)
+    # no tool call: dsh's toolMs is 0, not missing
+    assert s["toolMs"] == 0
+    # decode 1150 − 1100 = 50 ms and 1250 − 1250 = 0 ms, outputTokens 0 + 0: 0 tokens over 0.05 s = 0 tok/s
+    assert (s["decodeMs"], s["decodeTokens"], s["tokensPerSecond"]) == (50, 0, 0)
+    # meter: uncached 50 + 60, cache read 0 + 40, output 0 + 0; billed 150; hit 40 / 150 = 26.7 % → 27
+    assert (s["uncachedInputTokens"], s["cacheReadTokens"], s["cacheWriteTokens"]) == (110, 40, 0)
+    assert (s["billedInputTokens"], s["outputTokens"], s["cacheHitPercent"]) == (150, 0, 27)
+    # latest sample 60 + 40; no request/context, so no window and no occupancy
+    assert (s["pressureTokens"], s["contextWindow"], s["contextOccupancyPercent"]) == (100, None, None)
+    own = s["dshctl"]
+    # no retry, no failed attempt, no stall: dshctl's sums are 0 as well
+    assert own["retryWaste"] == {"failedAttempts": 0, "billedInputTokens": 0, "outputTokens": 0, "attemptMs": 0, "backoffMs": 0}
+    assert (own["stalls"], own["stallMs"], own["interTokenGapMs"]["n"]) == (0, 0, 0)
+    [model] = own["models"]
+    assert (model["ttftMs"], model["ttftSteps"], model["decodeMs"], model["decodeTokens"], model["tokensPerSecond"]) == (150, 2, 50, 0, 0)
+
+
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_bare_step_rows(tmp_path, gen):
+    steps = {(row["turn"], row["step"]): row for row in stats(tmp_path, "bare", gen)["steps"]}
+    first, second = steps[(1, 1)], steps[(1, 2)]
+    # 1/1: TTFT 100, total 150, generation 1150 − 1100 = 50 with 0 output tokens → 0 tok/s
+    assert (first["ttftMs"], first["llmMs"], first["generationMs"]) == (100, 150, 50)
+    assert (first["decodeMs"], first["decodeTokens"], first["tokensPerSecond"]) == (50, 0, 0)
+    # 1/2: generation 0 ms: dsh shows no throughput for a span that is not positive
+    assert (second["decodeMs"], second["decodeTokens"], second["tokensPerSecond"]) == (0, 0, None)
+    assert (second["billedInputTokens"], second["outputTokens"]) == (100, 0)
+    for row in (first, second):
+        # the step's share of dsh's toolMs, and dshctl's sums: 0; a maximum over no gap: null
+        assert (row["toolCalls"], row["toolMs"]) == (0, 0)
+        own = row["dshctl"]
+        assert (own["wastedAttemptMs"], own["backoffMs"], own["stalls"], own["stallMs"]) == (0, 0, 0, 0)
+        assert own["maxGapMs"] is None
+
+
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_bare_turn_rows_include_the_turn_without_steps(tmp_path, gen):
+    t1, t2 = stats(tmp_path, "bare", gen, by="turn")["turns"]
+    # turn 1: footer TTFT of step 1 = 100; Σ 0 output / Σ 0.05 s decode = 0 tok/s; 1252 − 1000 = 252 ms
+    assert (t1["steps"], t1["ttftMs"], t1["ttftStep"], t1["llmMs"], t1["toolMs"]) == (2, 100, 1, 200, 0)
+    assert (t1["decodeMs"], t1["decodeTokens"], t1["tokensPerSecond"], t1["durationMs"]) == (50, 0, 0, 252)
+    assert (t1["billedInputTokens"], t1["outputTokens"]) == (150, 0)
+    # turn 2: no step → no footer TTFT or throughput, and no usage (dsh settles no billing for it);
+    # its shares of dsh's sums are 0; 2001 − 2000 = 1 ms
+    assert (t2["steps"], t2["ttftMs"], t2["ttftStep"], t2["tokensPerSecond"]) == (0, None, None, None)
+    assert (t2["llmMs"], t2["toolMs"], t2["decodeMs"], t2["decodeTokens"]) == (0, 0, 0, 0)
+    assert (t2["billedInputTokens"], t2["outputTokens"], t2["durationMs"], t2["endReason"]) == (None, None, 1, "aborted")
+
+
+def test_log_without_events_has_dsh_initial_values(tmp_path):
+    path = tmp_path / "session.v4.jsonl"
+    path.write_text('{"type":"session","version":4,"id":"empty","createdAt":1,"isSeeded":false,"delegationDepth":0}\n')
+    s = log_stats(path)["session"]
+    zero = ("turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
+            "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens")
+    assert {key: s[key] for key in zero} == dict.fromkeys(zero, 0)
+    none = ("meanTtftMs", "tokensPerSecond", "cacheHitPercent", "contextWindow", "pressureTokens", "contextOccupancyPercent")
+    assert {key: s[key] for key in none} == dict.fromkeys(none)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -200,11 +269,32 @@ def test_seeded_child_counts_whole_log(tmp_path, gen):
     assert (s["billedInputTokens"], s["outputTokens"], s["cacheHitPercent"]) == (200, 40, 40)
 
 
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_seeded_child_says_what_it_inherited(tmp_path, gen):
+    r = stats(tmp_path, "child", gen, by="turn")
+    # the prefix is turn 1: one step, LLM 1301 − 1000 = 301, TTFT 1200 − 1000 = 200, decode 1301 − 1200 =
+    # 101 ms for 10 tokens, usage 100 in / 10 out, no tool call
+    assert r["session"]["inherited"] == {
+        "turns": 1, "steps": 1, "llmMs": 301, "toolMs": 0, "ttftMs": 200, "ttftSteps": 1, "decodeMs": 101,
+        "decodeTokens": 10, "uncachedInputTokens": 100, "cacheReadTokens": 0, "cacheWriteTokens": 0,
+        "billedInputTokens": 100, "outputTokens": 10,
+    }
+    assert [(row["turn"], row["inherited"]) for row in r["turns"]] == [(1, True), (2, False)]
+    steps = stats(tmp_path, "child", gen, by="step")["steps"]
+    assert [(row["turn"], row["step"], row["inherited"]) for row in steps] == [(1, 1, True), (2, 1, False)]
+
+
+@pytest.mark.parametrize("gen", GENERATIONS)
+def test_unseeded_session_inherits_nothing(tmp_path, gen):
+    r = stats(tmp_path, "retry", gen, by="turn")
+    assert r["session"]["inherited"] is None and [row["inherited"] for row in r["turns"]] == [False]
+
+
 # ---------------------------------------------------------------------------------------------------
 # every generation gives the same numbers
 
 
-@pytest.mark.parametrize("scenario", ["retry", "mixed", "nousage", "child"])
+@pytest.mark.parametrize("scenario", ["retry", "mixed", "nousage", "child", "bare"])
 @pytest.mark.parametrize("by", ["step", "turn"])
 def test_every_generation_gives_the_same_numbers(tmp_path, scenario, by):
     results = {gen: comparable(stats(tmp_path, scenario, gen, by=by)) for gen in GENERATIONS}
@@ -212,14 +302,13 @@ def test_every_generation_gives_the_same_numbers(tmp_path, scenario, by):
         assert results[gen] == results["v0"], gen
 
 
-@pytest.mark.parametrize("scenario", ["retry", "mixed", "child"])
+@pytest.mark.parametrize("scenario", ["retry", "mixed", "child", "nousage", "bare"])
 def test_rows_add_up_to_the_session(tmp_path, scenario):
-    """A step's figures are its contributions to the session's dsh figures."""
+    """A step's figures are its contributions to the session's dsh figures (steps without one are null)."""
     r = stats(tmp_path, scenario, "v2")
     s = r["session"]
     for key in ("llmMs", "ttftMs", "decodeMs", "decodeTokens", "uncachedInputTokens", "cacheReadTokens", "outputTokens", "toolMs"):
-        values = [row[key] for row in r["steps"] if row[key] is not None]
-        assert (sum(values) if values else None) == s[key], key
+        assert sum(row[key] for row in r["steps"] if row[key] is not None) == s[key], key
     assert sum(row["ttftMs"] is not None for row in r["steps"]) == s["ttftSteps"]
 
 
@@ -234,12 +323,22 @@ def test_fixture_form_has_no_timing_but_counts_and_tokens(tmp_path):
     assert s["timing"] == "unavailable"
     assert any("no envelope time" in note for note in s["notes"])
     assert (s["turns"], s["steps"]) == (3, 4)
-    for key in ("llmMs", "toolMs", "ttftMs", "meanTtftMs", "decodeMs", "tokensPerSecond"):
+    for key in ("llmMs", "toolMs", "ttftMs", "meanTtftMs", "decodeMs", "decodeTokens", "tokensPerSecond"):
         assert s[key] is None, key
     assert s["ttftSteps"] == 0
+    assert (s["dshctl"]["retryWaste"]["attemptMs"], s["dshctl"]["retryWaste"]["backoffMs"]) == (None, None)
     assert (s["billedInputTokens"], s["outputTokens"]) == (40, 25)
     # stream record times are real in v2 fixtures: the gaps survive
     assert s["dshctl"]["interTokenGapMs"]["n"] == 4
+
+
+def test_fixture_form_rows_have_no_time_sums(tmp_path):
+    path = tmp_path / "session.v2.jsonl"
+    path.write_text(fixture_form(generations("bare")["v2"]))
+    turns = log_stats(path, by="turn")["turns"]
+    assert [(t["llmMs"], t["toolMs"], t["decodeMs"], t["decodeTokens"]) for t in turns] == [(None,) * 4] * 2
+    steps = log_stats(path, by="step")["steps"]
+    assert [(row["toolMs"], row["dshctl"]["wastedAttemptMs"], row["dshctl"]["backoffMs"]) for row in steps] == [(None,) * 3] * 2
 
 
 def test_placeholder_stream_times_are_unavailable(tmp_path):

@@ -74,15 +74,16 @@ def test_ndjson_one_record_per_kind(logs):
             assert {r["session"] for r in records} == {"retry", "mixed"}
 
 
-def test_null_not_zero_in_json(tmp_path):
+def test_zero_where_dsh_has_zero_null_where_it_has_no_value_in_json(tmp_path):
     path = tmp_path / "s" / "session.v4.jsonl"
     path.parent.mkdir()
     path.write_text(generations("nousage")["v4"])
     result = invoke(str(path), "--json")
     assert result.exit_code == 0
     s = json.loads(result.stdout)["sessions"][0]
-    assert s["outputTokens"] is None and s["cacheHitPercent"] is None and s["tokensPerSecond"] is None
-    assert '"outputTokens":null' in result.stdout
+    assert s["outputTokens"] == 0 and s["toolMs"] == 0
+    assert s["cacheHitPercent"] is None and s["tokensPerSecond"] is None
+    assert '"outputTokens":0' in result.stdout and '"cacheHitPercent":null' in result.stdout
 
 
 def test_since_until_filter_on_created_at(logs):
@@ -126,6 +127,87 @@ def test_many_logs_in_worker_processes(tmp_path):
     agg = json.loads(result.stdout)["aggregate"]
     assert (agg["sessions"], agg["steps"], agg["billedInputTokens"], agg["ttftMs"]) == (9, 9, 9 * 300, 9 * 100)
     assert agg["dshctl"]["interTokenGapMs"]["n"] == 9 * 3
+
+
+def write(tmp_path: Path, scenario: str, gen: str) -> str:
+    path = tmp_path / f"{scenario}-{gen}" / FILE_NAMES[gen]
+    path.parent.mkdir()
+    path.write_text(generations(scenario)[gen])
+    return str(path)
+
+
+@pytest.mark.parametrize("gen", ["v0", "v2", "v4"])
+@pytest.mark.parametrize("parent_first", [True, False])
+def test_aggregate_counts_an_inherited_prefix_once(tmp_path, gen, parent_first):
+    parent, child = write(tmp_path, "parent", "v4"), write(tmp_path, "child", gen)
+    doc = json.loads(invoke(*([parent, child] if parent_first else [child, parent]), "--json").stdout)
+    agg = doc["aggregate"]
+    # parent: 2 turns, TTFT 200 + 100, LLM 301 + 201, decode 101 + 101 ms for 10 + 40 tokens,
+    #   uncached 100 + 200, cache read 100, output 50;
+    # child without its inherited turn 1 (= the parent's turn 1): 1 turn, TTFT 300, LLM 401,
+    #   decode 101 ms for 30 tokens, uncached 20, cache read 80, output 30
+    assert (agg["turns"], agg["steps"], agg["ttftMs"], agg["ttftSteps"], agg["llmMs"], agg["toolMs"]) == (3, 3, 600, 3, 903, 0)
+    assert (agg["decodeMs"], agg["decodeTokens"]) == (303, 80)
+    assert (agg["uncachedInputTokens"], agg["cacheReadTokens"], agg["billedInputTokens"], agg["outputTokens"]) == (320, 180, 500, 80)
+    assert agg["cacheHitPercent"] == 36  # 180 / 500
+    # per step: the parent's TTFTs 200, 100 and the child's own 300; per turn: outputs 10, 40 | 30
+    assert agg["percentiles"]["ttftMs"] == {"n": 3, "p50": 200, "p90": 300, "p99": 300}
+    assert agg["percentiles"]["outputTokensPerTurn"] == {"n": 3, "p50": 30, "p90": 40, "p99": 40}
+    own = agg["dshctl"]
+    assert (own["attempts"], own["models"][0]["settlements"], own["models"][0]["billedInputTokens"]) == (3, 3, 500)
+    assert own["tokenMeter011"]["billedInputTokens"] == 500
+    assert agg["inheritedPrefixes"] == {"excluded": 1, "counted": 0}
+    # the per-session records stay dsh's: the child shows its whole log
+    child_record = next(s for s in doc["sessions"] if s["id"] == "child")
+    assert (child_record["turns"], child_record["billedInputTokens"], child_record["inherited"]["turns"]) == (2, 200, 1)
+
+
+def test_aggregate_counts_the_prefix_in_the_child_when_the_parent_is_absent(tmp_path):
+    agg = json.loads(invoke(write(tmp_path, "child", "v2"), "--json").stdout)["aggregate"]
+    # exactly the child's whole log: 2 turns, TTFT 200 + 300, 100 + 100 billed, 10 + 30 out
+    assert (agg["turns"], agg["ttftMs"], agg["billedInputTokens"], agg["outputTokens"]) == (2, 500, 200, 40)
+    assert agg["percentiles"]["ttftMs"]["n"] == 2
+    assert agg["inheritedPrefixes"] == {"excluded": 0, "counted": 1}
+
+
+def test_a_parent_outside_since_does_not_count(tmp_path):
+    # parent created at 1 819 999 999 000, child at 1 820 000 000 000: --since drops the parent
+    parent, child = write(tmp_path, "parent", "v2"), write(tmp_path, "child", "v2")
+    agg = json.loads(invoke(parent, child, "--json", "--since", "1820000000000").stdout)["aggregate"]
+    assert (agg["sessions"], agg["skipped"], agg["turns"], agg["billedInputTokens"]) == (1, 1, 2, 200)
+    assert agg["inheritedPrefixes"] == {"excluded": 0, "counted": 1}
+
+
+def test_table_marks_seeded_sessions(tmp_path):
+    result = invoke(write(tmp_path, "parent", "v2"), write(tmp_path, "child", "v2"))
+    rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
+    assert [("⑂" in line) for line in rows if "parent" in line or "child" in line] == [False, True]
+    assert "⑂ forked from another session" in result.stdout
+    single = invoke(write(tmp_path, "child", "v4"))
+    # the inherited turn 1: 100 billed in, 10 out
+    assert "inherited ⑂" in single.stdout and "1 turn(s) · 1 step(s) · in 100 · out 10" in single.stdout
+    turns = invoke(write(tmp_path, "child", "v0"), "--by", "turn").stdout
+    assert "1 ⑂" in turns and "⑂ inherited from the parent session" in turns
+
+
+@pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")
+def test_samples_sessions_aggregate_counts_the_fork_prefix_once():
+    doc = json.loads(invoke(str(SAMPLES / "sessions"), "--json").stdout)
+    child = next(s for s in doc["sessions"] if s["id"].startswith("b4d2f6a8"))
+    # the child inherits the tour's turn 1 (samples/README.md): the failed attempt 12 000 in / 3 out and the
+    # retry 2 000 + 10 000 read / 250 out; TTFT 300, LLM 2550, decode 2250 ms for 250 tokens
+    assert child["inherited"] == {
+        "turns": 1, "steps": 1, "llmMs": 2550, "toolMs": 0, "ttftMs": 300, "ttftSteps": 1, "decodeMs": 2250,
+        "decodeTokens": 250, "uncachedInputTokens": 14_000, "cacheReadTokens": 10_000, "cacheWriteTokens": 0,
+        "billedInputTokens": 24_000, "outputTokens": 253,
+    }
+    agg = doc["aggregate"]
+    # 84 700 + 37 500 + 9 000 = 131 200 billed, less the child's 24 000 inherited; 903 + 313 + 2 − 253 out
+    assert (agg["billedInputTokens"], agg["outputTokens"]) == (107_200, 965)
+    assert (agg["turns"], agg["steps"], agg["ttftSteps"], agg["llmMs"]) == (4 + 1 + 1, 6 + 1 + 1, 8, 6050 + 600 + 210)
+    # cache read 48 500 + 12 000 + 0 = 60 500 of 107 200 → 56.4 % → 56
+    assert agg["cacheHitPercent"] == 56
+    assert agg["inheritedPrefixes"] == {"excluded": 1, "counted": 0}
 
 
 @pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")

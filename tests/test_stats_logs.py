@@ -170,7 +170,7 @@ MIXED_V2 = jsonl(
 )
 
 # ---------------------------------------------------------------------------------------------------
-# C. No usage anywhere: token figures, cache hit, decode and occupancy must be null, not 0.
+# C. No usage anywhere: dsh's meter stays at 0; cache hit, throughput and occupancy have no value.
 
 NO_USAGE_V0 = jsonl(
     """
@@ -241,6 +241,72 @@ CHILD_V2 = jsonl(
 )
 
 
+# The parent the child above was forked from: its turn 1 is the child's inherited turn 1 (same events),
+# then a turn of its own.
+
+PARENT_V2 = jsonl(
+    """
+    {"type":"session","version":2,"id":"parent","createdAt":1819999999000,"cwd":"/w","delegationDepth":0,"isSeeded":false}
+    {"type":"turn/start","seq":0,"time":1000,"data":{"turn":1}}
+    {"type":"step/start","seq":1,"time":1000,"data":{"turn":1,"step":1}}
+    {"type":"assistant/message","seq":2,"time":1301,"data":{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"text","text":"parent"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[{"type":"text-chunks","time0":1200,"index":0,"dt":[],"texts":["parent"]},{"type":"chunk","time":1300,"chunk":{"type":"usage","usage":{"inputTokens":100,"outputTokens":10}}}],"usage":{"inputTokens":100,"outputTokens":10}},"surfaceOp":"append"}
+    {"type":"step/end","seq":3,"time":1302,"data":{"turn":1,"step":1}}
+    {"type":"turn/end","seq":4,"time":1303,"data":{"turn":1,"reason":{"kind":"completed"}}}
+    {"type":"turn/start","seq":5,"time":5000,"data":{"turn":2}}
+    {"type":"step/start","seq":6,"time":5000,"data":{"turn":2,"step":1}}
+    {"type":"assistant/message","seq":7,"time":5201,"data":{"turn":2,"step":1,"message":{"id":"a3","role":"assistant","content":[{"type":"text","text":"more"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[{"type":"text-chunks","time0":5100,"index":0,"dt":[],"texts":["more"]},{"type":"chunk","time":5200,"chunk":{"type":"usage","usage":{"inputTokens":200,"outputTokens":40,"cacheReadTokens":100}}}],"usage":{"inputTokens":200,"outputTokens":40,"cacheReadTokens":100}},"surfaceOp":"append"}
+    {"type":"step/end","seq":8,"time":5202,"data":{"turn":2,"step":1}}
+    {"type":"turn/end","seq":9,"time":5203,"data":{"turn":2,"reason":{"kind":"completed"}}}
+    """
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# E. Nothing optional happens: no tool call, no retry, no request/context. Turn 1 has two zero-output
+#    steps (the provider reports outputTokens 0 although text streamed); step 2's message lands in the
+#    same millisecond as its first token (a decode span of 0). Turn 2 is closed without any step.
+
+BARE_V0 = jsonl(
+    """
+    {"type":"session","version":0,"id":"bare","createdAt":1830000000000,"cwd":"/w","delegationDepth":0}
+    {"type":"turn/start","seq":0,"time":1000,"data":{"turn":1}}
+    {"type":"step/start","seq":1,"time":1000,"data":{"turn":1,"step":1}}
+    {"type":"user/message","seq":2,"time":1001,"data":{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}
+    {"type":"assistant/chunk","seq":3,"time":1100,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"ok"}}}
+    {"type":"assistant/chunk","seq":4,"time":1149,"data":{"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":50,"outputTokens":0}}}}
+    {"type":"assistant/chunk","seq":5,"time":1149,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}
+    {"type":"assistant/message","seq":6,"time":1150,"data":{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"usage":{"inputTokens":50,"outputTokens":0}},"sourceEventSeqs":[3,4,5],"surfaceOp":"append"}
+    {"type":"step/end","seq":7,"time":1151,"data":{"turn":1,"step":1}}
+    {"type":"step/start","seq":8,"time":1200,"data":{"turn":1,"step":2}}
+    {"type":"assistant/chunk","seq":9,"time":1250,"data":{"turn":1,"step":2,"chunk":{"type":"text-delta","index":0,"text":"."}}}
+    {"type":"assistant/chunk","seq":10,"time":1250,"data":{"turn":1,"step":2,"chunk":{"type":"usage","usage":{"inputTokens":60,"outputTokens":0,"cacheReadTokens":40}}}}
+    {"type":"assistant/chunk","seq":11,"time":1250,"data":{"turn":1,"step":2,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}
+    {"type":"assistant/message","seq":12,"time":1250,"data":{"turn":1,"step":2,"message":{"id":"a2","role":"assistant","content":[{"type":"text","text":"."}],"source":{"kind":"model","provider":"p","model":"m"}},"usage":{"inputTokens":60,"outputTokens":0,"cacheReadTokens":40}},"sourceEventSeqs":[9,10,11],"surfaceOp":"append"}
+    {"type":"step/end","seq":13,"time":1251,"data":{"turn":1,"step":2}}
+    {"type":"turn/end","seq":14,"time":1252,"data":{"turn":1,"reason":{"kind":"completed"}}}
+    {"type":"turn/start","seq":15,"time":2000,"data":{"turn":2}}
+    {"type":"turn/end","seq":16,"time":2001,"data":{"turn":2,"reason":{"kind":"aborted","reason":{"kind":"user"}}}}
+    """
+)
+
+BARE_V2 = jsonl(
+    """
+    {"type":"session","version":2,"id":"bare","createdAt":1830000000000,"cwd":"/w","delegationDepth":0,"isSeeded":false}
+    {"type":"turn/start","seq":0,"time":1000,"data":{"turn":1}}
+    {"type":"step/start","seq":1,"time":1000,"data":{"turn":1,"step":1}}
+    {"type":"user/message","seq":2,"time":1001,"data":{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}},"surfaceOp":"append"}
+    {"type":"assistant/message","seq":3,"time":1150,"data":{"turn":1,"step":1,"message":{"id":"a1","role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[{"type":"text-chunks","time0":1100,"index":0,"dt":[],"texts":["ok"]},{"type":"chunk","time":1149,"chunk":{"type":"usage","usage":{"inputTokens":50,"outputTokens":0}}},{"type":"chunk","time":1149,"chunk":{"type":"finish","reason":{"kind":"stop"}}}],"usage":{"inputTokens":50,"outputTokens":0}},"surfaceOp":"append"}
+    {"type":"step/end","seq":4,"time":1151,"data":{"turn":1,"step":1}}
+    {"type":"step/start","seq":5,"time":1200,"data":{"turn":1,"step":2}}
+    {"type":"assistant/message","seq":6,"time":1250,"data":{"turn":1,"step":2,"message":{"id":"a2","role":"assistant","content":[{"type":"text","text":"."}],"source":{"kind":"model","provider":"p","model":"m"}},"stream":[{"type":"text-chunks","time0":1250,"index":0,"dt":[],"texts":["."]},{"type":"chunk","time":1250,"chunk":{"type":"usage","usage":{"inputTokens":60,"outputTokens":0,"cacheReadTokens":40}}},{"type":"chunk","time":1250,"chunk":{"type":"finish","reason":{"kind":"stop"}}}],"usage":{"inputTokens":60,"outputTokens":0,"cacheReadTokens":40}},"surfaceOp":"append"}
+    {"type":"step/end","seq":7,"time":1251,"data":{"turn":1,"step":2}}
+    {"type":"turn/end","seq":8,"time":1252,"data":{"turn":1,"reason":{"kind":"completed"}}}
+    {"type":"turn/start","seq":9,"time":2000,"data":{"turn":2}}
+    {"type":"turn/end","seq":10,"time":2001,"data":{"turn":2,"reason":{"kind":"aborted","reason":{"kind":"user"}}}}
+    """
+)
+
+
 def fixture_form(v2_text: str) -> str:
     """dsh's projected test-fixture form: the same events without envelope seq and time."""
     out = []
@@ -257,13 +323,16 @@ SCENARIOS = {
     "mixed": (MIXED_V0, MIXED_V2),
     "nousage": (NO_USAGE_V0, NO_USAGE_V2),
     "child": (CHILD_V0, CHILD_V2),
+    "bare": (BARE_V0, BARE_V2),
+    "parent": (None, PARENT_V2),
 }
 
 
 def generations(name: str) -> dict[str, str]:
     """``{"v0": text, "v2": text, "v3": text, "v4": text}`` for a scenario."""
     v0, v2 = SCENARIOS[name]
-    return {"v0": v0, "v2": v2, "v3": later(v2, 3), "v4": later(v2, 4)}
+    out = {"v2": v2, "v3": later(v2, 3), "v4": later(v2, 4)}
+    return {"v0": v0, **out} if v0 is not None else out
 
 
 FILE_NAMES = {"v0": "session.jsonl", "v2": "session.v2.jsonl", "v3": "session.v3.jsonl", "v4": "session.v4.jsonl"}

@@ -40,11 +40,12 @@ EXPECTED: dict[str, tuple[str, set[str]]] = {
     # README §2 "Warning only": finish max-tokens with an open tool-call block (adapter rule 6)
     "v0/examples-acp-agent-max-tokens-continue.jsonl": (WARNINGS, {"grammar/max-tokens-open"}),
     "v2/snapshot-form/sdk-max-tokens-continue.session.v2.jsonl": (WARNINGS, {"grammar/max-tokens-open"}),
-    # README §2 "Possible refusal (UNKNOWN)": descriptor version 2, refused by the released v0→v1 edge
-    "v0/examples-acp-agent-subagent-continuable-session-1.jsonl": (WARNINGS, {"codec/descriptor-version"}),
-    "v0/examples-acp-agent-subagent-fork-in-process-session-1.jsonl": (WARNINGS, {"codec/descriptor-version"}),
-    "v0/examples-acp-agent-subagent-max-tokens-partial-session-1.jsonl": (WARNINGS, {"codec/descriptor-version"}),
-    "v0/examples-acp-agent-subagent-mixed-session-2.jsonl": (WARNINGS, {"codec/descriptor-version"}),
+    # README §2 "Possible refusal (UNKNOWN)": descriptor version 2. The released v0→v1 migration refuses it
+    # ([v01] assertReleasedEventPayload throws SessionFormatUnsupportedMigrationError for a v0 source): an error.
+    "v0/examples-acp-agent-subagent-continuable-session-1.jsonl": (ERRORS, {"codec/descriptor-version"}),
+    "v0/examples-acp-agent-subagent-fork-in-process-session-1.jsonl": (ERRORS, {"codec/descriptor-version"}),
+    "v0/examples-acp-agent-subagent-max-tokens-partial-session-1.jsonl": (ERRORS, {"codec/descriptor-version"}),
+    "v0/examples-acp-agent-subagent-mixed-session-2.jsonl": (ERRORS, {"codec/descriptor-version"}),
     # A `compact` plugin replacement with no compaction/start: the released relationship validator
     # ([v01] assertReleasedArtifactRelationships, user/message case) refuses it, although the corpus
     # README lists the file among those that load (0.1.1-rc.2 accepted it).

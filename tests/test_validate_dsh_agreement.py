@@ -55,7 +55,6 @@ OUTSIDE_PACKAGES = {
     "codec/source-event-seqs",  # v2 surface provenance rules of the installed Session (FORMAT §3.2, [G])
     "codec/settlement-fields",  # Session.fromRestore's settlement-shape check (FORMAT §8.7 layer 2)
 }
-DSH_REFUSES_WARNING = {"codec/descriptor-version"}  # dshctl reports a warning by choice (FORMAT §9 #22)
 
 HARNESS = r"""// dshctl dev harness: accept/refuse verdicts of dsh's released session-format packages.
 // stdin: JSON {v2Types, v3Types, logs:[{id, lines:[string]}]}; stdout: JSON [{id, verdict, reason, dsh}]
@@ -182,7 +181,7 @@ def dshctl_refuses(path: Path) -> tuple[bool, list[str]]:
             continue
         dsh_level = finding.level in ("codec", "relationships") or (finding.rule == "stream/chunk" and (report.generation or 0) <= 1
                                                                      and "fold" in finding.message)
-        if finding.fatal or (finding.severity == "error" and dsh_level) or finding.rule in DSH_REFUSES_WARNING:
+        if finding.fatal or (finding.severity == "error" and dsh_level):
             reasons.append(f"{finding.rule}: {finding.message}")
     return bool(reasons), reasons
 

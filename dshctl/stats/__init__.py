@@ -70,7 +70,8 @@ def log_stats(
         ):
             log.close()
             return {"session": identity, "turns": None, "steps": None, "samples": None, "skipped": True}
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step")
+    seed_length = log.cut if log.generation <= 1 else None
+    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length)
     fold.run(log.events())
     if log.fixture:
         fold.timing_known = False

@@ -3,10 +3,17 @@
 Pooling dsh's sums (``ttftMs``/``ttftSteps``, ``decodeTokens``/``decodeMs``, token buckets) gives what dsh's
 folds would give over the concatenation of the logs. Percentiles come from per-step and per-turn
 observations: TTFT and tok/s per step (the steps that have them), output and billed-input tokens per turn.
+
+A forked or seeded child repeats its parent's events up to the cut, and dsh's per-session figures count
+them (FORMAT §7). Across sessions each inherited prefix is counted once: a child whose parent (header
+``parentSession``) is among the sessions counted contributes only what it added after the cut; a child
+whose parent is not counted keeps its prefix. The header names only the direct parent, so a prefix is
+excluded only when that parent itself is counted.
 """
 
 from __future__ import annotations
 
+import copy
 from array import array
 from collections import Counter
 
@@ -24,12 +31,13 @@ from .figures import (
 _SUMMED = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens")
 _BUCKETS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
 _SAMPLE_KEYS = ("ttftMs", "tokensPerSecond", "outputTokensPerTurn", "billedInputTokensPerTurn", "providerTtftMs", "firstVisibleMs")
+_MODEL_DERIVED = ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens")
 
 
-def _plus(a, b):
+def _plus(a, b, sign: int = 1):
     if b is None:
         return a
-    return b if a is None else a + b
+    return sign * b if a is None else a + sign * b
 
 
 def _buckets_record(b: dict) -> dict:
@@ -48,11 +56,20 @@ def _buckets_record(b: dict) -> dict:
     }
 
 
-class Aggregate:
+def _after_cut(samples: dict, inherited: dict) -> dict:
+    """The observations a seeded session made after its cut: the inherited ones are a prefix of each
+    sample array (they were taken first) and a part of the gap histogram."""
+    out = {key: samples[key][len(inherited[key]):] for key in _SAMPLE_KEYS}
+    gaps = Counter(samples["gaps"])
+    gaps.subtract(inherited["gaps"])
+    out["gaps"] = +gaps
+    return out
+
+
+class _Pool:
+    """Sums and observations pooled over session records (or inherited prefixes, added or taken away)."""
+
     def __init__(self) -> None:
-        self.sessions = 0
-        self.failed = 0
-        self.skipped = 0
         self.turns = 0
         self.steps = 0
         self.ttft_steps = 0
@@ -69,87 +86,137 @@ class Aggregate:
         self.models: dict[str | None, dict] = {}
         self.legacy: dict[str, int | None] = {key: None for key in _BUCKETS}
 
-    def add(self, session: dict, samples: dict) -> None:
-        self.sessions += 1
-        self.turns += session["turns"]
-        self.steps += session["steps"]
-        self.ttft_steps += session["ttftSteps"]
+    def add_record(self, record: dict, sign: int = 1) -> None:
+        """Add (sign 1) or take away (sign -1) a session record's pooled figures."""
+        self.turns += sign * record["turns"]
+        self.steps += sign * record["steps"]
+        self.ttft_steps += sign * record["ttftSteps"]
         for key in _SUMMED:
-            self.sums[key] = _plus(self.sums[key], session[key])
+            self.sums[key] = _plus(self.sums[key], record[key], sign)
         for key in _BUCKETS:
-            self.buckets[key] = _plus(self.buckets[key], session[key])
+            self.buckets[key] = _plus(self.buckets[key], record[key], sign)
+        own = record["dshctl"]
+        self.stalls += sign * own["stalls"]
+        self.stall_ms = _plus(self.stall_ms, own["stallMs"], sign)
+        self.attempts += sign * own["attempts"]
+        self.retries += sign * own["retries"]
+        self.tool_calls += sign * own["toolCalls"]
+        for key, value in own["retryWaste"].items():
+            self.waste[key] = _plus(self.waste[key], value, sign)
+        for key in _BUCKETS:
+            self.legacy[key] = _plus(self.legacy[key], own["tokenMeter011"][key], sign)
+        for entry in own["models"]:
+            merged = self.models.setdefault(entry["model"], {"model": entry["model"]})
+            for key, value in entry.items():
+                if key not in _MODEL_DERIVED:
+                    merged[key] = _plus(merged.get(key), value, sign)
+
+    def add_samples(self, samples: dict) -> None:
         for key in _SAMPLE_KEYS:
             self.samples[key].extend(samples[key])
         self.gaps.update(samples["gaps"])
-        own = session["dshctl"]
-        self.stalls += own["stalls"]
-        self.stall_ms = _plus(self.stall_ms, own["stallMs"])
-        self.attempts += own["attempts"]
-        self.retries += own["retries"]
-        self.tool_calls += own["toolCalls"]
-        for key, value in own["retryWaste"].items():
-            self.waste[key] = _plus(self.waste[key], value)
-        for key in _BUCKETS:
-            self.legacy[key] = _plus(self.legacy[key], own["tokenMeter011"][key])
-        for entry in own["models"]:
-            merged = self.models.get(entry["model"])
-            if merged is None:
-                self.models[entry["model"]] = dict(entry)
+
+
+class Aggregate:
+    def __init__(self) -> None:
+        self.sessions = 0
+        self.failed = 0
+        self.skipped = 0
+        self.pool = _Pool()
+        self.ids: set[str] = set()
+        self.prefixes: list[tuple[object, dict]] = []  # (parent id, inherited {"record", "samples"})
+
+    def add(self, session: dict, samples: dict) -> None:
+        self.sessions += 1
+        if isinstance(session["id"], str):
+            self.ids.add(session["id"])
+        self.pool.add_record(session)
+        inherited = samples.get("inherited")
+        if inherited is None:
+            self.pool.add_samples(samples)
+            return
+        # counted after the cut for now; record() adds the prefix back unless the parent is counted
+        self.pool.add_record(inherited["record"], -1)
+        self.pool.add_samples(_after_cut(samples, inherited["samples"]))
+        self.prefixes.append((session["parentSession"], inherited))
+
+    def _settled(self) -> tuple[_Pool, dict]:
+        """The pool with every inherited prefix counted once: in the parent when it is counted, else in the child."""
+        pool = copy.deepcopy(self.pool)
+        counted = 0
+        for parent, inherited in self.prefixes:
+            if parent in self.ids:
                 continue
-            for key, value in entry.items():
-                if key in ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens"):
-                    continue
-                merged[key] = _plus(merged[key], value)
+            pool.add_record(inherited["record"])
+            pool.add_samples(inherited["samples"])
+            counted += 1
+        return pool, {"excluded": len(self.prefixes) - counted, "counted": counted}
 
     def record(self) -> dict:
-        sums = self.sums
-        tokens = _buckets_record(self.buckets)
+        pool, prefixes = self._settled()
+        sums = pool.sums
+        tokens = _buckets_record(pool.buckets)
         models = []
-        for route, entry in sorted(self.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+        for route, entry in sorted(pool.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+            if not entry.get("settlements"):
+                continue  # a model only the excluded prefixes used
             entry = dict(entry)
             if entry.get("uncachedInputTokens") is not None:
                 entry["billedInputTokens"] = entry["uncachedInputTokens"] + (entry["cacheReadTokens"] or 0) + (entry["cacheWriteTokens"] or 0)
             entry["meanTtftMs"] = number(mean(entry["ttftMs"], entry["ttftSteps"]))
             entry["tokensPerSecond"] = rate(entry["decodeTokens"], entry["decodeMs"])
-            models.append(entry)
-        provider = percentiles(self.samples["providerTtftMs"])
-        provider["mean"] = number(mean(sum(self.samples["providerTtftMs"]), len(self.samples["providerTtftMs"])))
-        visible = percentiles(self.samples["firstVisibleMs"])
-        visible["mean"] = number(mean(sum(self.samples["firstVisibleMs"]), len(self.samples["firstVisibleMs"])))
+            models.append(_model_record(entry))
+        provider = percentiles(pool.samples["providerTtftMs"])
+        provider["mean"] = number(mean(sum(pool.samples["providerTtftMs"]), len(pool.samples["providerTtftMs"])))
+        visible = percentiles(pool.samples["firstVisibleMs"])
+        visible["mean"] = number(mean(sum(pool.samples["firstVisibleMs"]), len(pool.samples["firstVisibleMs"])))
         return {
             "kind": "aggregate",
             "sessions": self.sessions,
             "failed": self.failed,
             "skipped": self.skipped,
-            "turns": self.turns,
-            "steps": self.steps,
+            "inheritedPrefixes": prefixes,
+            "turns": pool.turns,
+            "steps": pool.steps,
             "llmMs": sums["llmMs"],
             "toolMs": sums["toolMs"],
             "ttftMs": sums["ttftMs"],
-            "ttftSteps": self.ttft_steps,
-            "meanTtftMs": number(mean(sums["ttftMs"], self.ttft_steps)),
+            "ttftSteps": pool.ttft_steps,
+            "meanTtftMs": number(mean(sums["ttftMs"], pool.ttft_steps)),
             "decodeMs": sums["decodeMs"],
             "decodeTokens": sums["decodeTokens"],
             "tokensPerSecond": rate(sums["decodeTokens"], sums["decodeMs"]),
             **tokens,
             "percentileMethod": PERCENTILE_METHOD,
             "percentiles": {
-                "ttftMs": percentiles(self.samples["ttftMs"]),
-                "tokensPerSecond": percentiles(self.samples["tokensPerSecond"]),
-                "outputTokensPerTurn": percentiles(self.samples["outputTokensPerTurn"]),
-                "billedInputTokensPerTurn": percentiles(self.samples["billedInputTokensPerTurn"]),
+                "ttftMs": percentiles(pool.samples["ttftMs"]),
+                "tokensPerSecond": percentiles(pool.samples["tokensPerSecond"]),
+                "outputTokensPerTurn": percentiles(pool.samples["outputTokensPerTurn"]),
+                "billedInputTokensPerTurn": percentiles(pool.samples["billedInputTokensPerTurn"]),
             },
             "dshctl": {
-                "attempts": self.attempts,
-                "retries": self.retries,
-                "toolCalls": self.tool_calls,
+                "attempts": pool.attempts,
+                "retries": pool.retries,
+                "toolCalls": pool.tool_calls,
                 "providerTtftMs": provider,
                 "firstVisibleMs": visible,
-                "interTokenGapMs": counter_percentiles(self.gaps),
-                "stalls": self.stalls,
-                "stallMs": self.stall_ms,
-                "retryWaste": self.waste,
+                "interTokenGapMs": counter_percentiles(pool.gaps),
+                "stalls": pool.stalls,
+                "stallMs": pool.stall_ms,
+                "retryWaste": pool.waste,
                 "models": models,
-                "tokenMeter011": _buckets_record(self.legacy),
+                "tokenMeter011": _buckets_record(pool.legacy),
             },
         }
+
+
+_MODEL_KEYS = (
+    "model", "settlements", "messages", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens",
+    "billedInputTokens", "outputTokens", "ttftMs", "ttftSteps", "meanTtftMs", "decodeMs", "decodeTokens",
+    "tokensPerSecond",
+)
+
+
+def _model_record(entry: dict) -> dict:
+    """A pooled model entry with the session record's keys, in its order."""
+    return {key: entry.get(key) for key in _MODEL_KEYS}

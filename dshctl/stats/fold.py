@@ -22,6 +22,13 @@ chunk, last raw chunk). Inter-token gaps walk the runs' ``dt`` lists, never memb
 Rows: a step's figures are exactly its contributions to the session's dsh figures (so per-step sums
 equal the session's totals); a turn's are the sums of its steps, its TTFT that of its lowest-numbered
 step that produced a message (dsh's turn footer).
+
+0 or None: dsh's folds start every total at 0 (``sessionStats``, the token meter's zero buckets), so a
+sum nothing contributed to is 0 — in the session record and in a turn's or step's share of it. None is
+kept for what dsh has no value for: times of a log without envelope times, first-token figures from
+placeholder stream times, ratios over nothing, and the per-step and per-turn readings dsh shows only when
+recorded (a step's TTFT, generation and usage; the turn footer; a turn's billing). dshctl(1), STATS
+RECORDS, gives the rule of every key.
 """
 
 from __future__ import annotations
@@ -62,6 +69,8 @@ REQUEST_POINT_TYPES = frozenset(
 )
 
 _INF = float("inf")
+_NO_TOKENS = (0, 0, 0, 0)
+"""dsh's token meters start from zero buckets (``zeroBuckets``): a session without usage has 0 tokens."""
 _NO_TIME = "events carry no envelope time (test-fixture form): every timing figure is unavailable"
 _PLACEHOLDER = "assistant stream records carry time 0 (placeholder times): first-token, decode and gap figures from them are unavailable"
 
@@ -117,6 +126,12 @@ def _finish_of(stream: list) -> tuple[str | None, str | None]:
     return (kind if isinstance(kind, str) else None), (code if isinstance(code, str) else None)
 
 
+def _timed_sum(total: int | None, timed: bool) -> int | None:
+    """A sum that starts at 0, as dsh's folds do (nothing contributed → 0); None when the log has no
+    envelope times to sum (fixture form)."""
+    return (total or 0) if timed else None
+
+
 def _route_key(provider: Any, model: Any) -> str | None:
     if isinstance(provider, str) and provider and isinstance(model, str) and model:
         return f"{provider}/{model}"
@@ -161,6 +176,7 @@ class Step:
         "waste_input",
         "waste_output",
         "waste_ms",
+        "inherited",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -198,8 +214,9 @@ class Step:
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms: int | None = None
+        self.inherited = False
 
-    def row(self) -> dict:
+    def row(self, timed: bool) -> dict:
         tokens = self.tokens
         rate_ = rate(self.decode_tokens, self.decode_ms)
         return {
@@ -216,23 +233,24 @@ class Step:
             "tokensPerSecond": rate_,
             **_bucket_fields(tokens),
             "toolCalls": self.tool_calls,
-            "toolMs": self.tool_ms,
+            "toolMs": _timed_sum(self.tool_ms, timed),
             "finishReason": self.finish,
             "failureCode": self.failure,
             "interrupted": self.interrupted,
             "ended": self.ended,
+            "inherited": self.inherited,
             "model": self.route,
             "dshctl": {
                 "providerTtftMs": self.provider_ttft_ms,
                 "firstVisibleMs": self.first_visible_ms,
                 "maxGapMs": self.max_gap_ms,
                 "stalls": self.stalls,
-                "stallMs": self.stall_ms if self.max_gap_ms is not None else None,
+                "stallMs": self.stall_ms,
                 "failedAttempts": self.failed_attempts,
                 "wastedBilledInputTokens": self.waste_input,
                 "wastedOutputTokens": self.waste_output,
-                "wastedAttemptMs": self.waste_ms,
-                "backoffMs": self.backoff_ms,
+                "wastedAttemptMs": _timed_sum(self.waste_ms, timed),
+                "backoffMs": _timed_sum(self.backoff_ms, timed),
             },
         }
 
@@ -257,16 +275,18 @@ def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
 
 
 class Turn:
-    __slots__ = ("turn", "started", "start", "end", "reason", "steps", "step_ends", "attempts", "retries", "tool_calls")
+    __slots__ = ("turn", "started", "closed", "start", "end", "reason", "steps", "step_ends", "inherited")
 
     def __init__(self, turn: Any):
         self.turn = turn
         self.started = False
+        self.closed = False
         self.start: int | None = None
         self.end: int | None = None
         self.reason: str | None = None
         self.steps: dict[Any, Step] = {}
         self.step_ends = 0
+        self.inherited = False
 
 
 class Model:
@@ -295,21 +315,22 @@ def _add(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
 class StatsFold:
     """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
 
-    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False):
+    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False, seed_length: int | None = None):
         self.keep_turns = keep_turns
         self.keep_steps = keep_steps
+        # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
+        # with session/end-seed {inherited: true}
+        self.seed_length = seed_length
+        self.prefix: dict | None = None  # what the events before the cut contributed: {"record", "samples"}
         # dsh sessionStats state
         self.turns = 0
         self.steps = 0
         self.llm_ms = 0
-        self.llm_seen = False
         self.tool_ms = 0
-        self.tool_seen = False
         self.ttft_ms = 0
         self.ttft_steps = 0
         self.decode_ms = 0
         self.decode_tokens = 0
-        self.decode_seen = False
         self.last_turn: Any = None
         self.last_turn_set = False
         self.open_key: tuple | None = None
@@ -343,9 +364,7 @@ class StatsFold:
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms = 0
-        self.waste_ms_seen = False
         self.backoff_ms = 0
-        self.backoff_seen = False
         self.outside_steps = 0
         self.timing_known = True
         self.placeholder_times = False
@@ -375,6 +394,7 @@ class StatsFold:
             "request/context": self._request_context,
             "llm/retry": self._retry,
             "llm/retry-started": self._retry_started,
+            "session/end-seed": self._end_seed,
         }
 
     # -- driving -------------------------------------------------------------------------------------
@@ -429,9 +449,8 @@ class StatsFold:
         totals: list[int] | None = None
         decode_ms = 0
         decode_tokens = 0
-        decode_seen = False
-        llm_ms = None
-        tool_ms = None
+        llm_ms = 0
+        tool_ms = 0
         ttft = None
         ttft_step = None
         attempts = retries = tool_calls = 0
@@ -443,17 +462,16 @@ class StatsFold:
             retries += step.retries
             tool_calls += step.tool_calls
             if step.llm_ms is not None:
-                llm_ms = (llm_ms or 0) + step.llm_ms
+                llm_ms += step.llm_ms
                 # dsh's turn footer: TTFT of the lowest-numbered step that produced a message
                 if ttft_step is None:
                     ttft_step = step.step
                     ttft = step.ttft_ms
             if step.tool_ms is not None:
-                tool_ms = (tool_ms or 0) + step.tool_ms
+                tool_ms += step.tool_ms
             if step.decode_ms is not None:
                 decode_ms += step.decode_ms
                 decode_tokens += step.decode_tokens or 0
-                decode_seen = True
             if step.ttft_ms is not None:
                 self.step_ttft.append(step.ttft_ms)
             step_rate = rate(step.decode_tokens, step.decode_ms)
@@ -465,13 +483,14 @@ class StatsFold:
             if step.first_visible_ms is not None:
                 self.step_first_visible.append(step.first_visible_ms)
             if self.keep_steps:
-                self.step_rows.append(step.row())
+                self.step_rows.append(step.row(self.timing_known))
         if not (record.started or placed):
             return
         if totals is not None:
             self.turn_output.append(totals[1])
             self.turn_billed.append(totals[0] + totals[2] + totals[3])
         if self.keep_turns:
+            timed = self.timing_known
             rates = [rate(s.decode_tokens, s.decode_ms) for s in placed]
             duration = None
             if record.start is not None and record.end is not None:
@@ -483,17 +502,19 @@ class StatsFold:
                     "steps": record.step_ends,
                     "ttftMs": ttft,
                     "ttftStep": ttft_step,
-                    "llmMs": llm_ms,
-                    "decodeMs": decode_ms if decode_seen else None,
-                    "decodeTokens": decode_tokens if decode_seen else None,
-                    "tokensPerSecond": rate(decode_tokens, decode_ms) if decode_seen else None,
+                    "llmMs": _timed_sum(llm_ms, timed),
+                    "decodeMs": _timed_sum(decode_ms, self._first_tokens_timed()),
+                    "decodeTokens": _timed_sum(decode_tokens, self._first_tokens_timed()),
+                    "tokensPerSecond": rate(decode_tokens, decode_ms),
+                    # dsh's latestTurnBilling settles nothing for a turn without usage: null, not 0
                     **_bucket_fields(totals),
                     "toolCalls": tool_calls,
-                    "toolMs": tool_ms,
+                    "toolMs": _timed_sum(tool_ms, timed),
                     "attempts": attempts,
                     "retries": retries,
                     "durationMs": duration,
                     "endReason": record.reason,
+                    "inherited": record.inherited,
                     "stepRates": rates,
                 }
             )
@@ -506,6 +527,8 @@ class StatsFold:
             step.request_point = event.time
 
     def _turn_start(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
         turn = _turn_of(event)
         self._close_turns(keep=turn)
         record = self._turn(turn)
@@ -519,6 +542,7 @@ class StatsFold:
         if self.pending_calls:
             self.pending_calls = {}
         record = self._turn(_turn_of(event))
+        record.closed = True
         record.end = event.time
         data = event.data
         reason = data.get("reason") if isinstance(data, dict) else None
@@ -544,6 +568,8 @@ class StatsFold:
         self.current_step = record
 
     def _step_end(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
         turn, step = _key(event)
         self.steps += 1
         if not self.last_turn_set or self.last_turn != turn:
@@ -557,6 +583,30 @@ class StatsFold:
         self._turn(turn).step_ends += 1
         if self.current_step is record:
             self.current_step = None
+
+    def _end_seed(self, event: Event) -> None:
+        if event.time is None:
+            self.timing_known = False
+        data = event.data
+        tagged = data.__class__ is dict and data.get("inherited") is True
+        if tagged or (self.seed_length is not None and event.seq == self.seed_length):
+            self._mark_prefix()
+
+    def _mark_prefix(self) -> None:
+        """Everything read so far was inherited: keep what it contributed. A later cut (a seed of a
+        seed) replaces this one; the last is the log's cut."""
+        records = self.turn_records
+        for turn in [t for t, record in records.items() if record.closed]:
+            self._finalize_turn(records.pop(turn))
+        for record in records.values():  # a turn still open at the cut is the parent's turn
+            record.inherited = True
+            for step in record.steps.values():
+                step.inherited = True
+        for row in self.turn_rows:
+            row["inherited"] = True
+        for row in self.step_rows:
+            row["inherited"] = True
+        self.prefix = {"record": self.session(), "samples": _copied(self.samples())}
 
     def _request_header(self, event: Event) -> None:
         data = event.data
@@ -590,7 +640,6 @@ class StatsFold:
             span = max(0, event.time - record.retry_time)
             record.backoff_ms = (record.backoff_ms or 0) + span
             self.backoff_ms += span
-            self.backoff_seen = True
             record.retry_time = None
         if event.time is not None:
             record.request_point = event.time
@@ -617,7 +666,6 @@ class StatsFold:
             return
         span = max(0, event.time - dispatched)
         self.tool_ms += span
-        self.tool_seen = True
         record.tool_ms = (record.tool_ms or 0) + span
 
     # -- settlements ------------------------------------------------------------------------------------
@@ -720,7 +768,6 @@ class StatsFold:
             span = max(0, event.time - record.request_point)
             record.waste_ms = (record.waste_ms or 0) + span
             self.waste_ms += span
-            self.waste_ms_seen = True
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
@@ -748,7 +795,6 @@ class StatsFold:
                 first = self.open_first if self.open_first is not None else own_first
                 span = max(0, time - start)
                 self.llm_ms += span
-                self.llm_seen = True
                 record.llm_ms = (record.llm_ms or 0) + span
                 if first is not None:
                     ttft = max(0, first - start)
@@ -764,7 +810,6 @@ class StatsFold:
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
                         self.decode_ms += generation
                         self.decode_tokens += output
-                        self.decode_seen = True
                         record.decode_ms = (record.decode_ms or 0) + generation
                         record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
@@ -851,6 +896,10 @@ class StatsFold:
     def finish(self) -> None:
         self._close_turns()
 
+    def _first_tokens_timed(self) -> bool:
+        """Whether first-token times are real: envelope times exist and stream records are not placeholders."""
+        return self.timing_known and not self.placeholder_times
+
     def _clamped_gaps(self) -> Counter:
         gaps = self.gaps
         negative = [gap for gap in gaps if gap < 0]
@@ -865,9 +914,8 @@ class StatsFold:
         gaps = self._clamped_gaps()
         stalls = sum(count for gap, count in gaps.items() if gap > STALL_MS)
         stall_ms = sum(gap * count for gap, count in gaps.items() if gap > STALL_MS)
-        totals = self.totals
-        billed = totals[0] + totals[2] + totals[3] if totals is not None else None
-        hit = cache_hit_percent(totals[2], billed, totals[0] + totals[3]) if totals is not None else None
+        totals = self.totals or _NO_TOKENS
+        hit = cache_hit_percent(totals[2], totals[0] + totals[2] + totals[3], totals[0] + totals[3])
         notes = []
         if not timed:
             notes.append(_NO_TIME)
@@ -875,9 +923,10 @@ class StatsFold:
             notes.append(_PLACEHOLDER)
         if self.outside_steps:
             notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
-        ttft_ms = self.ttft_ms if self.ttft_steps else None
-        decode_ms = self.decode_ms if self.decode_seen else None
-        decode_tokens = self.decode_tokens if self.decode_seen else None
+        tokens_timed = self._first_tokens_timed()
+        ttft_ms = _timed_sum(self.ttft_ms, tokens_timed)
+        decode_ms = _timed_sum(self.decode_ms, tokens_timed)
+        decode_tokens = _timed_sum(self.decode_tokens, tokens_timed)
         models = []
         for route, model in sorted(self.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
             mt = model.tokens
@@ -886,20 +935,20 @@ class StatsFold:
                     "model": route,
                     "settlements": model.settlements,
                     "messages": model.messages,
-                    **_bucket_fields(mt),
-                    "ttftMs": model.ttft_ms if model.ttft_steps else None,
+                    **_bucket_fields(mt or _NO_TOKENS),
+                    "ttftMs": _timed_sum(model.ttft_ms, tokens_timed),
                     "ttftSteps": model.ttft_steps,
                     "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
-                    "decodeMs": model.decode_ms if model.decode_tokens or model.decode_ms else None,
-                    "decodeTokens": model.decode_tokens if model.decode_tokens or model.decode_ms else None,
+                    "decodeMs": _timed_sum(model.decode_ms, tokens_timed),
+                    "decodeTokens": _timed_sum(model.decode_tokens, tokens_timed),
                     "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
                 }
             )
         return {
             "turns": self.turns,
             "steps": self.steps,
-            "llmMs": self.llm_ms if self.llm_seen else None,
-            "toolMs": self.tool_ms if self.tool_seen else None,
+            "llmMs": _timed_sum(self.llm_ms, timed),
+            "toolMs": _timed_sum(self.tool_ms, timed),
             "ttftMs": ttft_ms,
             "ttftSteps": self.ttft_steps,
             "meanTtftMs": number(mean(ttft_ms, self.ttft_steps)),
@@ -911,6 +960,7 @@ class StatsFold:
             "contextWindow": self.context_window,
             "pressureTokens": self.pressure,
             "contextOccupancyPercent": occupancy_percent(self.pressure, self.context_window),
+            "inherited": _inherited_figures(self.prefix),
             "notes": notes,
             "dshctl": {
                 "attempts": self.attempts,
@@ -923,13 +973,13 @@ class StatsFold:
                 "firstVisibleMs": _summary(self.step_first_visible),
                 "interTokenGapMs": counter_percentiles(gaps),
                 "stalls": stalls,
-                "stallMs": stall_ms if gaps else None,
+                "stallMs": stall_ms,
                 "retryWaste": {
                     "failedAttempts": self.failed_attempts,
                     "billedInputTokens": self.waste_input,
                     "outputTokens": self.waste_output,
-                    "attemptMs": self.waste_ms if self.waste_ms_seen else None,
-                    "backoffMs": self.backoff_ms if self.backoff_seen else None,
+                    "attemptMs": _timed_sum(self.waste_ms, timed),
+                    "backoffMs": _timed_sum(self.backoff_ms, timed),
                 },
                 "models": models,
                 "tokenMeter011": _meter_fields(self.legacy_totals),
@@ -947,14 +997,39 @@ class StatsFold:
             "billedInputTokensPerTurn": self.turn_billed,
             "gaps": self._clamped_gaps(),
             "spark": self.spark,
+            "inherited": self.prefix,
         }
 
 
+_INHERITED_KEYS = (
+    "turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
+    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens",
+)
+
+
+def _inherited_figures(prefix: dict | None) -> dict | None:
+    """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
+    if prefix is None:
+        return None
+    record = prefix["record"]
+    return {key: record[key] for key in _INHERITED_KEYS}
+
+
+def _copied(samples: dict) -> dict:
+    """The sample arrays and the gap histogram as they are now (the fold goes on appending to its own)."""
+    out: dict = {}
+    for key, value in samples.items():
+        if value.__class__ is array:
+            out[key] = array(value.typecode, value)
+        elif value.__class__ is Counter:
+            out[key] = Counter(value)
+    return out
+
+
 def _meter_fields(tokens: list[int] | None) -> dict:
+    tokens = tokens or _NO_TOKENS
     out = _bucket_fields(tokens)
-    hit = None
-    if tokens is not None:
-        hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
+    hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
     out["cacheHitPercent"] = percent_number(hit)
     return out
 

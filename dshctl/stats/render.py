@@ -81,6 +81,15 @@ def _dsh_rows(s: dict) -> list[list[str]]:
         ["output", _n(s["outputTokens"])],
         ["cache hit", _pct(s["cacheHitPercent"])],
     ]
+    inherited = s.get("inherited")
+    if inherited is not None:
+        rows.append(
+            [
+                f"inherited {SEEDED_MARK}",
+                f"{inherited['turns']:,} turn(s) · {inherited['steps']:,} step(s) · in {_n(inherited['billedInputTokens'])} · "
+                f"out {_n(inherited['outputTokens'])} (before the fork cut, included above as dsh counts them)",
+            ]
+        )
     if "contextOccupancyPercent" in s:
         occupancy = s["contextOccupancyPercent"]
         rows.append(
@@ -202,7 +211,7 @@ def _turn_table(rows: list[dict], multi: bool, caption: str | None) -> None:
         spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
         line = [_short(r["session"], r["path"])] if multi else []
         line += [
-            _n(r["turn"]),
+            _numbered(r["turn"], r["inherited"]),
             format_ms(r["ttftMs"]),
             _n(r["billedInputTokens"]),
             _n(r["outputTokens"]),
@@ -214,7 +223,7 @@ def _turn_table(rows: list[dict], multi: bool, caption: str | None) -> None:
             spark,
         ]
         body.append(line)
-    print_table("per turn", columns, body, caption=caption)
+    print_table("per turn", columns, body, caption=_with_note(caption, rows))
 
 
 def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
@@ -241,7 +250,7 @@ def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
             finish += " (no step/end)"
         line = [_short(r["session"], r["path"])] if multi else []
         line += [
-            _n(r["turn"]),
+            _numbered(r["turn"], r["inherited"]),
             _n(r["step"]),
             _n(r["attempts"]),
             _n(r["retries"]),
@@ -254,10 +263,31 @@ def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
             finish,
         ]
         body.append(line)
-    print_table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=caption)
+    print_table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=_with_note(caption, rows))
+
+
+SEEDED_MARK = "⑂"
+_SEEDED_NOTE = (
+    f"{SEEDED_MARK} forked from another session: its row counts the inherited prefix, as dsh does; "
+    "the totals below count each prefix once (in the parent when it is listed)"
+)
+_INHERITED_ROWS_NOTE = f"{SEEDED_MARK} inherited from the parent session (before the fork cut)"
+
+
+def _with_note(caption: str | None, rows: list[dict]) -> str | None:
+    if not any(r["inherited"] for r in rows):
+        return caption
+    return _INHERITED_ROWS_NOTE if caption is None else f"{caption}\n{_INHERITED_ROWS_NOTE}"
+
+
+def _numbered(value: Any, inherited: bool) -> str:
+    return f"{_n(value)} {SEEDED_MARK}" if inherited else _n(value)
 
 
 def _sessions_table(sessions: list[dict]) -> None:
+    caption = f"{len(sessions)} session(s)"
+    if any(s["seeded"] for s in sessions):
+        caption += f"\n{_SEEDED_NOTE}"
     print_table(
         "sessions",
         [
@@ -276,7 +306,7 @@ def _sessions_table(sessions: list[dict]) -> None:
         ],
         [
             [
-                _short(s["id"], s["path"]),
+                _short(s["id"], s["path"]) + (f" {SEEDED_MARK}" if s["seeded"] else ""),
                 (s["created"] or "—").replace("T", " ").rstrip("Z"),
                 f"v{s['generation']}",
                 _n(s["turns"]),
@@ -291,7 +321,7 @@ def _sessions_table(sessions: list[dict]) -> None:
             ]
             for s in sessions
         ],
-        caption=f"{len(sessions)} session(s)",
+        caption=caption,
     )
 
 
@@ -319,6 +349,8 @@ def render(*, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, 
     label = f"all {aggregate['sessions']} sessions"
     if aggregate["skipped"]:
         label += f" ({aggregate['skipped']} outside --since/--until)"
+    if aggregate["inheritedPrefixes"]["excluded"]:
+        label += f", {aggregate['inheritedPrefixes']['excluded']} inherited prefix(es) counted in the parent only"
     _summary(aggregate, label)
     _percentile_table(aggregate)
     if errors:

@@ -572,7 +572,7 @@ class _CodecPass:
                     self.normalizer.normalize(event)
                 except DshctlError as exc:
                     raise payload.PayloadError(exc.message)
-                payload.check_v0_event(event.type, seq, event.data, fixture)
+                payload.check_v0_event(event.type, seq, event.data, fixture, gen)
             elif gen == 2:
                 try:
                     payload.check_v2_migration(kind, seq, data, stream_ok=seq not in self.result.bad_streams,

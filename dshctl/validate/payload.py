@@ -34,7 +34,8 @@ class PayloadError(Exception):
 
 
 class DescriptorVersion(PayloadError):
-    """A v0 ``subagent/descriptor`` whose version is not 3 (FORMAT §9 #22)."""
+    """A v0 ``subagent/descriptor`` whose version is not 3: the released v0→v1 migration refuses the log
+    (``SessionFormatUnsupportedMigrationError``, FORMAT §9 #22)."""
 
 
 def _fail(label: str, what: str) -> PayloadError:
@@ -1041,15 +1042,18 @@ def semantics(kind: str, seq: int, data: Any, version: int, fixture: bool = Fals
 # --------------------------------------------------------------------------- entry points
 
 
-def check_v0_event(kind: str, seq: int, data: Any, fixture: bool = False) -> None:
-    """[v01] ``assertReleasedEventPayload`` for a v0 event after legacy normalization (chunks excluded)."""
+def check_v0_event(kind: str, seq: int, data: Any, fixture: bool = False, generation: int = 0) -> None:
+    """[v01] ``assertReleasedEventPayload`` for a v0/v1 event after legacy normalization (chunks excluded)."""
     disposition = V0_DISPOSITIONS.get(kind)
     if disposition is None or kind == "assistant/chunk":
         return
     record = _rec(data, f"{kind} {seq} data")
     if kind == "subagent/descriptor" and record.get("version") != 3:
         version = _count(record.get("version"), f"{kind} {seq} version")
-        raise DescriptorVersion(f"{kind} {seq} uses descriptor version {version}; the released v0→v1 edge accepts only 3")
+        if generation == 0:
+            raise DescriptorVersion(f"{kind} {seq} uses unsupported descriptor version {version}; the released v0→v1 "
+                                    "migration accepts only 3")
+        return  # a v1 payload with another descriptor version passes unread
     required, optional, opaque = disposition
     _keys(record, required, optional, f"{kind} {seq} data")
     for key in opaque:

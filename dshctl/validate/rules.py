@@ -134,9 +134,11 @@ _RULES = [
     Rule("codec/payload-v3-migration", "warning", "a v2 log passes the admission dsh 0.1.5+ applies when it migrates the log to "
          "v3 on open (payload semantics, content and source kinds, surface metadata); the v2 writer itself accepts it",
          f"{V23} assertEvent, assertOwnedContent, assertSource", "§2.7"),
-    Rule("codec/descriptor-version", "warning", "a v0 subagent/descriptor has version 3; the released v0→v1 edge refuses other "
-         "versions while 0.1.1-rc.2 writes 2 (how later dsh treats such child logs is UNKNOWN)",
-         f"{V01} assertReleasedEventPayload", "§2.5, §9 #22"),
+    Rule("codec/descriptor-version", "error", "a v0 subagent/descriptor has version 3: the released v0→v1 migration refuses "
+         "any other version (\"uses unsupported descriptor version\"), though 0.1.1-rc.2 wrote 2; a v1 payload with "
+         "another version passes unread; v2 loads any (0.1.5's v2→v3 migration wants 3: codec/payload-v3-migration); "
+         "v3 and v4 admission do not look at it",
+         f"{V01} assertReleasedEventPayload; {V23} assertEvent", "§2.5, §9 #22"),
     # ------------------------------------------------------------------ stream (beyond dsh's load)
     Rule("stream/not-object", "error", "every stream record is a non-array object",
          f"{K} llm assistant-stream.ts expandAssistantStream", "§4.4"),
