@@ -229,7 +229,8 @@ def print_table(
         out.print(text_cell(title, "bold"))
     out.print(table)
     if caption:
-        out.print(text_cell(caption))
+        for line in caption.split("\n"):  # dshctl's own line breaks; log text inside stays one line
+            out.print(text_cell(line))
 
 
 def print_line(text: str, pipe_width: int = PIPE_WIDTH) -> None:

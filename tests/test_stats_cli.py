@@ -183,6 +183,7 @@ def test_table_marks_seeded_sessions(tmp_path):
     rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
     assert [("⑂" in line) for line in rows if "parent" in line or "child" in line] == [False, True]
     assert "⑂ forked from another session" in result.stdout
+    assert "\n⑂ forked from another session" in result.stdout and "␊" not in result.stdout  # a caption line of its own
     single = invoke(write(tmp_path, "child", "v4"))
     # the inherited turn 1: 100 billed in, 10 out
     assert "inherited ⑂" in single.stdout and "1 turn(s) · 1 step(s) · in 100 · out 10" in single.stdout
