@@ -652,58 +652,80 @@ class LineReader:
         -- bad magic, a reserved header bit, no or a large declared size, a decoder error, EOF inside
         a frame -- hands the rest of the file to :meth:`_zstd_walk`, which reports it exactly."""
         out_bound = self._blocks_per_call() * ZSTD_BLOCK_MAX
-        dctx = zstandard.ZstdDecompressor()
+        limit = self.max_line_bytes
+        new_frame = zstandard.ZstdDecompressor().decompressobj
         content_size = zstandard.frame_content_size
-        data = memoryview(first)
+        data = first
+        view = memoryview(data)
         base = 0  # file offset of data[0]
         pos = 0
         frame_no = 0
         while True:
             if len(data) - pos < _FRAME_HEADER_MAX:
                 data, base, pos = self._refill(data, base, pos)
+                view = memoryview(data)
                 if pos == len(data):
                     return  # clean end between frames
             frame_no += 1
-            fstart = base + pos
-            try:
-                if data[pos : pos + 4] != ZSTD_MAGIC or data[pos + 4] & 0x18:
-                    raise zstandard.ZstdError("not a plain frame")
-                size = content_size(data[pos : pos + _FRAME_HEADER_MAX])
-            except (IndexError, zstandard.ZstdError):
-                size = -1
+            size = -1
+            if len(data) - pos > 4 and data.startswith(ZSTD_MAGIC, pos) and not data[pos + 4] & 0x18:
+                try:
+                    size = content_size(view[pos : pos + _FRAME_HEADER_MAX])
+                except zstandard.ZstdError:
+                    pass
             if not 0 <= size <= out_bound:
-                yield from self._walk_from(fstart, frame_no)
+                yield from self._walk_from(base + pos, frame_no)
                 return
-            # Pieces about a quarter of the frame's size: few calls, and little left over to copy.
-            piece = min(max(size >> 2, 1024), 1 << 16)
-            dobj = dctx.decompressobj()
+            fstart = base + pos
+            piece = 1024 if size < 4096 else min(size >> 2, 1 << 16)  # few calls, little left over to copy
+            dobj = new_frame()
             outs: list[bytes] = []
             try:
-                while not dobj.eof:
+                while True:
                     if pos == len(data):
                         data, base, pos = self._refill(data, base, pos)
+                        view = memoryview(data)
                         if pos == len(data):
                             break  # EOF inside the frame
-                    chunk = data[pos : pos + piece]
+                    chunk = view[pos : pos + piece]
                     out = dobj.decompress(chunk)
                     if out:
                         outs.append(out)
-                    pos += len(chunk) - len(dobj.unused_data) if dobj.eof else len(chunk)
+                    if dobj.eof:
+                        pos += len(chunk) - len(dobj.unused_data)
+                        break
+                    pos += len(chunk)
             except zstandard.ZstdError:
                 pass
             if not dobj.eof:
                 yield from self._walk_from(fstart, frame_no)
                 return
-            yield from self._frame_lines(outs[0] if len(outs) == 1 else b"".join(outs))
-            self._end_frame(frame_no)
+            out = outs[0] if len(outs) == 1 else b"".join(outs)
+            if out.endswith(b"\n") and not self._pending and len(out) <= limit:
+                # the common case: a whole batch of records
+                self.bytes_decoded += len(out)
+                if out.count(b"\n") == 1:
+                    self._line += 1
+                    yield self._line, out[:-1]
+                else:
+                    lines = out.split(b"\n")
+                    lines.pop()
+                    start = self._line + 1
+                    self._line += len(lines)
+                    yield from zip(count(start), lines)
+                self.frames += 1
+                if self.frames == 1:
+                    self.first_frame_lines = self._line
+            else:
+                yield from self._frame_lines(out)
+                self._end_frame(frame_no)
 
-    def _refill(self, data: memoryview, base: int, pos: int) -> tuple[memoryview, int, int]:
+    def _refill(self, data: bytes, base: int, pos: int) -> tuple[bytes, int, int]:
         """The unread rest of ``data`` followed by the next read; ``(data, base, pos)`` afterwards."""
         more = self._read(READ_CHUNK)
         if not more:
             return data, base, pos
-        rest = data[pos:]
-        return memoryview(bytes(rest) + more if len(rest) else more), base + pos, 0
+        return (data[pos:] + more if pos < len(data) else more), base + pos, 0
 
     def _walk_from(self, fstart: int, frame_no: int) -> Iterator[tuple[int, bytes]]:
         """The rest of the file, from frame ``frame_no`` at file offset ``fstart``, by the walk."""
