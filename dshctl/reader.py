@@ -27,7 +27,15 @@ import msgspec
 from .errors import DshctlError, FormatError, SourceError
 from .generations import parse_header
 from .generations.current import attach_stream
-from .generations.v0 import ROW_TAGS, LegacyNormalizer, PackedRow, decode_row, decode_source_event_seqs, fold_chunks
+from .generations.v0 import (
+    ROW_TAGS,
+    LegacyNormalizer,
+    PackedRow,
+    decode_row,
+    decode_row_line,
+    decode_source_event_seqs,
+    fold_chunks,
+)
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve_named
 
@@ -166,15 +174,17 @@ class Log:
         for lineno, raw in lines:
             item: Event | PackedRow | None = None
             problem = None
-            wire = None
             if fast:
-                try:
-                    wire = decode_wire(raw)
-                except wire_errors:
-                    pass
-            if wire is not None:
-                item = self._event_from_wire(wire, lineno, v0, known)
-            else:
+                if v0 and b'-chunks"' in raw[:30]:
+                    item = decode_row_line(raw, lineno)
+                if item is None:
+                    try:
+                        wire = decode_wire(raw)
+                    except wire_errors:
+                        wire = None
+                    if wire is not None:
+                        item = self._event_from_wire(wire, lineno, v0, known)
+            if item is None:
                 try:
                     obj = decode(raw)
                 except msgspec.DecodeError as exc:
