@@ -704,7 +704,7 @@ class LineReader:
             if out.endswith(b"\n") and not self._pending and len(out) <= limit:
                 # the common case: a whole batch of records
                 self.bytes_decoded += len(out)
-                if out.count(b"\n") == 1:
+                if out.find(b"\n") == len(out) - 1:  # stops at the first LF: cheap either way
                     self._line += 1
                     yield self._line, out[:-1]
                 else:
