@@ -260,13 +260,21 @@ class Log:
             ignorable=wire.ignorable is True,
         )
         if wire.sourceEventSeqs is not None:
-            event.sourceEventSeqs = decode_source_event_seqs(wire.sourceEventSeqs, event)
+            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, v0)
         if not v0 and kind not in known:
             self._flag_unknown(event)
         if kind == "session/end-seed" and self.generation >= 2 and isinstance(wire.data, dict):
             if wire.data.get("inherited") is True:
                 self.cut = wire.seq
         return event
+
+    @staticmethod
+    def _citation(value: Any, event: Event, v0: bool) -> Any:
+        """Decoded ``sourceEventSeqs``; a v0 message's stays as written for :func:`fold_chunks`, which
+        compares it with the pending attempt's seq runs without expanding it."""
+        if v0 and event.type == "assistant/message":
+            return value
+        return decode_source_event_seqs(value, event)
 
     def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
         kind = obj.get("type")
@@ -297,7 +305,7 @@ class Log:
             ignorable=obj.get("ignorable") is True,
         )
         if "sourceEventSeqs" in obj:
-            event.sourceEventSeqs = decode_source_event_seqs(obj["sourceEventSeqs"], event)
+            event.sourceEventSeqs = self._citation(obj["sourceEventSeqs"], event, v0)
         if not obj.keys() <= _ENVELOPE_KEYS:
             extra = obj.keys() - _ENVELOPE_KEYS
             event.note(f"envelope has keys dsh refuses: {', '.join(sorted(extra))}")

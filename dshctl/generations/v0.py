@@ -30,7 +30,7 @@ from typing import Annotated, Any, Iterator
 import msgspec
 
 from ..errors import FormatError
-from ..model import Event, decode_seq_ranges, encode_seq_ranges
+from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
 from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
@@ -323,15 +323,6 @@ class _Group:
         self.chunk_count += count
         self.last_seq = last
 
-    def seqs(self) -> list[int]:
-        out: list[int] = []
-        for first, last in self.seq_runs:
-            out.extend(range(first, last + 1))
-        return out
-
-    def cites_exactly(self, cited: list[int]) -> bool:
-        return len(cited) == self.chunk_count and cited == self.seqs()
-
     def range_form(self) -> list[Any]:
         out: list[Any] = []
         for first, last in self.seq_runs:
@@ -417,8 +408,7 @@ def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iter
 
 
 def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]:
-    cited = event.sourceEventSeqs
-    event.sourceEventSeqs = None
+    cited = _cited_runs(event)
     same_step = group is not None and (group.turn, group.step) == (event.turn, event.step)
     if group is None or not same_step:
         yield from settle()
@@ -438,7 +428,7 @@ def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]
         _keep_citation(event, cited)
         yield event
         return
-    elif not group.cites_exactly(cited):
+    elif cited != group.seq_runs:
         yield from settle()
         event.note("sourceEventSeqs do not cite exactly the pending attempt's chunks (dsh's migration refuses this)")
         event.stream = []
@@ -451,10 +441,24 @@ def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]
     yield event
 
 
-def _keep_citation(event: Event, cited: list[int] | None) -> None:
+def _cited_runs(event: Event) -> list[list[int]] | None:
+    """The message's citation as maximal seq runs. The reader leaves a v0 message's
+    ``sourceEventSeqs`` as written, so a 600-chunk citation is compared as one run, never expanded."""
+    raw = event.sourceEventSeqs
+    event.sourceEventSeqs = None
+    if raw is None:
+        return None
+    runs = seq_runs(raw)
+    if runs is None:
+        event.note(_BAD_SEQS)
+    return runs
+
+
+def _keep_citation(event: Event, cited: list[list[int]] | None) -> None:
     """A message whose citation did not embed a stream keeps what it cited, in range form."""
     if cited is not None:
-        event.chunkSeqs = encode_seq_ranges(cited) if cited == sorted(set(cited)) else list(cited)
+        seqs = [seq for first, last in cited for seq in range(first, last + 1)]
+        event.chunkSeqs = encode_seq_ranges(seqs) if seqs == sorted(set(seqs)) else seqs
 
 
 def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
@@ -462,5 +466,8 @@ def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
         return None
     seqs = decode_seq_ranges(value)
     if seqs is None:
-        event.note("sourceEventSeqs is not a list of seqs and [start, end] pairs")
+        event.note(_BAD_SEQS)
     return seqs
+
+
+_BAD_SEQS = "sourceEventSeqs is not a list of seqs and [start, end] pairs"
