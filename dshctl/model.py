@@ -245,6 +245,32 @@ def decode_seq_ranges(value: Any) -> list[int] | None:
     return out
 
 
+def seq_runs(value: Any) -> list[list[int]] | None:
+    """The maximal runs ``[first, last]`` of consecutive seqs that range-encoded ``sourceEventSeqs``
+    expand to, found without expanding them (two seq lists are equal exactly when their maximal runs
+    are); ``None`` where :func:`decode_seq_ranges` gives ``None``."""
+    if not isinstance(value, list):
+        return None
+    runs: list[list[int]] = []
+    for item in value:
+        if isinstance(item, int) and not isinstance(item, bool):
+            first = last = item
+        elif (
+            isinstance(item, list)
+            and len(item) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+            and item[0] <= item[1]
+        ):
+            first, last = item
+        else:
+            return None
+        if runs and runs[-1][1] + 1 == first:
+            runs[-1][1] = last
+        else:
+            runs.append([first, last])
+    return runs
+
+
 def encode_seq_ranges(seqs: list[int]) -> list[Any]:
     """Range form of a strictly increasing seq list: runs of ≥ 3 become ``[first, last]``."""
     out: list[Any] = []

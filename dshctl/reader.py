@@ -27,7 +27,15 @@ import msgspec
 from .errors import DshctlError, FormatError, SourceError
 from .generations import parse_header
 from .generations.current import attach_stream
-from .generations.v0 import ROW_TAGS, LegacyNormalizer, PackedRow, decode_row, decode_source_event_seqs, fold_chunks
+from .generations.v0 import (
+    ROW_TAGS,
+    LegacyNormalizer,
+    PackedRow,
+    decode_row,
+    decode_row_line,
+    decode_source_event_seqs,
+    fold_chunks,
+)
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve_named
 
@@ -166,15 +174,17 @@ class Log:
         for lineno, raw in lines:
             item: Event | PackedRow | None = None
             problem = None
-            wire = None
             if fast:
-                try:
-                    wire = decode_wire(raw)
-                except wire_errors:
-                    pass
-            if wire is not None:
-                item = self._event_from_wire(wire, lineno, v0, known)
-            else:
+                if v0 and b'-chunks"' in raw[:30]:
+                    item = decode_row_line(raw, lineno)
+                if item is None:
+                    try:
+                        wire = decode_wire(raw)
+                    except wire_errors:
+                        wire = None
+                    if wire is not None:
+                        item = self._event_from_wire(wire, lineno, v0, known)
+            if item is None:
                 try:
                     obj = decode(raw)
                 except msgspec.DecodeError as exc:
@@ -250,13 +260,21 @@ class Log:
             ignorable=wire.ignorable is True,
         )
         if wire.sourceEventSeqs is not None:
-            event.sourceEventSeqs = decode_source_event_seqs(wire.sourceEventSeqs, event)
+            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, v0)
         if not v0 and kind not in known:
             self._flag_unknown(event)
         if kind == "session/end-seed" and self.generation >= 2 and isinstance(wire.data, dict):
             if wire.data.get("inherited") is True:
                 self.cut = wire.seq
         return event
+
+    @staticmethod
+    def _citation(value: Any, event: Event, v0: bool) -> Any:
+        """Decoded ``sourceEventSeqs``; a v0 message's stays as written for :func:`fold_chunks`, which
+        compares it with the pending attempt's seq runs without expanding it."""
+        if v0 and event.type == "assistant/message":
+            return value
+        return decode_source_event_seqs(value, event)
 
     def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
         kind = obj.get("type")
@@ -287,7 +305,7 @@ class Log:
             ignorable=obj.get("ignorable") is True,
         )
         if "sourceEventSeqs" in obj:
-            event.sourceEventSeqs = decode_source_event_seqs(obj["sourceEventSeqs"], event)
+            event.sourceEventSeqs = self._citation(obj["sourceEventSeqs"], event, v0)
         if not obj.keys() <= _ENVELOPE_KEYS:
             extra = obj.keys() - _ENVELOPE_KEYS
             event.note(f"envelope has keys dsh refuses: {', '.join(sorted(extra))}")

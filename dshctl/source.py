@@ -54,6 +54,8 @@ ZSTD_BLOCK_MAX = 128 * 1024
 # One decompression call is fed at most this many blocks, so its output is bounded
 # by BLOCKS_PER_CALL * 128 KiB whatever the compression ratio (decompression bombs).
 MAX_BLOCKS_PER_CALL = 64
+# Magic, descriptor, window byte, dictionary id and content size: enough to read a frame's declared size.
+_FRAME_HEADER_MAX = 18
 
 _MAX_SAFE_INT = 2**53 - 1
 _GENERATION_NAME = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
@@ -636,18 +638,144 @@ class LineReader:
     # -- zstd -----------------------------------------------------------------
 
     def _zstd_lines(self, first: bytes) -> Iterator[tuple[int, bytes]]:
+        if self.ref.path is not None and self._file.seekable():  # type: ignore[union-attr]
+            return self._zstd_fast(first)
+        return self._zstd_walk(first)
+
+    def _blocks_per_call(self) -> int:
+        return max(1, min(MAX_BLOCKS_PER_CALL, self.max_line_bytes // ZSTD_BLOCK_MAX))
+
+    def _zstd_fast(self, first: bytes) -> Iterator[tuple[int, bytes]]:
+        """The happy path for frames that declare a bounded size, as dsh's writer's do:
+        python-zstandard finds each frame's end itself (a decompressobj stops there), so no block
+        header is read in Python and no line is yielded before its frame is complete. Anything else
+        -- bad magic, a reserved header bit, no or a large declared size, a decoder error, EOF inside
+        a frame -- hands the rest of the file to :meth:`_zstd_walk`, which reports it exactly."""
+        out_bound = self._blocks_per_call() * ZSTD_BLOCK_MAX
+        limit = self.max_line_bytes
+        new_frame = zstandard.ZstdDecompressor().decompressobj
+        content_size = zstandard.frame_content_size
+        data = first
+        view = memoryview(data)
+        base = 0  # file offset of data[0]
+        pos = 0
+        frame_no = 0
+        while True:
+            if len(data) - pos < _FRAME_HEADER_MAX:
+                data, base, pos = self._refill(data, base, pos)
+                view = memoryview(data)
+                if pos == len(data):
+                    return  # clean end between frames
+            frame_no += 1
+            size = -1
+            if len(data) - pos > 4 and data.startswith(ZSTD_MAGIC, pos) and not data[pos + 4] & 0x18:
+                try:
+                    size = content_size(view[pos : pos + _FRAME_HEADER_MAX])
+                except zstandard.ZstdError:
+                    pass
+            if not 0 <= size <= out_bound:
+                yield from self._walk_from(base + pos, frame_no)
+                return
+            fstart = base + pos
+            piece = 1024 if size < 4096 else min(size >> 2, 1 << 16)  # few calls, little left over to copy
+            dobj = new_frame()
+            outs: list[bytes] = []
+            try:
+                while True:
+                    if pos == len(data):
+                        data, base, pos = self._refill(data, base, pos)
+                        view = memoryview(data)
+                        if pos == len(data):
+                            break  # EOF inside the frame
+                    chunk = view[pos : pos + piece]
+                    out = dobj.decompress(chunk)
+                    if out:
+                        outs.append(out)
+                    if dobj.eof:
+                        pos += len(chunk) - len(dobj.unused_data)
+                        break
+                    pos += len(chunk)
+            except zstandard.ZstdError:
+                pass
+            if not dobj.eof:
+                yield from self._walk_from(fstart, frame_no)
+                return
+            out = outs[0] if len(outs) == 1 else b"".join(outs)
+            if out.endswith(b"\n") and not self._pending and len(out) <= limit:
+                # the common case: a whole batch of records
+                self.bytes_decoded += len(out)
+                if out.find(b"\n") == len(out) - 1:  # stops at the first LF: cheap either way
+                    self._line += 1
+                    yield self._line, out[:-1]
+                else:
+                    lines = out.split(b"\n")
+                    lines.pop()
+                    start = self._line + 1
+                    self._line += len(lines)
+                    yield from zip(count(start), lines)
+                self.frames += 1
+                if self.frames == 1:
+                    self.first_frame_lines = self._line
+            else:
+                yield from self._frame_lines(out)
+                self._end_frame(frame_no)
+
+    def _refill(self, data: bytes, base: int, pos: int) -> tuple[bytes, int, int]:
+        """The unread rest of ``data`` followed by the next read; ``(data, base, pos)`` afterwards."""
+        more = self._read(READ_CHUNK)
+        if not more:
+            return data, base, pos
+        return (data[pos:] + more if pos < len(data) else more), base + pos, 0
+
+    def _walk_from(self, fstart: int, frame_no: int) -> Iterator[tuple[int, bytes]]:
+        """The rest of the file, from frame ``frame_no`` at file offset ``fstart``, by the walk."""
+        try:
+            self._file.seek(fstart)  # type: ignore[union-attr]
+        except OSError as exc:
+            raise self._error(f"read failed: {_os_message(exc)}") from None
+        self.bytes_read = fstart
+        return self._zstd_walk(self._read(READ_CHUNK), start=fstart, frame_no=frame_no - 1)
+
+    def _frame_lines(self, out: bytes) -> Iterator[tuple[int, bytes]]:
+        """The lines of a complete frame's (last) output."""
+        if not self._pending and len(out) <= self.max_line_bytes and out.endswith(b"\n"):
+            # the common case: a whole batch of records, nothing carried over
+            self.bytes_decoded += len(out)
+            lines = out.split(b"\n")
+            lines.pop()
+        else:
+            lines = self._split(out)
+        if len(lines) == 1:
+            self._line += 1
+            yield self._line, lines[0]
+        elif lines:
+            start = self._line + 1
+            self._line += len(lines)
+            yield from zip(count(start), lines)
+
+    def _end_frame(self, frame_no: int) -> None:
+        """Close complete frame ``frame_no``: it must end on a record boundary."""
+        if self._pending_len:
+            raise self._error(
+                f"complete zstd frame {frame_no} ends inside a record "
+                f"({self._pending_len} bytes after the last LF)",
+                line=self._line + 1,
+            )
+        self.frames += 1
+        if self.frames == 1:
+            self.first_frame_lines = self._line
+
+    def _zstd_walk(self, first: bytes, start: int = 0, frame_no: int = 0) -> Iterator[tuple[int, bytes]]:
         # Frames are located structurally, like dsh's scanZstdFrames (RFC 8878 §3.1.1):
         # magic, frame header descriptor, optional window/dictionary/content-size
         # fields, 3-byte block headers, optional 4-byte checksum. `src` holds the
         # input from `feed_from` on; offsets are absolute, `base` maps them into buf.
-        limit = self.max_line_bytes
-        blocks_per_call = max(1, min(MAX_BLOCKS_PER_CALL, limit // ZSTD_BLOCK_MAX))
+        blocks_per_call = self._blocks_per_call()
         out_bound = blocks_per_call * ZSTD_BLOCK_MAX
         dctx = zstandard.ZstdDecompressor()
-        src = _Buffer(first, self._read)
+        src = _Buffer(first, self._read, start)
         buf = src.buf  # the same bytearray for the whole run (compaction is in place)
-        frame_no = 0
-        fstart = 0  # absolute offset of the frame being decoded
+        fstart = start  # absolute offset of the frame being decoded
         while True:
             base = src.start
             if base + len(buf) <= fstart:
@@ -759,29 +887,8 @@ class LineReader:
                         )
             except zstandard.ZstdError as exc:
                 raise self._error(f"corrupt zstd frame {frame_no}: {_zstd_message(exc)}") from None
-            if not self._pending and len(out) <= limit and out.endswith(b"\n"):
-                # the common case: a whole batch of records, nothing carried over
-                self.bytes_decoded += len(out)
-                lines = out.split(b"\n")
-                lines.pop()
-            else:
-                lines = self._split(out)
-            if len(lines) == 1:
-                self._line += 1
-                yield self._line, lines[0]
-            elif lines:
-                start = self._line + 1
-                self._line += len(lines)
-                yield from zip(count(start), lines)
-            if self._pending_len:
-                raise self._error(
-                    f"complete zstd frame {frame_no} ends inside a record "
-                    f"({self._pending_len} bytes after the last LF)",
-                    line=self._line + 1,
-                )
-            self.frames += 1
-            if self.frames == 1:
-                self.first_frame_lines = self._line
+            yield from self._frame_lines(out)
+            self._end_frame(frame_no)
             fstart = p
             src.release(p)
 
@@ -824,10 +931,10 @@ class _Buffer:
 
     __slots__ = ("buf", "start", "keep", "eof", "_read")
 
-    def __init__(self, first: bytes, read):
+    def __init__(self, first: bytes, read, start: int = 0):
         self.buf = bytearray(first)
-        self.start = 0  # absolute offset of buf[0]
-        self.keep = 0  # bytes before this absolute offset are no longer needed
+        self.start = start  # absolute offset of buf[0]
+        self.keep = start  # bytes before this absolute offset are no longer needed
         self.eof = False
         self._read = read
 

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Iterator
 import msgspec
 
 from ..errors import FormatError
-from ..model import Event, decode_seq_ranges, encode_seq_ranges
+from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
 from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
@@ -82,30 +82,34 @@ def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
     used when the fixture form omitted ``seq0``/``time0``. Member types and ranges are checked by
     msgspec in C, so a 500-member row costs little more than its JSON decode."""
     tag = obj["type"]
-
-    def bad(why: str) -> FormatError:
-        return FormatError(f"malformed {tag} storage row: {why}", line=line)
-
     envelope_keys = {"type", "data"} if fixture and "seq0" not in obj else {"type", "seq0", "time0", "data"}
     if obj.keys() != envelope_keys:
-        raise bad(f"envelope keys {sorted(obj)}")
+        raise _bad_row(tag, line, f"envelope keys {sorted(obj)}")
     try:
         data = msgspec.convert(obj["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
     except msgspec.ValidationError as exc:
-        raise bad(str(exc))
-    members = data.args if tag == "tool-call-chunks" else data.texts
-    dt = data.dt
-    if len(dt) != len(members) - 1:
-        raise bad("dt must hold one safe integer per member after the first")
+        raise _bad_row(tag, line, str(exc))
     if "seq0" in obj:
         seq0, time0 = obj["seq0"], obj["time0"]
         if not _safe_int(seq0) or seq0 < 0 or not _safe_int(time0):
-            raise bad("seq0 and time0 must be safe integers")
+            raise _bad_row(tag, line, "seq0 and time0 must be safe integers")
     else:
         seq0, time0 = position, 0
+    return _packed_row(tag, seq0, time0, data, line)
+
+
+def _bad_row(tag: str, line: int, why: str) -> FormatError:
+    return FormatError(f"malformed {tag} storage row: {why}", line=line)
+
+
+def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowData", line: int) -> PackedRow:
+    members = data.args if tag == "tool-call-chunks" else data.texts
+    dt = data.dt
+    if len(dt) != len(members) - 1:
+        raise _bad_row(tag, line, "dt must hold one safe integer per member after the first")
     last_time = time0 + sum(dt)
     if not _safe_int(last_time) or not _safe_int(seq0 + len(members) - 1):
-        raise bad("member seq or time leaves the safe-integer range")
+        raise _bad_row(tag, line, "member seq or time leaves the safe-integer range")
     if tag == "tool-call-chunks":
         record = ToolCallChunks(time0=time0, index=data.index, dt=dt, id=data.id, name=data.name, args=members)
     elif tag == "text-chunks":
@@ -113,6 +117,50 @@ def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
     else:
         record = ReasoningChunks(time0=time0, index=data.index, dt=dt, texts=members)
     return PackedRow(record, seq0, len(members), data.turn, data.step, line, last_time)
+
+
+class _WireTextRow(msgspec.Struct, forbid_unknown_fields=True):
+    type: str
+    seq0: _Index
+    time0: _SafeInt
+    data: _TextRowData
+
+
+class _WireToolRow(msgspec.Struct, forbid_unknown_fields=True):
+    type: str
+    seq0: _Index
+    time0: _SafeInt
+    data: _ToolRowData
+
+
+_ROW_PREFIX = b'{"type":"'
+_wire_row_decoders = {
+    b"text-chunks": msgspec.json.Decoder(_WireTextRow).decode,
+    b"reasoning-chunks": msgspec.json.Decoder(_WireTextRow).decode,
+    b"tool-call-chunks": msgspec.json.Decoder(_WireToolRow).decode,
+}
+
+
+def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
+    """A packed row decoded straight from its line in one typed pass, when the line is written as
+    dsh writes rows (``{"type":"<tag>",...}`` with ``seq0``/``time0``); ``None`` for anything else,
+    which the general path then decodes and judges. Its errors are the general path's own."""
+    if not raw.startswith(_ROW_PREFIX):
+        return None
+    end = raw.find(b'"', 9, 27)
+    decode = _wire_row_decoders.get(raw[9:end]) if end > 0 else None
+    if decode is None:
+        return None
+    try:
+        wire = decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if wire.type.encode() != raw[9:end]:
+        return None  # an escaped spelling of the tag: leave it to the general path
+    try:
+        return _packed_row(wire.type, wire.seq0, wire.time0, wire.data, line)
+    except FormatError:
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -275,15 +323,6 @@ class _Group:
         self.chunk_count += count
         self.last_seq = last
 
-    def seqs(self) -> list[int]:
-        out: list[int] = []
-        for first, last in self.seq_runs:
-            out.extend(range(first, last + 1))
-        return out
-
-    def cites_exactly(self, cited: list[int]) -> bool:
-        return len(cited) == self.chunk_count and cited == self.seqs()
-
     def range_form(self) -> list[Any]:
         out: list[Any] = []
         for first, last in self.seq_runs:
@@ -369,8 +408,7 @@ def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iter
 
 
 def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]:
-    cited = event.sourceEventSeqs
-    event.sourceEventSeqs = None
+    cited = _cited_runs(event)
     same_step = group is not None and (group.turn, group.step) == (event.turn, event.step)
     if group is None or not same_step:
         yield from settle()
@@ -390,7 +428,7 @@ def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]
         _keep_citation(event, cited)
         yield event
         return
-    elif not group.cites_exactly(cited):
+    elif cited != group.seq_runs:
         yield from settle()
         event.note("sourceEventSeqs do not cite exactly the pending attempt's chunks (dsh's migration refuses this)")
         event.stream = []
@@ -403,10 +441,24 @@ def _fold_message(event: Event, group: _Group | None, settle) -> Iterator[Event]
     yield event
 
 
-def _keep_citation(event: Event, cited: list[int] | None) -> None:
+def _cited_runs(event: Event) -> list[list[int]] | None:
+    """The message's citation as maximal seq runs. The reader leaves a v0 message's
+    ``sourceEventSeqs`` as written, so a 600-chunk citation is compared as one run, never expanded."""
+    raw = event.sourceEventSeqs
+    event.sourceEventSeqs = None
+    if raw is None:
+        return None
+    runs = seq_runs(raw)
+    if runs is None:
+        event.note(_BAD_SEQS)
+    return runs
+
+
+def _keep_citation(event: Event, cited: list[list[int]] | None) -> None:
     """A message whose citation did not embed a stream keeps what it cited, in range form."""
     if cited is not None:
-        event.chunkSeqs = encode_seq_ranges(cited) if cited == sorted(set(cited)) else list(cited)
+        seqs = [seq for first, last in cited for seq in range(first, last + 1)]
+        event.chunkSeqs = encode_seq_ranges(seqs) if seqs == sorted(set(seqs)) else seqs
 
 
 def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
@@ -414,5 +466,8 @@ def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
         return None
     seqs = decode_seq_ranges(value)
     if seqs is None:
-        event.note("sourceEventSeqs is not a list of seqs and [start, end] pairs")
+        event.note(_BAD_SEQS)
     return seqs
+
+
+_BAD_SEQS = "sourceEventSeqs is not a list of seqs and [start, end] pairs"
