@@ -20,7 +20,9 @@ import os
 import select
 import signal
 import sys
+import termios
 import time
+from contextlib import contextmanager
 from typing import Callable
 
 from .player import Player
@@ -29,33 +31,58 @@ from .timeline import Timeline
 from .transcript import iter_fragments
 from .transform import PlaybackClock
 
-FRAME_INTERVAL = 1 / 60
+FRAME_INTERVAL = 1 / 30
+"""At most 30 frames a second: a frame shows the latest position, the fragments due in between are
+drawn together (the screen cannot show a thousand tokens a second one by one anyway)."""
 POLL_INTERVAL = 0.25
 BUILD_BATCH = 32
+
+SYNC_BEGIN = "\x1b[?2026h"
+SYNC_END = "\x1b[?2026l"
+"""Synchronized output (DEC private mode 2026): the terminal shows a frame once it is complete, so a
+half-written frame never tears. Terminals that lack the mode ignore it, as they ignore every unknown
+private mode."""
+ERASE_TO_END = "\x1b[K"
 
 HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · q quit"
 
 
 class _Screen:
-    """Writes whole frames to the alternate screen through a rich Console."""
+    """Draws frames on the alternate screen, rewriting only the rows that differ from what it drew last."""
 
     def __init__(self, console) -> None:
+        from rich.console import COLOR_SYSTEMS
+
         self.console = console
         self.size = (0, 0)
+        self.shown: list = []  # the rows (rich Text) on the terminal now, status line last
+        self.color_system = COLOR_SYSTEMS.get(console.color_system) if console.is_terminal else None
 
     def draw(self, player: Player, *, scroll: int, message: str | None, keys: bool) -> None:
+        width, height = self.console.size
+        if (width, height) != self.size:
+            self.size = (width, height)
+            self.shown = []  # the terminal may have reflowed: write every row
+        rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys)
+        changed = [
+            f"\x1b[{number};1H{self.ansi(row, width)}"
+            for number, row in enumerate(rows, 1)
+            if number > len(self.shown) or row != self.shown[number - 1]
+        ]
+        self.shown = rows
+        if changed:
+            file = self.console.file
+            file.write(SYNC_BEGIN + "".join(changed) + SYNC_END)
+            file.flush()
+
+    @staticmethod
+    def frame(player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
+        """The ``height`` rows of the screen: the transcript rows, blank rows under them, the status line."""
         from rich.text import Text
 
-        console = self.console
-        width, height = console.size
-        self.size = (width, height)
         body = max(height - 1, 1)
         rows = screen_rows(player.timeline, player.position, width, body, scroll)
-        lines = [row for row in rows]
-        while len(lines) < body:
-            lines.append(Text())
-        for line in lines:
-            line.truncate(width, pad=True)
+        rows += [Text() for _ in range(body - len(rows))]
         status = status_text(
             player.timeline,
             player.position,
@@ -65,10 +92,24 @@ class _Screen:
             message=message,
             keys=keys,
         )
-        frame = Text("\n").join(lines + [status])
-        console.file.write("\x1b[H")
-        console.print(frame, end="", overflow="crop", no_wrap=True, crop=True, soft_wrap=False)
-        console.file.flush()
+        return rows + [status]
+
+    def ansi(self, row, width: int) -> str:
+        """One row as terminal output, cut at ``width`` cells; a shorter row erases the rest of its line."""
+        from rich.segment import Segment
+
+        if row.cell_len > width:
+            row = row.copy()
+            row.truncate(width)
+        segments = row.render(self.console)
+        if row.style and not row.spans:  # Text.render applies the base style only along with spans
+            segments = Segment.apply_style(segments, self.console.get_style(row.style))
+        if self.console.no_color:
+            segments = Segment.remove_color(segments)
+        color_system = self.color_system
+        out = "".join(style.render(text, color_system=color_system) if style and color_system else text for text, style, _ in segments)
+        # A full row leaves the cursor in the last column, where erasing would blank that cell.
+        return out if row.cell_len >= width else out + ERASE_TO_END
 
 
 def _console():
@@ -89,25 +130,46 @@ def play_interactive(timeline: Timeline, player: Player, *, now: Callable[[], fl
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, on_term)
-    console.set_alt_screen(True)
-    console.show_cursor(False)
     try:
-        player.tick(now())
-        screen.draw(player, scroll=0, message=None, keys=True)
-        from prompt_toolkit.input import create_input
+        with _keys_not_echoed(sys.stdin):
+            console.set_alt_screen(True)
+            console.show_cursor(False)
+            try:
+                player.tick(now())
+                screen.draw(player, scroll=0, message=None, keys=True)
+                from prompt_toolkit.input import create_input
 
-        source = create_input(sys.stdin)
-        with source.raw_mode():
-            return _loop(source, player, screen, now)
+                source = create_input(sys.stdin)
+                with source.raw_mode():
+                    return _loop(source, player, screen, now)
+            finally:
+                console.show_cursor(True)
+                console.set_alt_screen(False)
+                console.file.flush()
     except KeyboardInterrupt:
         return 0
     finally:
-        try:
-            console.show_cursor(True)
-            console.set_alt_screen(False)
-            console.file.flush()
-        finally:
-            signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGTERM, previous_term)
+
+
+@contextmanager
+def _keys_not_echoed(stream):
+    """Turn off the terminal's echo until the block ends. prompt_toolkit's raw mode starts only after
+    the first frame (its import is slow); a key typed meanwhile would be echoed after the status line
+    and scroll the screen under the player, which redraws only the rows it changed."""
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (AttributeError, ValueError, OSError, termios.error):
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> int:
@@ -147,10 +209,7 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
                 dirty = dirty or timeline.complete
             timeout = 0.0
         else:
-            due = player.next_due(current)
-            timeout = POLL_INTERVAL if due is None else min(due, POLL_INTERVAL)
-            if dirty:
-                timeout = min(timeout, max(FRAME_INTERVAL - (current - last_draw), 0.0))
+            timeout = _wait(player.next_due(current), dirty, max(last_draw + FRAME_INTERVAL - current, 0.0))
             if message and mode is None:
                 timeout = min(timeout, max(message_until - current, 0.0) + 0.01)
         ready, _, _ = select.select([fd], [], [], timeout)
@@ -219,6 +278,17 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
             elif key in (Keys.End, "G"):
                 scroll = 0
             dirty = True
+
+
+def _wait(due: float | None, dirty: bool, next_frame: float) -> float:
+    """Seconds to wait for keys before the loop looks again: until the next frame may be drawn when
+    something changed, else until the next fragment is due — but no sooner than the next frame, which
+    is the first moment it could show — and at most ``POLL_INTERVAL`` (resizes are polled)."""
+    if dirty:
+        return next_frame
+    if due is None:
+        return POLL_INTERVAL
+    return min(max(due, next_frame), POLL_INTERVAL)
 
 
 def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool, out=None, sleep=time.sleep, now=time.monotonic) -> int:
