@@ -24,7 +24,7 @@ from dshctl.replay import run_replay
 from dshctl.replay.export import cast_events, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
-from dshctl.replay.terminal import play_stream
+from dshctl.replay.terminal import play_stream, scroll_amount
 from dshctl.replay.timeline import BAR, EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
 from dshctl.replay.transcript import iter_fragments, transcript
 from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
@@ -489,6 +489,15 @@ def test_changing_returned_rows_does_not_change_the_next_frame():
         row.truncate(5)
         row.append("changed")
     assert screen_text(timeline, len(timeline), 60, 20) == before
+
+
+def test_scroll_amount_finds_rows_that_moved():
+    assert scroll_amount(["a", "b", "c", "d"], ["b", "c", "d", "e"]) == 1  # text streaming past the bottom
+    assert scroll_amount(["a", "b", "c", "d"], ["c", "d", "e", "f"]) == 2
+    assert scroll_amount(["b", "c", "d", "e"], ["a", "b", "c", "d"]) == -1  # paging back
+    assert scroll_amount(["a", "", "", ""], ["a", "b", "", ""]) == 0  # growing under a short transcript
+    assert scroll_amount(["a", "b", "c", "d"], ["w", "x", "y", "z"]) == 0
+    assert scroll_amount([], ["a", "b"]) == 0  # nothing drawn yet
 
 
 # -- the no-keys timed stream -------------------------------------------------------------------------

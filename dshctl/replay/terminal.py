@@ -64,16 +64,35 @@ class _Screen:
             self.size = (width, height)
             self.shown = []  # the terminal may have reflowed: write every row
         rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys)
-        changed = [
+        out = [self.scroll_to(rows)]
+        out += [
             f"\x1b[{number};1H{self.ansi(row, width)}"
             for number, row in enumerate(rows, 1)
             if number > len(self.shown) or row != self.shown[number - 1]
         ]
         self.shown = rows
-        if changed:
+        if any(out):
             file = self.console.file
-            file.write(SYNC_BEGIN + "".join(changed) + SYNC_END)
+            file.write(SYNC_BEGIN + "".join(out) + SYNC_END)
             file.flush()
+
+    def scroll_to(self, rows: list) -> str:
+        """When the transcript rows moved up or down (text streaming past the bottom, paging), scroll
+        them on the terminal — the rows still on screen need not be written again — and update
+        ``shown`` to match. Returns the escape sequence ("" when no scroll saves anything)."""
+        shown, body = self.shown, len(rows) - 1
+        shift = scroll_amount([row.plain for row in shown[:body]], [row.plain for row in rows[:body]])
+        if shift == 0:
+            return ""
+        from rich.text import Text
+
+        blank = [Text() for _ in range(abs(shift))]
+        region = f"\x1b[1;{body}r"  # scroll only the transcript rows, never the status line
+        if shift > 0:
+            self.shown = shown[shift:body] + blank + shown[body:]
+            return f"{region}\x1b[{body};1H" + "\x1bD" * shift + "\x1b[r"  # index at the bottom margin
+        self.shown = blank + shown[: body + shift] + shown[body:]
+        return f"{region}\x1b[1;1H" + "\x1bM" * -shift + "\x1b[r"  # reverse index at the top margin
 
     @staticmethod
     def frame(player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
@@ -110,6 +129,24 @@ class _Screen:
         out = "".join(style.render(text, color_system=color_system) if style and color_system else text for text, style, _ in segments)
         # A full row leaves the cursor in the last column, where erasing would blank that cell.
         return out if row.cell_len >= width else out + ERASE_TO_END
+
+
+def scroll_amount(old: list[str], new: list[str]) -> int:
+    """Rows to scroll ``old`` up (> 0) or down (< 0) so it shares the most rows with ``new``; 0 when
+    scrolling would not leave more rows in place than not scrolling."""
+    if len(old) != len(new) or len(new) < 2:
+        return 0
+    best, best_same = 0, sum(map(str.__eq__, old, new))
+    for shift in range(1, len(new)):
+        if old[shift] == new[0]:
+            same = sum(map(str.__eq__, old[shift:], new))
+            if same > best_same:
+                best, best_same = shift, same
+        if new[shift] == old[0]:
+            same = sum(map(str.__eq__, old, new[shift:]))
+            if same > best_same:
+                best, best_same = -shift, same
+    return best
 
 
 def _console():
