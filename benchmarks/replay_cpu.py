@@ -5,8 +5,9 @@ The session is dsh's synthetic first-open benchmark log (``stats_bench.write_ben
 125 reasoning + 500 text deltas, one delta a millisecond — about 1 000 fragments a second at speed 1,
 so the screen changes all the time). ``dshctl replay LOG`` runs in a private tmux server (its own
 socket, nothing shared with other tmux sessions) at a fixed size; after a warm-up (start-up, imports,
-first frame) the player's CPU (``utime + stime`` from ``/proc/PID/stat``) and the bytes it writes to
-the terminal (``tmux pipe-pane -O`` into a file) are measured over a fixed window. Each size is run
+first frame) the player's CPU (``utime + stime`` from ``/proc/PID/stat``), the bytes it writes to
+the terminal (``tmux pipe-pane -O`` into a file) and, for scale, the CPU of the tmux server that
+plays the terminal are measured over a fixed window. Each size is run
 ``--runs`` times; medians are printed.
 
     python benchmarks/replay_cpu.py [--sizes 120x35,250x80] [--seconds 20] [--runs 1] [--paused] [--checkout DIR ...]
@@ -95,8 +96,9 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
 
 
-def measure(checkout: Path, log: Path, width: int, height: int, seconds: float, warmup: float, paused: bool) -> tuple[float, float]:
-    """(% of one core, output KB/s) of the player in ``checkout`` over ``seconds`` after ``warmup``."""
+def measure(checkout: Path, log: Path, width: int, height: int, seconds: float, warmup: float, paused: bool) -> tuple[float, float, float]:
+    """(% of one core, output KB/s, the terminal's % of a core) of the player in ``checkout`` over
+    ``seconds`` after ``warmup``."""
     command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "dshctl.cli", "replay", str(log)])
     with tempfile.TemporaryDirectory(prefix="dshctl-replay-cpu-") as scratch:
         output = Path(scratch) / "output"
@@ -105,6 +107,7 @@ def measure(checkout: Path, log: Path, width: int, height: int, seconds: float, 
         try:
             tmux.run("pipe-pane", "-O", "-t", "bench", f"cat >> {shlex.quote(str(output))}")
             pane_pid = int(tmux.run("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
+            server = int(tmux.run("display-message", "-p", "-t", "bench", "#{pid}").strip())
             deadline = time.monotonic() + 10
             pid = None
             while pid is None and time.monotonic() < deadline:
@@ -116,14 +119,14 @@ def measure(checkout: Path, log: Path, width: int, height: int, seconds: float, 
             if paused:
                 tmux.run("send-keys", "-t", "bench", "Space")
                 time.sleep(0.5)
-            cpu0, bytes0, wall0 = cpu_seconds(pid), output.stat().st_size, time.monotonic()
+            cpu0, bytes0, wall0, terminal0 = cpu_seconds(pid), output.stat().st_size, time.monotonic(), cpu_seconds(server)
             time.sleep(seconds)
-            cpu1, bytes1, wall1 = cpu_seconds(pid), output.stat().st_size, time.monotonic()
+            cpu1, bytes1, wall1, terminal1 = cpu_seconds(pid), output.stat().st_size, time.monotonic(), cpu_seconds(server)
             tmux.run("send-keys", "-t", "bench", "q")
         finally:
             tmux.close()
     wall = wall1 - wall0
-    return 100 * (cpu1 - cpu0) / wall, (bytes1 - bytes0) / 1024 / wall
+    return 100 * (cpu1 - cpu0) / wall, (bytes1 - bytes0) / 1024 / wall, 100 * (terminal1 - terminal0) / wall
 
 
 def main() -> int:
@@ -146,15 +149,16 @@ def main() -> int:
     verdict = 0
     for size in args.sizes.split(","):
         width, height = (int(n) for n in size.lower().split("x"))
-        results: dict[Path, list[tuple[float, float]]] = {checkout: [] for checkout in checkouts}
+        results: dict[Path, list[tuple[float, float, float]]] = {checkout: [] for checkout in checkouts}
         for _ in range(args.runs):
             for checkout in checkouts:
                 results[checkout].append(measure(checkout, log, width, height, args.seconds, args.warmup, args.paused))
         for checkout, runs in results.items():
             cpu = statistics.median(r[0] for r in runs)
             kbs = statistics.median(r[1] for r in runs)
+            terminal = statistics.median(r[2] for r in runs)
             label = "" if checkouts == [REPO] else f"  {checkout}"
-            print(f"  {width}x{height}: {cpu:5.1f} % of a core   {kbs:7.1f} KB/s to the terminal{label}")
+            print(f"  {width}x{height}: {cpu:5.1f} % of a core   {kbs:7.1f} KB/s to the terminal   (tmux itself: {terminal:5.1f} %){label}")
             if checkout == REPO and (width, height) == (120, 35) and not args.paused and cpu >= TARGET_PERCENT:
                 verdict = 1
     return verdict
