@@ -270,3 +270,19 @@ def test_a_paused_player_uses_no_cpu_and_quitting_restores_echo():
         pane.wait(lambda s: "typed after quitting" in s, "the shell's echo back")
     finally:
         pane.close()
+
+
+def test_ctrl_l_repaints_what_something_else_wrote_over_the_screen():
+    pane = Pane(replay_command("--speed", "1"))
+    try:
+        pane.wait(lambda s: "turn 1" in status_of(s), "playback")
+        pane.keys("Space")
+        clean = pane.wait(lambda s: "⏸" in status_of(s), "pause")
+        tty = subprocess.run([TMUX, "-L", pane.socket, "display-message", "-p", "-t", pane.name, "#{pane_tty}"], capture_output=True, text=True, timeout=10).stdout.strip()
+        with open(tty, "w") as terminal:
+            terminal.write("\x1b[3;5HSOMETHING ELSE WROTE THIS")
+        pane.wait(lambda s: "SOMETHING ELSE" in s, "the foreign output")
+        pane.keys("C-l")
+        assert pane.wait(lambda s: "SOMETHING ELSE" not in s, "the repaint") == clean
+    finally:
+        pane.close()

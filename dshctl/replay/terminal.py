@@ -2,9 +2,12 @@
 
 :func:`play_interactive` runs when standard input and output are both terminals: it draws
 ``render.screen_rows`` + ``render.status_text`` on the alternate screen and maps keys to
-:class:`~.player.Player` commands. The terminal is restored on every way out — ``q``, Ctrl-C (a key in
+:class:`~.player.Player` commands. The player decides what to show, this driver when: at most
+:data:`FRAME_INTERVAL` apart and only when something changed, writing only the rows that differ from
+the last frame (after scrolling the transcript rows when text moved up or down), each frame wrapped in
+synchronized output. The terminal is restored on every way out — ``q``, Ctrl-C (a key in
 raw mode), SIGTERM, an error while reading the log — by ``try/finally`` around prompt_toolkit's
-raw-mode context manager and rich's alternate screen / cursor switches.
+raw-mode context manager, the echo switch and rich's alternate screen / cursor switches.
 
 :func:`play_stream` runs when only standard output is a terminal (the log comes from a pipe, or stdin
 is redirected): it prints the transcript with the recorded timing (idle limit and speed applied), no
@@ -44,7 +47,7 @@ half-written frame never tears. Terminals that lack the mode ignore it, as they 
 private mode."""
 ERASE_TO_END = "\x1b[K"
 
-HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · q quit"
+HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · ^L redraw · q quit"
 
 
 class _Screen:
@@ -62,7 +65,7 @@ class _Screen:
         width, height = self.console.size
         if (width, height) != self.size:
             self.size = (width, height)
-            self.shown = []  # the terminal may have reflowed: write every row
+            self.invalidate()  # the terminal may have reflowed the old rows
         rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys)
         out = [self.scroll_to(rows)]
         out += [
@@ -75,6 +78,12 @@ class _Screen:
             file = self.console.file
             file.write(SYNC_BEGIN + "".join(out) + SYNC_END)
             file.flush()
+
+    def invalidate(self) -> None:
+        """Forget what the terminal shows: the next frame writes every row. Rows are only rewritten
+        when they change, so output from anything else (a message written to the terminal) would
+        otherwise stay; Ctrl-L clears it, as in most full-screen programs."""
+        self.shown = []
 
     def scroll_to(self, rows: list) -> str:
         """When the transcript rows moved up or down (text streaming past the bottom, paging), scroll
@@ -314,6 +323,8 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
                 scroll = max(scroll - max(screen.size[1] - 2, 1), 0)
             elif key in (Keys.End, "G"):
                 scroll = 0
+            elif key == Keys.ControlL:
+                screen.invalidate()
             dirty = True
 
 
