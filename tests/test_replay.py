@@ -23,9 +23,9 @@ from dshctl.reader import open_log
 from dshctl.replay import run_replay
 from dshctl.replay.export import cast_events, cast_header, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
-from dshctl.replay.render import screen_text, status_text
-from dshctl.replay.terminal import play_stream
-from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay.render import screen_rows, screen_text, status_text
+from dshctl.replay.terminal import play_stream, scroll_amount
+from dshctl.replay.timeline import BAR, EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
 from dshctl.replay.transcript import iter_fragments, transcript
 from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
 
@@ -436,6 +436,68 @@ def test_screen_wraps_and_continues_frames():
     framed = [row for row in rows if row.startswith("│ ")]
     assert len(framed) >= 4  # the long write_file arguments wrap inside the frame
     assert screen_text(timeline, 0, 30, 12) == ""
+
+
+def reference_screen(timeline: Timeline, position: int, width: int, height: int) -> str:
+    """The screen by brute force: the whole transcript so far, every line wrapped, the last rows."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(width=1000)
+    lines = transcript_prefix(timeline, position).expandtabs(4).split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    rows: list[str] = []
+    for line in lines:
+        if line.startswith(BAR):
+            body = Text(line[len(BAR) :]).wrap(console, width - len(BAR), overflow="fold") if line != BAR else [Text()]
+            rows += [BAR + row.plain for row in body]
+        else:
+            rows += [row.plain for row in Text(line).wrap(console, width, overflow="fold")] if line else [""]
+    return "\n".join(row.rstrip() for row in rows[-height:])
+
+
+@pytest.mark.parametrize("size", [(40, 10), (100, 30)])
+def test_the_screen_is_the_end_of_the_transcript_so_far(size):
+    width, height = size
+    timeline = build(SAMPLES / "tour.session.v4.jsonl.zstd")
+    timeline.ensure_all()
+    for position in range(len(timeline) + 1):
+        assert screen_text(timeline, position, width, height) == reference_screen(timeline, position, width, height), position
+
+
+def test_long_streamed_lines_render_as_the_end_of_the_transcript(tmp_path):
+    """dsh's benchmark shape: one delta a word, lines of thousands of characters, so the screen's tail
+    is cut inside a streamed run (render takes a run's members as one piece)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from replay_first_frame import generate
+
+    path = tmp_path / "bench.session.jsonl.zstd"
+    generate(path, turns=3, text_deltas=500)
+    timeline = build(path)
+    timeline.ensure_all()
+    for width, height in ((120, 34), (250, 79), (40, 10)):
+        for position in range(0, len(timeline) + 1, 89):
+            assert screen_text(timeline, position, width, height) == reference_screen(timeline, position, width, height), (width, height, position)
+
+
+def test_changing_returned_rows_does_not_change_the_next_frame():
+    timeline = build(SAMPLES / "tour.session.v4.jsonl")
+    timeline.ensure_all()
+    before = screen_text(timeline, len(timeline), 60, 20)
+    for row in screen_rows(timeline, len(timeline), 60, 20):
+        row.truncate(5)
+        row.append("changed")
+    assert screen_text(timeline, len(timeline), 60, 20) == before
+
+
+def test_scroll_amount_finds_rows_that_moved():
+    assert scroll_amount(["a", "b", "c", "d"], ["b", "c", "d", "e"]) == 1  # text streaming past the bottom
+    assert scroll_amount(["a", "b", "c", "d"], ["c", "d", "e", "f"]) == 2
+    assert scroll_amount(["b", "c", "d", "e"], ["a", "b", "c", "d"]) == -1  # paging back
+    assert scroll_amount(["a", "", "", ""], ["a", "b", "", ""]) == 0  # growing under a short transcript
+    assert scroll_amount(["a", "b", "c", "d"], ["w", "x", "y", "z"]) == 0
+    assert scroll_amount([], ["a", "b"]) == 0  # nothing drawn yet
 
 
 # -- the no-keys timed stream -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ with deadlines instead of sleeping fixed amounts.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -16,6 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from dshctl.replay.timeline import format_clock
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "samples" / "tour.session.v4.jsonl.zstd"
@@ -64,12 +67,24 @@ class Pane:
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
 
+    def pid(self) -> int:
+        """The replay process (a child of the pane's shell)."""
+        shell = int(subprocess.run([TMUX, "-L", self.socket, "display-message", "-p", "-t", self.name, "#{pane_pid}"], capture_output=True, text=True, timeout=10).stdout)
+        for entry in Path("/proc").iterdir():
+            try:
+                stat = (entry / "stat").read_text()
+                if entry.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == shell and b"dshctl.cli" in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except (OSError, ValueError):
+                continue
+        raise AssertionError("the replay process is not running")
+
     def close(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
 
 
-def replay_command(*args: str) -> str:
-    return " ".join(shlex.quote(part) for part in [sys.executable, "-m", "dshctl.cli", "replay", str(SAMPLE), *args])
+def replay_command(*args: str, log: Path = SAMPLE) -> str:
+    return " ".join(shlex.quote(part) for part in [sys.executable, "-m", "dshctl.cli", "replay", str(log), *args])
 
 
 def status_of(screen: str) -> str:
@@ -160,5 +175,114 @@ def test_stdin_not_a_terminal_plays_with_timing_but_no_keys():
         assert "── turn 2 completed · 2.0 s" in done
         # turns 1-2 last 11 s recorded; idle-capped at 2 s and at 20× they still take a little while
         assert time.monotonic() - began > 0.2
+    finally:
+        pane.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Expected:
+    """The screens the pure model renders, to hold the terminal's screen against."""
+
+    def __init__(self, log: Path, width: int, height: int) -> None:
+        from dshctl.reader import open_log
+        from dshctl.replay.timeline import Timeline
+
+        self.timeline = Timeline(open_log(str(log)))
+        self.timeline.ensure_all()
+        self.width, self.height = width, height
+
+    def screen(self, position: int, *, paused: bool, speed: float, scroll: int = 0) -> list[str]:
+        from dshctl.replay.render import screen_text, status_text
+
+        rows = screen_text(self.timeline, position, self.width, self.height - 1, scroll).split("\n")
+        rows += [""] * (self.height - 1 - len(rows))
+        status = status_text(self.timeline, position, speed=speed, paused=paused, width=self.width).plain
+        return rows + [status.rstrip()]
+
+    def matches(self, screen: str, *, paused: bool, speed: float, scroll: int = 0) -> int | None:
+        """The position whose rendering is exactly ``screen`` (looked up by the clock in its status line)."""
+        lines = [line.rstrip() for line in screen.splitlines()]
+        lines += [""] * (self.height - len(lines))
+        clock = re.search(r"\d\d:\d\d\.\d\d\d", lines[-1])
+        if clock is None:
+            return None
+        timeline = self.timeline
+        for position in range(len(timeline) + 1):
+            if format_clock(timeline.clock_ms(position)) == clock.group() and self.screen(position, paused=paused, speed=speed, scroll=scroll) == lines:
+                return position
+        return None
+
+
+def test_screens_while_playing_and_paused_are_the_rendered_positions(tmp_path):
+    """Rows are redrawn only where they changed and scrolled when text streams past the bottom: the
+    terminal's screen must still be exactly the pure rendering of a position, at any moment."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from replay_first_frame import generate
+
+    log = tmp_path / "bench.session.jsonl.zstd"
+    generate(log, turns=4, text_deltas=500)  # dsh's benchmark shape: a delta a millisecond
+    width, height = 120, 35
+    expected = Expected(log, width, height)
+    pane = Pane(replay_command("--speed", "0.5", "--turn", "2", log=log), width=width, height=height)  # a full screen from the start
+    try:
+        seen: list[int] = []
+        for _ in range(4):
+            time.sleep(0.3)
+            screen = pane.wait(lambda s: expected.matches(s, paused=False, speed=0.5) not in (None, *seen), "a rendered position while playing")
+            seen.append(expected.matches(screen, paused=False, speed=0.5))
+        assert seen == sorted(seen) and seen[-1] > seen[0] + 100  # captured while it played on
+
+        pane.keys("Space")
+        paused = pane.wait(lambda s: "⏸" in status_of(s), "the paused status")
+        position = expected.matches(paused, paused=True, speed=0.5)
+        assert position is not None, paused
+        for scroll in (1, 2, 3):
+            pane.keys("k")
+            pane.wait(lambda s: expected.screen(position, paused=True, speed=0.5, scroll=scroll) == [line.rstrip() for line in s.splitlines()], f"scrolled up {scroll}")
+        pane.keys("j")
+        pane.wait(lambda s: expected.screen(position, paused=True, speed=0.5, scroll=2) == [line.rstrip() for line in s.splitlines()], "scrolled down to 2")
+        pane.keys("q")
+        assert "EXITED 0" in pane.wait(lambda s: "EXITED" in s, "the exit")
+    finally:
+        pane.close()
+
+
+def test_a_paused_player_uses_no_cpu_and_quitting_restores_echo():
+    pane = Pane(replay_command("--speed", "1"))
+    try:
+        pane.wait(lambda s: "turn 1" in status_of(s) and "▶" in status_of(s), "playback of turn 1")
+        pane.keys("Space")
+        pane.wait(lambda s: "⏸" in status_of(s), "the paused status")
+        pid = pane.pid()
+        time.sleep(0.5)
+        before = cpu_seconds(pid)
+        time.sleep(2.0)
+        used = cpu_seconds(pid) - before
+        assert used <= 0.04, f"{used:.2f} s of CPU in 2 s while paused"
+
+        pane.keys("q")
+        pane.wait(lambda s: "EXITED 0" in s, "the exit")
+        pane.keys("typed after quitting")
+        pane.wait(lambda s: "typed after quitting" in s, "the shell's echo back")
+    finally:
+        pane.close()
+
+
+def test_ctrl_l_repaints_what_something_else_wrote_over_the_screen():
+    pane = Pane(replay_command("--speed", "1"))
+    try:
+        pane.wait(lambda s: "turn 1" in status_of(s), "playback")
+        pane.keys("Space")
+        clean = pane.wait(lambda s: "⏸" in status_of(s), "pause")
+        tty = subprocess.run([TMUX, "-L", pane.socket, "display-message", "-p", "-t", pane.name, "#{pane_tty}"], capture_output=True, text=True, timeout=10).stdout.strip()
+        with open(tty, "w") as terminal:
+            terminal.write("\x1b[3;5HSOMETHING ELSE WROTE THIS")
+        pane.wait(lambda s: "SOMETHING ELSE" in s, "the foreign output")
+        pane.keys("C-l")
+        assert pane.wait(lambda s: "SOMETHING ELSE" not in s, "the repaint") == clean
     finally:
         pane.close()

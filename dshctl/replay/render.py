@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .timeline import BAR, Timeline, format_clock
+from .timeline import BAR, Item, Timeline, format_clock
 
 # style name -> (SGR parameters for transcripts and casts, rich style for the screen)
 STYLES: dict[str, tuple[str, str]] = {
@@ -78,8 +78,7 @@ def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int)
     fragment = position - 1
     while fragment >= 0:
         item, k = timeline.locate(fragment)
-        for member in range(k, -1, -1):
-            segments = item.segments(member)
+        for segments in _fragments_backwards(item, k, lines - newlines, max_chars - chars):
             for text, style in reversed(segments):
                 collected.append((text, style))
                 newlines += text.count("\n")
@@ -90,6 +89,34 @@ def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int)
         fragment = item.start - 1
     collected.reverse()
     return collected, False
+
+
+def _fragments_backwards(item: Item, last: int, lines_left: int, chars_left: int):
+    """The segments of fragments ``last, last - 1 … 0`` of ``item``, one list per fragment — except
+    that a plain run, one style throughout, comes as one piece: a frame reaches back over thousands of
+    streamed deltas, and a segment each made rendering cost more than the rest of a frame."""
+    if item.frags is not None and not item.framed:
+        first, text = _run_tail(item.frags, last, lines_left, chars_left)
+        yield (item.lead if first == 0 else []) + ([(text, item.style)] if text else [])
+        return
+    for member in range(last, -1, -1):
+        yield item.segments(member)
+
+
+def _run_tail(frags: list[str], last: int, lines_left: int, chars_left: int) -> tuple[int, str]:
+    """``(first, text)``: members ``first … last`` joined, walking back from ``last`` and stopping
+    at the member that uses up the line or character budget (as walking one member at a time does)."""
+    whole = "".join(frags[: last + 1])
+    if whole.count("\n") <= lines_left and len(whole) <= chars_left:
+        return 0, whole
+    newlines = chars = 0
+    for member in range(last, -1, -1):
+        text = frags[member]
+        newlines += text.count("\n")
+        chars += len(text)
+        if newlines > lines_left or chars > chars_left:
+            return member, "".join(frags[member : last + 1])
+    return 0, whole
 
 
 def screen_rows(timeline: Timeline, position: int, width: int, height: int, scroll: int = 0):
@@ -113,29 +140,38 @@ def screen_rows(timeline: Timeline, position: int, width: int, height: int, scro
         logical = logical[1:]
     if logical and not logical[-1].plain:
         logical.pop()
-    # Only the last `need` logical lines can reach the screen (each wraps to at least one row).
-    logical = logical[-need:]
-    console = _wrap_console()
+    # Only the last `need` rows can reach the screen: wrap lines from the bottom until there are enough.
     rows: list = []
-    for line in logical:
-        if "\t" in line.plain:
-            line.expand_tabs(4)
-        if line.plain.startswith(BAR):
-            body = line[len(BAR) :]
-            bar = line[: len(BAR)]
-            wrapped = body.wrap(console, width - len(BAR), overflow="fold") if body.plain else [Text()]
-            for row in wrapped:
-                rows.append(Text.assemble(bar.copy(), row))
-        elif line.plain:
-            rows.extend(line.wrap(console, width, overflow="fold"))
-        else:
-            rows.append(Text())
+    for line in reversed(logical):
+        rows[:0] = [row.copy() for row in _wrapped_rows(line.plain, tuple(line.spans), width)]
+        if len(rows) >= need:
+            break
     if scroll > 0:
         end = max(len(rows) - scroll, 0)
         rows = rows[max(end - height, 0) : end]
     else:
         rows = rows[-height:]
     return rows
+
+
+@lru_cache(maxsize=1024)
+def _wrapped_rows(plain: str, spans: tuple, width: int) -> tuple:
+    """One logical line wrapped at ``width``, ``│`` frames continued on every row. Cached: while a
+    session plays, every line above the one growing is the same from frame to frame."""
+    from rich.text import Text
+
+    line = Text(plain, spans=list(spans))
+    if "\t" in plain:
+        line.expand_tabs(4)
+    console = _wrap_console()
+    if line.plain.startswith(BAR):
+        body = line[len(BAR) :]
+        bar = line[: len(BAR)]
+        wrapped = body.wrap(console, width - len(BAR), overflow="fold") if body.plain else [Text()]
+        return tuple(Text.assemble(bar.copy(), row) for row in wrapped)
+    if line.plain:
+        return tuple(line.wrap(console, width, overflow="fold"))
+    return (Text(),)
 
 
 def screen_text(timeline: Timeline, position: int, width: int = 100, height: int = 30, scroll: int = 0) -> str:

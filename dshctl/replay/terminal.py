@@ -2,9 +2,12 @@
 
 :func:`play_interactive` runs when standard input and output are both terminals: it draws
 ``render.screen_rows`` + ``render.status_text`` on the alternate screen and maps keys to
-:class:`~.player.Player` commands. The terminal is restored on every way out — ``q``, Ctrl-C (a key in
+:class:`~.player.Player` commands. The player decides what to show, this driver when: at most
+:data:`FRAME_INTERVAL` apart and only when something changed, writing only the rows that differ from
+the last frame (after scrolling the transcript rows when text moved up or down), each frame wrapped in
+synchronized output. The terminal is restored on every way out — ``q``, Ctrl-C (a key in
 raw mode), SIGTERM, an error while reading the log — by ``try/finally`` around prompt_toolkit's
-raw-mode context manager and rich's alternate screen / cursor switches.
+raw-mode context manager, the echo switch and rich's alternate screen / cursor switches.
 
 :func:`play_stream` runs when only standard output is a terminal (the log comes from a pipe, or stdin
 is redirected): it prints the transcript with the recorded timing (idle limit and speed applied), no
@@ -20,7 +23,9 @@ import os
 import select
 import signal
 import sys
+import termios
 import time
+from contextlib import contextmanager
 from typing import Callable
 
 from .player import Player
@@ -29,33 +34,83 @@ from .timeline import Timeline
 from .transcript import iter_fragments
 from .transform import PlaybackClock
 
-FRAME_INTERVAL = 1 / 60
+FRAME_INTERVAL = 1 / 30
+"""At most 30 frames a second: a frame shows the latest position, the fragments due in between are
+drawn together (the screen cannot show a thousand tokens a second one by one anyway)."""
 POLL_INTERVAL = 0.25
 BUILD_BATCH = 32
 
-HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · q quit"
+SYNC_BEGIN = "\x1b[?2026h"
+SYNC_END = "\x1b[?2026l"
+"""Synchronized output (DEC private mode 2026): the terminal shows a frame once it is complete, so a
+half-written frame never tears. Terminals that lack the mode ignore it, as they ignore every unknown
+private mode."""
+ERASE_TO_END = "\x1b[K"
+
+HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · ^L redraw · q quit"
 
 
 class _Screen:
-    """Writes whole frames to the alternate screen through a rich Console."""
+    """Draws frames on the alternate screen, rewriting only the rows that differ from what it drew last."""
 
     def __init__(self, console) -> None:
+        from rich.console import COLOR_SYSTEMS
+
         self.console = console
         self.size = (0, 0)
+        self.shown: list = []  # the rows (rich Text) on the terminal now, status line last
+        self.color_system = COLOR_SYSTEMS.get(console.color_system) if console.is_terminal else None
 
     def draw(self, player: Player, *, scroll: int, message: str | None, keys: bool) -> None:
+        width, height = self.console.size
+        if (width, height) != self.size:
+            self.size = (width, height)
+            self.invalidate()  # the terminal may have reflowed the old rows
+        rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys)
+        out = [self.scroll_to(rows)]
+        out += [
+            f"\x1b[{number};1H{self.ansi(row, width)}"
+            for number, row in enumerate(rows, 1)
+            if number > len(self.shown) or row != self.shown[number - 1]
+        ]
+        self.shown = rows
+        if any(out):
+            file = self.console.file
+            file.write(SYNC_BEGIN + "".join(out) + SYNC_END)
+            file.flush()
+
+    def invalidate(self) -> None:
+        """Forget what the terminal shows: the next frame writes every row. Rows are only rewritten
+        when they change, so output from anything else (a message written to the terminal) would
+        otherwise stay; Ctrl-L clears it, as in most full-screen programs."""
+        self.shown = []
+
+    def scroll_to(self, rows: list) -> str:
+        """When the transcript rows moved up or down (text streaming past the bottom, paging), scroll
+        them on the terminal — the rows still on screen need not be written again — and update
+        ``shown`` to match. Returns the escape sequence ("" when no scroll saves anything)."""
+        shown, body = self.shown, len(rows) - 1
+        shift = scroll_amount([row.plain for row in shown[:body]], [row.plain for row in rows[:body]])
+        if shift == 0:
+            return ""
         from rich.text import Text
 
-        console = self.console
-        width, height = console.size
-        self.size = (width, height)
+        blank = [Text() for _ in range(abs(shift))]
+        region = f"\x1b[1;{body}r"  # scroll only the transcript rows, never the status line
+        if shift > 0:
+            self.shown = shown[shift:body] + blank + shown[body:]
+            return f"{region}\x1b[{body};1H" + "\x1bD" * shift + "\x1b[r"  # index at the bottom margin
+        self.shown = blank + shown[: body + shift] + shown[body:]
+        return f"{region}\x1b[1;1H" + "\x1bM" * -shift + "\x1b[r"  # reverse index at the top margin
+
+    @staticmethod
+    def frame(player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
+        """The ``height`` rows of the screen: the transcript rows, blank rows under them, the status line."""
+        from rich.text import Text
+
         body = max(height - 1, 1)
         rows = screen_rows(player.timeline, player.position, width, body, scroll)
-        lines = [row for row in rows]
-        while len(lines) < body:
-            lines.append(Text())
-        for line in lines:
-            line.truncate(width, pad=True)
+        rows += [Text() for _ in range(body - len(rows))]
         status = status_text(
             player.timeline,
             player.position,
@@ -65,10 +120,42 @@ class _Screen:
             message=message,
             keys=keys,
         )
-        frame = Text("\n").join(lines + [status])
-        console.file.write("\x1b[H")
-        console.print(frame, end="", overflow="crop", no_wrap=True, crop=True, soft_wrap=False)
-        console.file.flush()
+        return rows + [status]
+
+    def ansi(self, row, width: int) -> str:
+        """One row as terminal output, cut at ``width`` cells; a shorter row erases the rest of its line."""
+        from rich.segment import Segment
+
+        if row.cell_len > width:
+            row = row.copy()
+            row.truncate(width)
+        segments = row.render(self.console)
+        if row.style and not row.spans:  # Text.render applies the base style only along with spans
+            segments = Segment.apply_style(segments, self.console.get_style(row.style))
+        if self.console.no_color:
+            segments = Segment.remove_color(segments)
+        color_system = self.color_system
+        out = "".join(style.render(text, color_system=color_system) if style and color_system else text for text, style, _ in segments)
+        # A full row leaves the cursor in the last column, where erasing would blank that cell.
+        return out if row.cell_len >= width else out + ERASE_TO_END
+
+
+def scroll_amount(old: list[str], new: list[str]) -> int:
+    """Rows to scroll ``old`` up (> 0) or down (< 0) so it shares the most rows with ``new``; 0 when
+    scrolling would not leave more rows in place than not scrolling."""
+    if len(old) != len(new) or len(new) < 2:
+        return 0
+    best, best_same = 0, sum(map(str.__eq__, old, new))
+    for shift in range(1, len(new)):
+        if old[shift] == new[0]:
+            same = sum(map(str.__eq__, old[shift:], new))
+            if same > best_same:
+                best, best_same = shift, same
+        if new[shift] == old[0]:
+            same = sum(map(str.__eq__, old, new[shift:]))
+            if same > best_same:
+                best, best_same = -shift, same
+    return best
 
 
 def _console():
@@ -89,25 +176,46 @@ def play_interactive(timeline: Timeline, player: Player, *, now: Callable[[], fl
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, on_term)
-    console.set_alt_screen(True)
-    console.show_cursor(False)
     try:
-        player.tick(now())
-        screen.draw(player, scroll=0, message=None, keys=True)
-        from prompt_toolkit.input import create_input
+        with _keys_not_echoed(sys.stdin):
+            console.set_alt_screen(True)
+            console.show_cursor(False)
+            try:
+                player.tick(now())
+                screen.draw(player, scroll=0, message=None, keys=True)
+                from prompt_toolkit.input import create_input
 
-        source = create_input(sys.stdin)
-        with source.raw_mode():
-            return _loop(source, player, screen, now)
+                source = create_input(sys.stdin)
+                with source.raw_mode():
+                    return _loop(source, player, screen, now)
+            finally:
+                console.show_cursor(True)
+                console.set_alt_screen(False)
+                console.file.flush()
     except KeyboardInterrupt:
         return 0
     finally:
-        try:
-            console.show_cursor(True)
-            console.set_alt_screen(False)
-            console.file.flush()
-        finally:
-            signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGTERM, previous_term)
+
+
+@contextmanager
+def _keys_not_echoed(stream):
+    """Turn off the terminal's echo until the block ends. prompt_toolkit's raw mode starts only after
+    the first frame (its import is slow); a key typed meanwhile would be echoed after the status line
+    and scroll the screen under the player, which redraws only the rows it changed."""
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (AttributeError, ValueError, OSError, termios.error):
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> int:
@@ -147,10 +255,7 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
                 dirty = dirty or timeline.complete
             timeout = 0.0
         else:
-            due = player.next_due(current)
-            timeout = POLL_INTERVAL if due is None else min(due, POLL_INTERVAL)
-            if dirty:
-                timeout = min(timeout, max(FRAME_INTERVAL - (current - last_draw), 0.0))
+            timeout = _wait(player.next_due(current), dirty, max(last_draw + FRAME_INTERVAL - current, 0.0))
             if message and mode is None:
                 timeout = min(timeout, max(message_until - current, 0.0) + 0.01)
         ready, _, _ = select.select([fd], [], [], timeout)
@@ -218,7 +323,20 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
                 scroll = max(scroll - max(screen.size[1] - 2, 1), 0)
             elif key in (Keys.End, "G"):
                 scroll = 0
+            elif key == Keys.ControlL:
+                screen.invalidate()
             dirty = True
+
+
+def _wait(due: float | None, dirty: bool, next_frame: float) -> float:
+    """Seconds to wait for keys before the loop looks again: until the next frame may be drawn when
+    something changed, else until the next fragment is due — but no sooner than the next frame, which
+    is the first moment it could show — and at most ``POLL_INTERVAL`` (resizes are polled)."""
+    if dirty:
+        return next_frame
+    if due is None:
+        return POLL_INTERVAL
+    return min(max(due, next_frame), POLL_INTERVAL)
 
 
 def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool, out=None, sleep=time.sleep, now=time.monotonic) -> int:
