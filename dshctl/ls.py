@@ -66,10 +66,13 @@ def session_row(ref) -> dict[str, Any]:
 
 
 def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:
+    """One row per session, in path order; many sessions are read in worker processes."""
+    from .many import map_logs
     from .source import resolve, sessions_root
 
-    for ref in resolve(root if root is not None else str(sessions_root())):
-        yield session_row(ref)
+    refs = resolve(root if root is not None else str(sessions_root()))
+    for _, row in map_logs(session_row, refs, label="listing"):
+        yield row
 
 
 def _size(n: int | None) -> str:

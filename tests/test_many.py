@@ -141,3 +141,12 @@ def test_validate_same_reports_with_one_or_two_jobs(root, small_batches):
     for document in documents:
         document.pop("elapsedSeconds")
     assert documents[0] == documents[1]
+
+
+def test_ls_same_rows_in_worker_processes(root, small_batches, monkeypatch):
+    pooled = invoke("ls", str(root), "--json")
+    monkeypatch.setattr(many, "default_jobs", lambda: 1)
+    in_process = invoke("ls", str(root), "--json")
+    assert pooled.exit_code == in_process.exit_code == 1
+    assert pooled.stdout == in_process.stdout
+    assert len(json.loads(pooled.stdout)["sessions"]) == 36
