@@ -3,6 +3,7 @@ whatever the number of jobs. ``BATCH_BYTES`` is lowered so that a few dozen smal
 
 from __future__ import annotations
 
+import calendar
 import functools
 import json
 import os
@@ -150,3 +151,27 @@ def test_ls_same_rows_in_worker_processes(root, small_batches, monkeypatch):
     assert pooled.exit_code == in_process.exit_code == 1
     assert pooled.stdout == in_process.stdout
     assert len(json.loads(pooled.stdout)["sessions"]) == 36
+
+
+def test_since_skips_logs_written_long_before_unopened(root):
+    refs = resolve_many([str(root)])
+    mixed = [ref for ref in refs if _text(ref.path) in generations("mixed").values()]  # created 2027-01-15
+    old = calendar.timegm((2027, 1, 1, 0, 0, 0))  # more than the slack before --since
+    recent = calendar.timegm((2027, 1, 9, 0, 0, 0))  # within the slack: opened, the header decides
+    for ref in refs:
+        os.utime(ref.path, (old, old))
+    for ref in mixed[1:]:
+        os.utime(ref.path, (recent, recent))
+    result = invoke("stats", str(root), "--json", "--since", "2027-01-10")
+    document = json.loads(result.stdout)
+    assert result.exit_code == 0 and document["errors"] == []  # the broken logs were never opened
+    # mixed[0] was created after --since, but its mtime says otherwise: skipped unopened
+    assert [s["path"] for s in document["sessions"]] == [ref.display for ref in mixed[1:]]
+    assert document["aggregate"]["skipped"] == len(refs) - len(mixed) + 1
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (UnicodeDecodeError, OSError):
+        return None
