@@ -175,3 +175,11 @@ def _text(path: Path) -> str | None:
         return path.read_text()
     except (UnicodeDecodeError, OSError):
         return None
+
+
+def test_the_same_file_reached_twice_is_read_once(root, tmp_path):
+    log = resolve_many([str(root)])[0].path
+    link = tmp_path / "link"
+    link.symlink_to(log.parent, target_is_directory=True)
+    refs = resolve_many([str(log), str(link), str(root)])
+    assert len(refs) == 36 and refs[0].path == log
