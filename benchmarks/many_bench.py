@@ -18,11 +18,13 @@ falls on every command alike (median of ``--runs``):
 
 * **floor** — one ``python3`` process decompressing every log (zstandard) and decoding every line
   (msgspec), nothing else;
-* ``dshctl stats --json ROOT`` with the default jobs and with ``-j 1``.
+* ``dshctl stats --json ROOT`` with the default jobs and with ``-j 1``;
+* the parallelism the machine gives right now: the same CPU-bound loop in two processes and in one.
 
 Each is reported as wall time, CPU time (user + system, children included) and peak RSS of the
 largest process (``os.wait4``), and as the median of the per-round ratios to the floor. Both dshctl
-runs must print the same document.
+runs must print the same document. On a shared machine the default jobs can only beat ``-j 1`` by as
+much as two processes really run in parallel, which the CPU-bound pair shows.
 
 Start-up: ``dshctl --help`` and ``dshctl --version`` beside ``python -c "import typer"`` and a bare
 ``python -c pass`` (medians of ``--startup-runs`` fresh processes each, interleaved).
@@ -30,7 +32,7 @@ Start-up: ``dshctl --help`` and ``dshctl --version`` beside ``python -c "import 
 Usage::
 
     python benchmarks/many_bench.py [--runs 5] [--startup-runs 20] [--dir /tmp/dshctl-many-bench]
-                                    [--skip-many] [--skip-startup] [--since-run]
+                                    [--skip-many] [--skip-startup] [--since-run] [--baseline OTHER_DSHCTL]
 """
 
 from __future__ import annotations
@@ -80,6 +82,26 @@ for name in open(sys.argv[1]).read().split("\n"):
                 lines += 1
 print(lines, size)
 """
+
+SPIN_SCRIPT = r"""
+import os, sys
+def spin():
+    total = 0
+    for i in range(4_000_000):
+        total += i
+children = []
+for _ in range(int(sys.argv[1]) - 1):
+    pid = os.fork()
+    if pid == 0:
+        spin()
+        os._exit(0)
+    children.append(pid)
+spin()
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+"""A fixed amount of pure-Python CPU work in each of N processes: how much two processes really run in
+parallel on this machine right now (the other tenants of a shared machine take their share)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -141,7 +163,11 @@ def build_root(directory: Path) -> tuple[Path, dict]:
 
 
 def run_child(argv: list[str]) -> dict:
-    """Wall and CPU seconds, peak RSS (bytes, largest process of the tree) and stdout of one fresh child."""
+    """Wall and CPU seconds, peak RSS (bytes, largest process of the tree) and stdout of one fresh child.
+
+    Linux folds the spawning process's own peak RSS into the child's at exec, so this process keeps
+    small (the root is built in a child, outputs are not kept): a child's peak below this process's
+    peak (~15 MB) would read as this process's."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(argv, stdout=out, stderr=err, env=CHILD_ENV)
@@ -163,6 +189,8 @@ def interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[dic
     results: dict[str, list[dict]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
+            if results[name]:
+                results[name][-1]["output"] = None  # only the last is compared; this process must stay small
             results[name].append(run_child(argv))
     return results
 
@@ -176,7 +204,8 @@ def median_ratio(runs: list[dict], base: list[dict], key: str = "wall") -> float
     return statistics.median(a[key] / b[key] for a, b in zip(runs, base))
 
 
-def bench_many(directory: Path, runs: int, since_run: bool) -> None:
+def bench_many(directory: Path, runs: int, since_run: bool, baseline: str | None) -> None:
+    subprocess.run([sys.executable, __file__, "--build-only", "--dir", str(directory)], check=True)
     root, facts = build_root(directory)
     print(
         f"\n== stats over {facts['sessions']:,} sessions: {root}\n"
@@ -189,11 +218,18 @@ def bench_many(directory: Path, runs: int, since_run: bool) -> None:
         "dshctl stats --json ROOT": dshctl + ["stats", "--json", str(root)],
         "dshctl stats --json -j 1 ROOT": dshctl + ["stats", "--json", "-j", "1", str(root)],
     }
+    if baseline:
+        commands["baseline: stats --json ROOT"] = [baseline, "stats", "--json", str(root)]
+        commands["baseline: stats --json -j 1 ROOT"] = [baseline, "stats", "--json", "-j", "1", str(root)]
+    commands["two CPU-bound processes"] = [sys.executable, "-c", SPIN_SCRIPT, "2"]
+    commands["one CPU-bound process"] = [sys.executable, "-c", SPIN_SCRIPT, "1"]
     if since_run:
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(facts["since_ms"] / 1000))
         commands[f"dshctl stats --json --since {since}"] = dshctl + ["stats", "--json", "--since", since, str(root)]
+        if baseline:
+            commands[f"baseline: stats --json --since {since}"] = [baseline, "stats", "--json", "--since", since, str(root)]
     results = interleaved(commands, runs)
-    names = list(commands)
+    names = [name for name in commands if "CPU-bound" not in name]
     floor = results[names[0]]
     print(f"   {'':52}{'wall':>9}{'CPU':>9}{'peak RSS':>11}{'× floor (wall)':>16}")
     for name in names:
@@ -203,15 +239,21 @@ def bench_many(directory: Path, runs: int, since_run: bool) -> None:
             f"{median_ratio(r, floor):15.2f}×"
         )
     default, single = results[names[1]], results[names[2]]
-    print(f"   default jobs / -j 1 (wall): {median_ratio(default, single):.2f}×; cores: {len(os.sched_getaffinity(0))}")
-    if default[-1]["output"] != single[-1]["output"]:
-        raise SystemExit("default jobs and -j 1 printed different documents")
+    spin_ratio = median_ratio(results["two CPU-bound processes"], results["one CPU-bound process"])
+    print(
+        f"   default jobs / -j 1 (wall): {median_ratio(default, single):.2f}×, CPU {median_ratio(default, single, 'cpu'):.2f}×; "
+        f"{len(os.sched_getaffinity(0))} cores, on which two CPU-bound processes take {spin_ratio:.2f}× the wall time "
+        f"of one (1.00× = two free cores, 2.00× = no parallelism)"
+    )
+    for group in ([n for n in names[1:] if "--since" not in n], [n for n in names[1:] if "--since" in n]):
+        if len({results[name][-1]["output"] for name in group}) > 1:
+            raise SystemExit(f"these printed different documents: {', '.join(group)}")
     document = json.loads(default[-1]["output"])
     aggregate = document["aggregate"]
     print(f"   aggregate: {aggregate['sessions']:,} sessions, {aggregate['turns']:,} turns, {aggregate['steps']:,} steps, {len(document['errors'])} errors")
 
 
-def bench_startup(runs: int) -> None:
+def bench_startup(runs: int, baseline: str | None) -> None:
     dshctl = dshctl_command()
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -219,6 +261,9 @@ def bench_startup(runs: int) -> None:
         "dshctl --help": dshctl + ["--help"],
         "dshctl --version": dshctl + ["--version"],
     }
+    if baseline:
+        commands["baseline: --help"] = [baseline, "--help"]
+        commands["baseline: --version"] = [baseline, "--version"]
     results = interleaved(commands, runs)
     typer = results['python -c "import typer"']
     print(f"\n== start-up (median of {runs} fresh processes each)")
@@ -235,14 +280,19 @@ def main() -> int:
     parser.add_argument("--skip-many", action="store_true")
     parser.add_argument("--skip-startup", action="store_true")
     parser.add_argument("--since-run", action="store_true", help="also stats --since (the last quarter of the sessions)")
+    parser.add_argument("--baseline", metavar="DSHCTL", help="another dshctl executable (e.g. an older build) measured in the same rounds")
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_only:
+        build_root(Path(args.dir))
+        return 0
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s); dshctl: {' '.join(dshctl_command())}")
     if not args.skip_many:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
-        bench_many(directory, args.runs, args.since_run)
+        bench_many(directory, args.runs, args.since_run, args.baseline)
     if not args.skip_startup:
-        bench_startup(args.startup_runs)
+        bench_startup(args.startup_runs, args.baseline)
     return 0
 
 
