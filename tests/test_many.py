@@ -19,9 +19,11 @@ from dshctl.cli import app
 from dshctl.errors import DshctlError
 from dshctl.many import map_logs, resolve_many
 
-from test_stats_logs import FILE_NAMES, SCENARIOS, generations
+from test_stats_logs import FILE_NAMES, generations
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SCENARIOS = ("retry", "mixed", "nousage", "child")
+MIXED = set(generations("mixed").values())
 SMALL_BATCH = 3000
 """Bytes per batch in these tests: the 2–5 KB logs make batches of one or two, the zstd samples go alone."""
 
@@ -128,7 +130,7 @@ def test_stats_same_document_with_one_or_two_jobs(root, small_batches, by):
     assert one.exit_code == two.exit_code == 1  # two unreadable logs among many
     assert one.stdout == two.stdout
     document = json.loads(two.stdout)
-    assert document["aggregate"]["sessions"] == 34 and len(document["errors"]) == 2
+    assert len(document["sessions"]) == 34 and len(document["errors"]) == 2
     ndjson_one = invoke("stats", str(root), "--ndjson", "--by", by, "-j", "1")
     ndjson_two = invoke("stats", str(root), "--ndjson", "--by", by, "-j", "2")
     assert ndjson_one.stdout == ndjson_two.stdout
@@ -153,21 +155,37 @@ def test_ls_same_rows_in_worker_processes(root, small_batches, monkeypatch):
     assert len(json.loads(pooled.stdout)["sessions"]) == 36
 
 
-def test_since_skips_logs_written_long_before_unopened(root):
+def test_since_skips_logs_written_long_before_unopened(root, monkeypatch):
+    from dshctl import stats
+
     refs = resolve_many([str(root)])
-    mixed = [ref for ref in refs if _text(ref.path) in generations("mixed").values()]  # created 2027-01-15
+    mixed = [ref for ref in refs if _text(ref.path) in MIXED]  # created 2027-01-15
     old = calendar.timegm((2027, 1, 1, 0, 0, 0))  # more than the slack before --since
     recent = calendar.timegm((2027, 1, 9, 0, 0, 0))  # within the slack: opened, the header decides
     for ref in refs:
         os.utime(ref.path, (old, old))
     for ref in mixed[1:]:
         os.utime(ref.path, (recent, recent))
+    monkeypatch.setattr(stats, "_now_ms", lambda: calendar.timegm((2028, 1, 1, 0, 0, 0)) * 1000)
     result = invoke("stats", str(root), "--json", "--since", "2027-01-10")
     document = json.loads(result.stdout)
     assert result.exit_code == 0 and document["errors"] == []  # the broken logs were never opened
     # mixed[0] was created after --since, but its mtime says otherwise: skipped unopened
     assert [s["path"] for s in document["sessions"]] == [ref.display for ref in mixed[1:]]
     assert document["aggregate"]["skipped"] == len(refs) - len(mixed) + 1
+
+
+def test_since_still_to_come_opens_every_log(root, monkeypatch):
+    from dshctl import stats
+
+    monkeypatch.setattr(stats, "_now_ms", lambda: calendar.timegm((2026, 12, 1, 0, 0, 0)) * 1000)
+    fresh = invoke("stats", str(root), "--json", "--since", "2027-01-10")
+    old = calendar.timegm((2027, 1, 1, 0, 0, 0))
+    for ref in resolve_many([str(root)]):
+        os.utime(ref.path, (old, old))
+    dated = invoke("stats", str(root), "--json", "--since", "2027-01-10")
+    assert len(json.loads(dated.stdout)["sessions"]) > 0
+    assert dated.stdout == fresh.stdout  # every log opened: future-dated logs' mtimes say nothing
 
 
 def _text(path: Path) -> str | None:

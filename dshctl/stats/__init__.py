@@ -13,6 +13,7 @@ in :mod:`dshctl.stats.fold`.
 from __future__ import annotations
 
 import os
+import time
 from functools import partial
 from typing import Any, Iterator
 
@@ -103,9 +104,15 @@ its log's last write, so ``mtime < since`` alone would do; the slack covers cloc
 that store local time without a zone (ZIP), and file systems that round times down."""
 
 
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 def _written_before(ref, since_ms: int) -> bool:
-    """True when the log's last write is well before ``since_ms``: it cannot hold a later session."""
-    if ref.path is None or ref.problem is not None:
+    """True when the log's last write is well before ``since_ms``: it cannot hold a later session.
+    Never for a ``--since`` still to come: only future-dated (synthetic) logs can match it, and their
+    modification times say nothing about their ``createdAt``."""
+    if ref.path is None or ref.problem is not None or since_ms > _now_ms():
         return False
     try:
         return os.stat(ref.path).st_mtime_ns // 1_000_000 < since_ms - MTIME_SLACK_MS
