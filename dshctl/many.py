@@ -38,7 +38,7 @@ def resolve_many(paths: list[str]) -> list[LogRef]:
 
 def _identity(ref: LogRef):
     """What makes two refs the same file: device and inode (one stat, where resolving the path costs a
-    stat per component: 90 ms over 1,200 sessions), else the path as given."""
+    stat per component: 90 ms over 1,200 sessions); the resolved path when the file cannot be stat'ed."""
     if ref.path is None:
         return "-"
     try:
