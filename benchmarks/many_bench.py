@@ -245,6 +245,12 @@ def bench_many(directory: Path, runs: int, since_run: bool, baseline: str | None
         f"{len(os.sched_getaffinity(0))} cores, on which two CPU-bound processes take {spin_ratio:.2f}× the wall time "
         f"of one (1.00× = two free cores, 2.00× = no parallelism)"
     )
+    if baseline:
+        base_default, base_single = results["baseline: stats --json ROOT"], results["baseline: stats --json -j 1 ROOT"]
+        print(
+            f"   baseline: default jobs / -j 1 (wall): {median_ratio(base_default, base_single):.2f}×, "
+            f"CPU {median_ratio(base_default, base_single, 'cpu'):.2f}×"
+        )
     for group in ([n for n in names[1:] if "--since" not in n], [n for n in names[1:] if "--since" in n]):
         if len({results[name][-1]["output"] for name in group}) > 1:
             raise SystemExit(f"these printed different documents: {', '.join(group)}")
