@@ -15,7 +15,8 @@ Two logs:
 2. **A large log** (``--size-gb``, default 1 GiB of decompressed JSON) in /tmp, not committed. Shape
    ``v4`` (default): the current generation, one zstd frame per turn, turns of two steps — a reasoning
    run, a text run, a named tool-call run, a tool call whose result is ~16 KiB, then a text-only step.
-   Shape ``bench``: dsh's shape above with more turns.
+   Shape ``bench``: dsh's shape above (every row its own zstd frame) with more turns. Both are written one
+   turn at a time, never held in memory.
 
 For each log, in fresh processes (median of ``--runs``):
 
@@ -97,10 +98,10 @@ print(f"0 0 {t1 - t0:.6f} {t2 - t1:.6f}")
 
 
 class V0Builder:
-    def __init__(self) -> None:
+    def __init__(self, time0: int = TIME_ZERO) -> None:
         self.rows: list[dict] = []
         self.seq = 0
-        self.time = TIME_ZERO
+        self.time = time0
 
     def event(self, type_: str, data, **extra) -> int:
         seq = self.seq
@@ -170,24 +171,34 @@ class V0Builder:
         self.event("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
 
 
-def v0_header() -> dict:
-    return {"type": "session", "version": 0, "id": "bench-session", "createdAt": TIME_ZERO, "cwd": "/bench", "delegationDepth": 0}
+def v0_header(session_id: str = "bench-session", created_at: int = TIME_ZERO, cwd: str = "/bench") -> dict:
+    return {"type": "session", "version": 0, "id": session_id, "createdAt": created_at, "cwd": cwd, "delegationDepth": 0}
 
 
-def write_bench_v0(path: Path, turns: int = 200, text_deltas: int = 500) -> dict:
-    """dsh's benchmark log: every row (and the header) its own zstd frame."""
+def write_bench_v0(
+    path: Path,
+    turns: int | None = 200,
+    text_deltas: int = 500,
+    *,
+    max_bytes: int | None = None,
+    header: dict | None = None,
+) -> dict:
+    """dsh's benchmark log: every row (and the header) its own zstd frame, written turn by turn
+    (only one turn is ever in memory). ``turns=None`` writes turns until ``max_bytes`` of JSON."""
+    header = header or v0_header()
     compress = zstandard.ZstdCompressor(level=3).compress
     logical = 0
     frames = 0
-    events = 0
     rows = 0
     with open(path, "wb") as out:
-        line = ENCODE(v0_header()) + b"\n"
+        line = ENCODE(header) + b"\n"
         out.write(compress(line))
         logical += len(line)
         frames += 1
-        builder = V0Builder()
-        for turn in range(1, turns + 1):
+        builder = V0Builder(header["createdAt"])
+        turn = 0
+        while (turns is None or turn < turns) and (max_bytes is None or logical < max_bytes):
+            turn += 1
             builder.turn(turn, text_deltas)
             for row in builder.rows:
                 line = ENCODE(row) + b"\n"
@@ -196,8 +207,7 @@ def write_bench_v0(path: Path, turns: int = 200, text_deltas: int = 500) -> dict
                 frames += 1
             rows += len(builder.rows)
             builder.rows.clear()
-        events = builder.seq
-    return {"events": events, "rows": rows, "frames": frames, "logical_bytes": logical, "bytes": path.stat().st_size}
+    return {"turns": turn, "events": builder.seq, "rows": rows, "frames": frames, "logical_bytes": logical, "bytes": path.stat().st_size}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -327,56 +337,46 @@ def v4_turn(turn: int, t: int, tool_text: str) -> tuple[list[dict], int]:
 
 
 def write_large(path: Path, size_bytes: int, shape: str) -> dict:
-    compress = zstandard.ZstdCompressor(level=3).compress
+    """The large log, streamed to disk one turn at a time (never held in memory)."""
+    if shape == "bench":
+        return write_bench_v0(path, turns=None, max_bytes=size_bytes)
+    return write_v4(path, size_bytes=size_bytes)
+
+
+def v4_header(session_id: str = "large-session", created_at: int = TIME_ZERO, cwd: str = "/large") -> dict:
+    return {"type": "session", "version": 4, "id": session_id, "createdAt": created_at, "cwd": cwd, "delegationDepth": 0, "isSeeded": False}
+
+
+TOOL_TEXT = "".join(f"{i:6d}  def function_{i}(argument):  return argument * {i}\n" for i in range(300))
+
+
+def write_v4(path: Path, *, size_bytes: int | None = None, turns: int | None = None, header: dict | None = None, compress: bool = True) -> dict:
+    """A current-generation log of ``v4_turn`` turns, until ``turns`` turns or ``size_bytes`` of JSON; zstd
+    with one frame per turn, or plain JSONL (``compress=False``)."""
+    header = header or v4_header()
+    encode_frame = zstandard.ZstdCompressor(level=3).compress if compress else bytes
     logical = 0
     frames = 0
-    turns = 0
+    done = 0
     with open(path, "wb") as out:
-        if shape == "bench":
-            header = v0_header()
-            line = ENCODE(header) + b"\n"
-            out.write(compress(line))
-            logical += len(line)
-            builder = V0Builder()
-            while logical < size_bytes:
-                turns += 1
-                builder.turn(turns, 500)
-                batch = b"".join(ENCODE(row) + b"\n" for row in builder.rows)
-                builder.rows.clear()
-                out.write(compress(batch))
-                logical += len(batch)
-                frames += 1
-            events = builder.seq
-        else:
-            header = {
-                "type": "session",
-                "version": 4,
-                "id": "large-session",
-                "createdAt": TIME_ZERO,
-                "cwd": "/large",
-                "delegationDepth": 0,
-                "isSeeded": False,
-            }
-            line = ENCODE(header) + b"\n"
-            out.write(compress(line))
-            logical += len(line)
-            tool_text = "".join(f"{i:6d}  def function_{i}(argument):  return argument * {i}\n" for i in range(300))
-            seq = 0
-            t = TIME_ZERO + 1000
-            while logical < size_bytes:
-                turns += 1
-                events_, t = v4_turn(turns, t, tool_text)
-                parts = []
-                for event in events_:
-                    event["seq"] = seq
-                    seq += 1
-                    parts.append(ENCODE(event))
-                batch = b"\n".join(parts) + b"\n"
-                out.write(compress(batch))
-                logical += len(batch)
-                frames += 1
-            events = seq
-    return {"turns": turns, "events": events, "frames": frames + 1, "logical_bytes": logical, "bytes": path.stat().st_size}
+        line = ENCODE(header) + b"\n"
+        out.write(encode_frame(line))
+        logical += len(line)
+        seq = 0
+        t = header["createdAt"] + 1000
+        while (turns is None or done < turns) and (size_bytes is None or logical < size_bytes):
+            done += 1
+            events_, t = v4_turn(done, t, TOOL_TEXT)
+            parts = []
+            for event in events_:
+                event["seq"] = seq
+                seq += 1
+                parts.append(ENCODE(event))
+            batch = b"\n".join(parts) + b"\n"
+            out.write(encode_frame(batch))
+            logical += len(batch)
+            frames += 1
+    return {"turns": done, "events": seq, "frames": frames + 1, "logical_bytes": logical, "bytes": path.stat().st_size}
 
 
 # --------------------------------------------------------------------------------------------------

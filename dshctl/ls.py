@@ -67,12 +67,14 @@ def session_row(ref) -> dict[str, Any]:
 
 def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:
     """The rows of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
-    where none (the root empty or missing) is an answer: no sessions yet."""
+    where none (the root empty or missing) is an answer: no sessions yet. One row per session, in path
+    order; many sessions are read in worker processes."""
+    from .many import map_logs
     from .source import resolve_named
 
     refs = resolve_named(root) if root is not None else _default_root_logs()
-    for ref in refs:
-        yield session_row(ref)
+    for _, row in map_logs(session_row, refs, label="listing"):
+        yield row
 
 
 def _default_root_logs() -> list:

@@ -115,7 +115,10 @@ def test_tables_render_for_every_view(logs):
     assert "percentiles across sessions (nearest-rank)" in many.stdout and "unreadable" in many.stdout
 
 
-def test_many_logs_in_worker_processes(tmp_path):
+def test_many_logs_in_worker_processes(tmp_path, monkeypatch):
+    from dshctl import many
+
+    monkeypatch.setattr(many, "BATCH_BYTES", 1000)  # these small logs make several batches
     paths = []
     for i in range(9):  # ≥ 8 logs: read in worker processes
         path = tmp_path / f"s{i}" / "session.v2.jsonl"

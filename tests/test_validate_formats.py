@@ -157,7 +157,10 @@ def test_stdin(logs, monkeypatch, capsys):
     assert status == 0 and document["logs"][0]["file"] == "<stdin>" and document["logs"][0]["status"] == "clean"
 
 
-def test_many_logs_in_parallel(tmp_path: Path, capsys):
+def test_many_logs_in_parallel(tmp_path: Path, capsys, monkeypatch):
+    from dshctl import many
+
+    monkeypatch.setattr(many, "BATCH_BYTES", 10_000)  # these small logs make several batches
     paths = []
     for index in range(9):
         path = tmp_path / f"log{index}.session.v2.jsonl"

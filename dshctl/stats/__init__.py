@@ -12,6 +12,8 @@ in :mod:`dshctl.stats.fold`.
 
 from __future__ import annotations
 
+import os
+import time
 from functools import partial
 from typing import Any, Iterator
 
@@ -41,8 +43,6 @@ def log_stats(
     "skipped": bool}``; ``skipped`` is True (and nothing else is read) when the header's ``createdAt``
     falls outside ``[since_ms, until_ms)``.
     """
-    import os
-
     from ..reader import open_log
 
     if isinstance(source, os.PathLike):
@@ -92,8 +92,33 @@ def _placed(row: dict, session_id: Any, path: str) -> dict:
     return out
 
 
-def _worker(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool) -> dict:
-    return log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+def _worker(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool) -> dict:
+    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+    if not spark and result["samples"] is not None:
+        del result["samples"]["spark"]  # only a single log's table draws it: not sent back from a worker
+    return result
+
+
+MTIME_SLACK_MS = 2 * 86_400_000
+"""A log last written more than this before ``--since`` is skipped unopened. A session is created before
+its log's last write, so ``mtime < since`` alone would do; the slack covers clocks and archive formats
+that store local time without a zone (ZIP), and file systems that round times down."""
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _written_before(ref, since_ms: int) -> bool:
+    """True when the log's last write is well before ``since_ms``: it cannot hold a later session.
+    Never for a ``--since`` still to come: only future-dated (synthetic) logs can match it, and their
+    modification times say nothing about their ``createdAt``."""
+    if ref.path is None or ref.problem is not None or since_ms > _now_ms():
+        return False
+    try:
+        return os.stat(ref.path).st_mtime_ns // 1_000_000 < since_ms - MTIME_SLACK_MS
+    except OSError:
+        return False
 
 
 def run_stats(
@@ -120,8 +145,12 @@ def run_stats(
     until_ms = parse_time_ms(until, option="--until") if until is not None else None
     refs = resolve_many(paths)
     single = len(refs) == 1
-    func = partial(_worker, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+    func = partial(_worker, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict, spark=single and by == "session")
     aggregate = Aggregate()
+    if since_ms is not None:
+        opened = [ref for ref in refs if not _written_before(ref, since_ms)]
+        aggregate.skipped += len(refs) - len(opened)
+        refs = opened
     errors: list[dict] = []
 
     def results() -> Iterator[dict]:
