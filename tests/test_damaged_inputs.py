@@ -1,0 +1,381 @@
+"""Every command finishes on damaged input, in bounded time and memory, with its output or one clear error.
+
+Inputs: every mutant of ``tests/mutate.py`` and hypothesis-damaged stream records of the v2–v4 samples
+(``dt``/``texts``/``args`` lengths, indexes, ``time0``, negative and huge gaps, empty runs). Commands: every
+command and output mode, plus the interactive player's model stepped through the whole timeline.
+
+The commands run in-process (``CliRunner``) under a watchdog: one wall-clock budget per input, enforced by
+a timer signal that raises inside the running command, and an address-space cap (``RLIMIT_AS``, the
+current size + 1 GiB) that turns runaway allocation into a MemoryError, which dshctl reports as "out of
+memory" — a failure here. ``faulthandler`` ends the run if a C call ever ignores the timer.
+"""
+
+from __future__ import annotations
+
+import copy
+import faulthandler
+import json
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from dshctl.cli import app
+from dshctl.errors import DshctlError
+from dshctl.reader import open_log
+from dshctl.replay.player import Player
+from dshctl.replay.render import screen_rows, status_text
+from dshctl.replay.timeline import Timeline
+
+resource = pytest.importorskip("resource")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mutate  # noqa: E402
+
+SAMPLES = mutate.SAMPLES
+pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v2.jsonl").exists(), reason="samples/ not generated")
+
+BUDGET_SECONDS = 10.0
+MEMORY_HEADROOM = 1 << 30
+STREAM_BASES = [f"{name}.session.v{n}.jsonl" for name in ("tour", "fork-child") for n in (2, 3, 4)]
+
+runner = CliRunner()
+
+
+# --------------------------------------------------------------------------------------------------
+# The watchdog
+
+
+class OverBudget(BaseException):
+    """Raised inside the running command when the input's wall-clock budget is spent (a BaseException,
+    so no ``except Exception`` in dshctl swallows it)."""
+
+
+def _address_space_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextmanager
+def bounded(seconds: float = BUDGET_SECONDS, headroom: int = MEMORY_HEADROOM):
+    """Run the body with a wall-clock budget and at most ``headroom`` more bytes of address space."""
+
+    def expire(signum, frame):
+        raise OverBudget(f"still running after {seconds} s")
+
+    previous_handler = signal.signal(signal.SIGALRM, expire)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    capped = os.path.exists("/proc/self/statm")
+    if capped:
+        cap = _address_space_bytes() + headroom
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    faulthandler.dump_traceback_later(seconds + 30, exit=True)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
+        if capped:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        signal.signal(signal.SIGALRM, previous_handler)
+
+
+# --------------------------------------------------------------------------------------------------
+# One input, every command
+
+
+def place(data: bytes, file_name: str, tmp_path: Path) -> tuple[Path, Path]:
+    """Write the log as a session of a sessions root; returns (log path, root)."""
+    root = tmp_path / "root"
+    session = root / "--home-damaged--" / "0b0e7c1e-5a2d-4b9f-9e61-a8d42f0b6c9e"
+    session.mkdir(parents=True)
+    log = session / file_name
+    log.write_bytes(data)
+    return log, root
+
+
+def commands(log: Path, root: Path, out: Path) -> list[list[str]]:
+    log_arg = str(log)
+    return [
+        ["cat", log_arg],
+        ["cat", "--expand", log_arg],
+        ["ls", str(root)],
+        ["stats", "--json", log_arg],
+        ["stats", log_arg],
+        ["stats", "--by", "step", log_arg],
+        ["replay", "--instant", log_arg],
+        ["replay", "--instant", "--timestamps", log_arg],
+        ["replay", "--export", str(out / "replay.cast"), log_arg],
+        ["replay", "--export", str(out / "replay.md"), log_arg],
+        ["replay", "--export", str(out / "replay.ndjson"), log_arg],
+        ["validate", log_arg],
+        ["images", log_arg],
+        ["images", "--json", "--out", str(out / "images"), "--store", str(SAMPLES / "attachments"), log_arg],
+    ]
+
+
+def problem_with(args: list[str], result) -> str | None:
+    """What is wrong with one command's outcome, or None: it must end with a documented status, print no
+    traceback and, when it fails, say so in one ``dshctl: error:`` line (validate and ls: in their report,
+    which marks the log unreadable)."""
+    exc = result.exception
+    if exc is not None and not isinstance(exc, SystemExit):
+        return f"raised {type(exc).__name__}: {exc}"
+    if result.exit_code not in (0, 1, 2):
+        return f"exit status {result.exit_code}"
+    err = result.stderr
+    if "Traceback" in err:
+        return "printed a traceback"
+    if "out of memory" in err:
+        return "ran out of the memory cap"
+    errors = [line for line in err.splitlines() if line.startswith("dshctl: error:")]
+    if len(errors) > 1:
+        return f"printed {len(errors)} error lines"
+    if result.exit_code == 2:
+        if args[0] in ("validate", "ls"):
+            return None if "unreadable" in result.stdout else "exit 2 without an unreadable verdict"
+        if len(errors) != 1:
+            return f"exit 2 with stderr {err!r}"
+    return None
+
+
+def timeline_problem(timeline: Timeline) -> str | None:
+    """Items must tile the fragments: each holds ≥ 1 fragment and has exactly one time per fragment."""
+    expected_start = 0
+    for item in timeline.items:
+        if item.start != expected_start or item.count < 1:
+            return f"{item!r} does not follow fragment {expected_start}"
+        expected_start += item.count
+    if len(timeline.times) != expected_start:
+        return f"{len(timeline.times)} fragment times for {expected_start} fragments"
+    return None
+
+
+def walk_player(log: Path) -> str | None:
+    """Step the interactive player's model through the whole timeline and back, as the keys would."""
+    try:
+        opened = open_log(str(log))
+    except DshctlError:
+        return None
+    try:
+        timeline = Timeline(opened)
+        player = Player(timeline, paused=True, now=0.0)
+        now = 0.0
+        steps = 0
+        while not player.at_end:
+            player.step_forward(now)
+            steps += 1
+            now += 0.05
+            if steps % 16 == 0:
+                screen_rows(timeline, player.position, 80, 24)
+                status_text(timeline, player.position, speed=1.0, paused=True, width=80, message=None, keys=True)
+        for move in (player.step_back, player.prev_turn, player.prev_tool, player.next_turn, player.next_tool):
+            move(now)
+        player.search("the", now)
+        player.goto_turn(1, now)
+        player.toggle_pause(now)
+        player.tick(now + 10**9)
+        screen_rows(timeline, player.position, 80, 24)
+        return timeline_problem(timeline)
+    except DshctlError:
+        return None  # the driver restores the terminal and prints it as one error line
+    finally:
+        opened.close()
+
+
+def run_everything(data: bytes, file_name: str, tmp_path: Path) -> list[str]:
+    """Every command and the player walk on one input within one budget; the problems found."""
+    log, root = place(data, file_name, tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    problems: list[str] = []
+    current = "setup"
+    try:
+        with bounded():
+            for args in commands(log, root, out):
+                current = " ".join(args[:-1])
+                problem = problem_with(args, runner.invoke(app, args))
+                if problem:
+                    problems.append(f"dshctl {current}: {problem}")
+            current = "player walk"
+            problem = walk_player(log)
+            if problem:
+                problems.append(f"player: {problem}")
+    except OverBudget as exc:
+        problems.append(f"{current}: {exc} (the budget covers every command of one input)")
+    if log.read_bytes() != data:
+        problems.append("a command wrote to the log it read")
+    return problems
+
+
+def session_file_name(base: str, suffix: str) -> str:
+    """``tour.session.v2.jsonl`` → ``session.v2.jsonl`` (+ ``.zstd`` when the mutant is compressed)."""
+    name = base.split(".", 1)[1]
+    return name + ".zstd" if suffix.endswith(".zstd") else name
+
+
+# --------------------------------------------------------------------------------------------------
+# Every mutant
+
+
+@pytest.mark.parametrize("m", mutate.mutants(), ids=lambda m: m.id)
+def test_every_command_finishes_on_every_mutant(m, tmp_path):
+    assert run_everything(m.build(), session_file_name(m.base, m.suffix), tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# The issue's file: one run's dt one entry too long or too short
+
+
+def with_stream_edit(base: str, edit) -> bytes:
+    """The sample with ``edit(record)`` applied to the first run of the first settlement that has one."""
+    objs = mutate.load(base)
+    for obj in objs[1:]:
+        stream = obj.get("data", {}).get("stream") if isinstance(obj.get("data"), dict) else None
+        runs = [record for record in stream or [] if record["type"] != "chunk" and len(record["dt"]) > 1]
+        if runs:
+            edit(runs[0])
+            return mutate.dump(objs)
+    raise AssertionError(f"{base} has no run with several members")
+
+
+DT_EDITS = {"dt one too long": lambda record: record["dt"].append(5), "dt one too short": lambda record: record["dt"].pop()}
+
+
+@pytest.mark.parametrize("base", ["tour.session.v2.jsonl", "tour.session.v3.jsonl"])
+@pytest.mark.parametrize("edit", list(DT_EDITS), ids=list(DT_EDITS))
+def test_replay_ends_on_a_run_whose_dt_has_a_wrong_length(base, edit, tmp_path):
+    assert run_everything(with_stream_edit(base, DT_EDITS[edit]), session_file_name(base, ".jsonl"), tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# Hypothesis: damaged stream records
+
+
+UNSAFE_NUMBERS = st.sampled_from([2**53, -(2**53), 2**63, -(2**63) - 1, 10**300, -(10**300), 1e300, -1e300, 0.5])
+TIMES = st.integers(-(2**70), 2**70) | st.integers(-(10**7), 10**7) | UNSAFE_NUMBERS
+NOT_NUMBERS = st.sampled_from([None, "7", [], {}, True])
+
+
+def _members_key(record: dict) -> str:
+    return "args" if record["type"] == "tool-call-chunks" else "texts"
+
+
+@st.composite
+def run_damage(draw, record: dict) -> str:
+    """Damage one run record in place, the way a hand edit or a broken writer could; says what it did."""
+    members = _members_key(record)
+    kind = draw(st.sampled_from(["dt-length", "members-length", "empty", "index", "time0", "gap", "drop-key"]))
+    if kind == "dt-length":
+        change = draw(st.integers(-3, 3).filter(bool))
+        record["dt"] = record["dt"][:change] if change < 0 else record["dt"] + draw(st.lists(TIMES, min_size=change, max_size=change))
+        return f"dt length {change:+d}"
+    if kind == "members-length":
+        change = draw(st.integers(-3, 3).filter(bool))
+        record[members] = record[members][:change] if change < 0 else record[members] + ["x"] * change
+        return f"{members} length {change:+d}"
+    if kind == "empty":
+        record[members] = []
+        record["dt"] = draw(st.sampled_from([[], [0], record["dt"]]))
+        return f"no {members}, dt {record['dt']}"
+    if kind in ("index", "time0"):
+        record[kind] = draw(TIMES | NOT_NUMBERS)
+        return f"{kind} = {record[kind]!r:.40}"
+    if kind == "gap":
+        gaps = record["dt"] or [0]
+        position = draw(st.integers(0, len(gaps) - 1))
+        gaps[position] = draw(TIMES)
+        record["dt"] = gaps
+        return f"dt[{position}] = {gaps[position]!r:.40}"
+    key = draw(st.sampled_from(["dt", "time0", "index", members]))
+    del record[key]
+    return f"no {key}"
+
+
+@st.composite
+def raw_damage(draw, record: dict) -> str:
+    """Damage one raw chunk record in place: its time, or its chunk's block index."""
+    if draw(st.booleans()) and "index" in record["chunk"]:
+        record["chunk"]["index"] = draw(TIMES | NOT_NUMBERS)
+        return f"chunk index = {record['chunk']['index']!r:.40}"
+    record["time"] = draw(TIMES | NOT_NUMBERS)
+    return f"time = {record['time']!r:.40}"
+
+
+class DamagedLog:
+    """A damaged sample, shown by what was done to it (not by its bytes) when hypothesis reports it."""
+
+    def __init__(self, base: str, damages: list[str], data: bytes, file_name: str) -> None:
+        self.base = base
+        self.damages = damages
+        self.data = data
+        self.file_name = file_name
+
+    def __repr__(self) -> str:
+        return f"DamagedLog({self.file_name} from {self.base}: {'; '.join(self.damages)})"
+
+
+@st.composite
+def damaged_logs(draw) -> DamagedLog:
+    """A v2–v4 sample with one to three stream records damaged; sometimes zstd-compressed."""
+    base = draw(st.sampled_from(STREAM_BASES))
+    objs = mutate.load(base)
+    settlements = [obj for obj in objs[1:] if isinstance(obj.get("data"), dict) and obj["data"].get("stream")]
+    damages = []
+    for _ in range(draw(st.integers(1, 3))):
+        settlement = draw(st.sampled_from(settlements))
+        stream = settlement["data"]["stream"]
+        position = draw(st.integers(0, len(stream) - 1))
+        record = stream[position]
+        what = draw(raw_damage(record) if record["type"] == "chunk" else run_damage(record))
+        damages.append(f"seq {settlement['seq']} record {position}: {what}")
+    data = mutate.dump(objs)
+    name = session_file_name(base, ".jsonl")
+    if draw(st.booleans()):
+        return DamagedLog(base, damages, zstandard.ZstdCompressor(write_checksum=True).compress(data), name + ".zstd")
+    return DamagedLog(base, damages, data, name)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(log=damaged_logs())
+def test_every_command_finishes_on_damaged_streams(log, tmp_path_factory):
+    assert run_everything(log.data, log.file_name, tmp_path_factory.mktemp("damaged")) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# The watchdog itself
+
+
+def test_the_watchdog_stops_a_command_that_never_ends(monkeypatch, tmp_path):
+    from dshctl.replay import transcript
+
+    def forever(*args, **kwargs):
+        while True:
+            yield ""
+
+    monkeypatch.setattr(transcript, "iter_chunks", forever)
+    with pytest.raises(OverBudget):
+        with bounded(seconds=0.5):
+            runner.invoke(app, ["replay", "--instant", str(SAMPLES / "tour.session.v2.jsonl")])
+
+
+def test_the_memory_cap_turns_runaway_allocation_into_a_failure(monkeypatch):
+    from dshctl.replay import transcript
+
+    def hoard(*args, **kwargs):
+        kept = []
+        while True:
+            kept.append(bytearray(1 << 24))
+            yield ""
+
+    monkeypatch.setattr(transcript, "iter_chunks", hoard)
+    with bounded(seconds=20, headroom=256 << 20):
+        result = runner.invoke(app, ["replay", "--instant", str(SAMPLES / "tour.session.v2.jsonl")])
+    assert problem_with(["replay"], result) == "ran out of the memory cap"
