@@ -379,3 +379,38 @@ def test_the_memory_cap_turns_runaway_allocation_into_a_failure(monkeypatch):
     with bounded(seconds=20, headroom=256 << 20):
         result = runner.invoke(app, ["replay", "--instant", str(SAMPLES / "tour.session.v2.jsonl")])
     assert problem_with(["replay"], result) == "ran out of the memory cap"
+
+
+# --------------------------------------------------------------------------------------------------
+# How replay shows what it cannot stream
+
+
+def with_settlement_edit(base: str, seq: int, edit) -> bytes:
+    """The sample with ``edit(record)`` applied to the first run of the settlement at ``seq``."""
+    objs = mutate.load(base)
+    edit(next(record for record in mutate.stream(objs, seq) if record["type"] != "chunk"))
+    return mutate.dump(objs)
+
+
+def replay_instant(data: bytes, tmp_path: Path) -> str:
+    log = tmp_path / "session.v2.jsonl"
+    log.write_bytes(data)
+    result = runner.invoke(app, ["replay", "--instant", str(log)])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def test_replay_shows_a_message_with_a_damaged_stream_whole_and_says_so(tmp_path):
+    clean = replay_instant((SAMPLES / "tour.session.v2.jsonl").read_bytes(), tmp_path)
+    damaged = replay_instant(with_settlement_edit("tour.session.v2.jsonl", 12, DT_EDITS["dt one too long"]), tmp_path)
+    note = "· damaged stream (dshctl validate names it): the message is shown whole\n"
+    assert "damaged stream" not in clean
+    assert damaged.replace(note, "", 1) == clean
+    assert damaged.index(note) < damaged.index("A red test job in CI.")
+
+
+def test_replay_says_an_attempt_with_a_damaged_stream_cannot_be_shown(tmp_path):
+    damaged = replay_instant(with_settlement_edit("tour.session.v2.jsonl", 9, DT_EDITS["dt one too short"]), tmp_path)
+    note = "· damaged stream (dshctl validate names it): the attempt cannot be shown\n"
+    assert damaged.index(note) < damaged.index("↻ retry 1 of 3")
+    assert "The screenshot shows" not in damaged and "attempt ended without a result" not in damaged

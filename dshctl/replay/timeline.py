@@ -765,6 +765,10 @@ class _Builder:
         return True
 
     def _settlement(self, event: Event, data: dict) -> None:
+        damaged = event.stream is None  # the reader could not type it (FORMAT §4.4; validate names the rule)
+        if damaged:
+            what = "the message is shown whole" if event.type == "assistant/message" else "the attempt cannot be shown"
+            self.emit(NOTE, [(f"· damaged stream (dshctl validate names it): {what}", "note"), ("\n", None)], event.time)
         stream = event.stream or []
         anchored = self._anchored(event, stream)
         key = event.seq
@@ -829,7 +833,7 @@ class _Builder:
                 self._whole_message(event, data)
             if data.get("interrupted") is True:
                 self.emit(INTERRUPTED, [("⏹ interrupted", "error"), ("\n", None)], event.time)
-        elif state["finish"] is None:
+        elif state["finish"] is None and not damaged:
             self.emit(ATTEMPT_FAILED, [("✗ attempt ended without a result", "error"), ("\n", None)], event.time, info={"code": None})
         self.active = None
         self.active_block = None
