@@ -38,6 +38,7 @@ from .generations.v0 import (
 )
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve_named
+from .stream import MAX_SAFE_INTEGER, SafeInt
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
@@ -49,7 +50,7 @@ class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
 
     type: str
     seq: int
-    time: int
+    time: SafeInt
     data: Any
     sourceEventSeqs: Any = None
     surfaceOp: Any = None
@@ -293,6 +294,9 @@ class Log:
                     time = int(time)
                 else:
                     raise FormatError("event has no integer time")
+            if not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
+                # dsh's codec refuses it too; every clock computation downstream assumes it
+                raise FormatError("event time is not a safe integer")
         if "data" not in obj:
             raise FormatError("event has no data")
         event = Event(

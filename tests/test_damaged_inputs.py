@@ -205,7 +205,10 @@ def run_everything(data: bytes, file_name: str, tmp_path: Path) -> list[str]:
                 if problem:
                     problems.append(f"dshctl {current}: {problem}")
             current = "player walk"
-            problem = walk_player(log)
+            try:
+                problem = walk_player(log)
+            except Exception as exc:  # noqa: BLE001 - the interactive player would show it as a traceback
+                problem = f"raised {type(exc).__name__}: {exc}"
             if problem:
                 problems.append(f"player: {problem}")
     except OverBudget as exc:
@@ -414,3 +417,19 @@ def test_replay_says_an_attempt_with_a_damaged_stream_cannot_be_shown(tmp_path):
     note = "· damaged stream (dshctl validate names it): the attempt cannot be shown\n"
     assert damaged.index(note) < damaged.index("↻ retry 1 of 3")
     assert "The screenshot shows" not in damaged and "attempt ended without a result" not in damaged
+
+
+# --------------------------------------------------------------------------------------------------
+# Envelope times
+
+
+@pytest.mark.parametrize("time", [2**53, -(2**53), 2**63, 10**300, 1e300], ids=["2^53", "-2^53", "2^63", "1e300 int", "1e300 float"])
+def test_an_event_time_beyond_the_safe_integers_is_damage_like_a_missing_one(time, tmp_path):
+    objs = mutate.load("tour.session.v2.jsonl")
+    mutate.at(objs, 5)["time"] = time
+    data = mutate.dump(objs)
+    assert run_everything(data, "session.v2.jsonl", tmp_path) == []
+    for command in (["cat"], ["replay", "--instant"]):
+        result = runner.invoke(app, [*command, str(place(data, "session.v2.jsonl", tmp_path / command[0])[0])])
+        assert result.exit_code == 2
+        assert "(seq 5): event time is not a safe integer; a later turn/end" in result.stderr
