@@ -43,7 +43,7 @@ pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v2.jsonl").exists()
 
 BUDGET_SECONDS = 10.0
 MEMORY_HEADROOM = 1 << 30
-STREAM_BASES = [f"{name}.session.v{n}.jsonl" for name in ("tour", "fork-child") for n in (2, 3, 4)]
+STREAM_BASES = [f"{name}.session{generation}.jsonl" for name in ("tour", "fork-child") for generation in ("", ".v2", ".v3", ".v4")]
 
 runner = CliRunner()
 
@@ -267,49 +267,77 @@ TIMES = st.integers(-(2**70), 2**70) | st.integers(-(10**7), 10**7) | UNSAFE_NUM
 NOT_NUMBERS = st.sampled_from([None, "7", [], {}, True])
 
 
-def _members_key(record: dict) -> str:
-    return "args" if record["type"] == "tool-call-chunks" else "texts"
+def _members_key(run_type: str) -> str:
+    return "args" if run_type == "tool-call-chunks" else "texts"
 
 
 @st.composite
-def run_damage(draw, record: dict) -> str:
-    """Damage one run record in place, the way a hand edit or a broken writer could; says what it did."""
-    members = _members_key(record)
+def run_damage(draw, run: dict, members: str, timed: dict) -> str:
+    """Damage one run in place (``run`` holds dt, index and the members, ``timed`` holds time0), the way a
+    hand edit or a broken writer could; says what it did."""
     kind = draw(st.sampled_from(["dt-length", "members-length", "empty", "index", "time0", "gap", "drop-key"]))
     if kind == "dt-length":
         change = draw(st.integers(-3, 3).filter(bool))
-        record["dt"] = record["dt"][:change] if change < 0 else record["dt"] + draw(st.lists(TIMES, min_size=change, max_size=change))
+        run["dt"] = run["dt"][:change] if change < 0 else run["dt"] + draw(st.lists(TIMES, min_size=change, max_size=change))
         return f"dt length {change:+d}"
     if kind == "members-length":
         change = draw(st.integers(-3, 3).filter(bool))
-        record[members] = record[members][:change] if change < 0 else record[members] + ["x"] * change
+        run[members] = run[members][:change] if change < 0 else run[members] + ["x"] * change
         return f"{members} length {change:+d}"
     if kind == "empty":
-        record[members] = []
-        record["dt"] = draw(st.sampled_from([[], [0], record["dt"]]))
-        return f"no {members}, dt {record['dt']}"
-    if kind in ("index", "time0"):
-        record[kind] = draw(TIMES | NOT_NUMBERS)
-        return f"{kind} = {record[kind]!r:.40}"
+        run[members] = []
+        run["dt"] = draw(st.sampled_from([[], [0], run["dt"]]))
+        return f"no {members}, dt {run['dt']}"
+    if kind == "index":
+        run["index"] = draw(TIMES | NOT_NUMBERS)
+        return f"index = {run['index']!r:.40}"
+    if kind == "time0":
+        timed["time0"] = draw(TIMES | NOT_NUMBERS)
+        return f"time0 = {timed['time0']!r:.40}"
     if kind == "gap":
-        gaps = record["dt"] or [0]
+        gaps = run["dt"] or [0]
         position = draw(st.integers(0, len(gaps) - 1))
         gaps[position] = draw(TIMES)
-        record["dt"] = gaps
+        run["dt"] = gaps
         return f"dt[{position}] = {gaps[position]!r:.40}"
-    key = draw(st.sampled_from(["dt", "time0", "index", members]))
-    del record[key]
+    key = draw(st.sampled_from(["dt", "index", members]))
+    del run[key]
     return f"no {key}"
 
 
 @st.composite
-def raw_damage(draw, record: dict) -> str:
-    """Damage one raw chunk record in place: its time, or its chunk's block index."""
-    if draw(st.booleans()) and "index" in record["chunk"]:
-        record["chunk"]["index"] = draw(TIMES | NOT_NUMBERS)
-        return f"chunk index = {record['chunk']['index']!r:.40}"
-    record["time"] = draw(TIMES | NOT_NUMBERS)
-    return f"time = {record['time']!r:.40}"
+def raw_damage(draw, timed: dict, chunk: dict) -> str:
+    """Damage one raw chunk in place: its time (held by ``timed``), or its block index."""
+    if draw(st.booleans()) and "index" in chunk:
+        chunk["index"] = draw(TIMES | NOT_NUMBERS)
+        return f"chunk index = {chunk['index']!r:.40}"
+    timed["time"] = draw(TIMES | NOT_NUMBERS)
+    return f"time = {timed['time']!r:.40}"
+
+
+def stream_records(objs: list) -> list[tuple[str, dict]]:
+    """Every stream record of a log with a label: v2+ records inside settlements; v0 packed rows and
+    ``assistant/chunk`` events, which the reader folds into streams."""
+    found = []
+    for obj in objs[1:]:
+        data = obj.get("data")
+        if obj["type"] in ("assistant/message", "assistant/attempt") and isinstance(data.get("stream"), list):
+            found += [(f"seq {obj['seq']} record {n}", record) for n, record in enumerate(data["stream"])]
+        elif obj["type"] in ("text-chunks", "reasoning-chunks", "tool-call-chunks", "assistant/chunk"):
+            found.append((f"{obj['type']} at seq {obj.get('seq', obj.get('seq0'))}", obj))
+    return found
+
+
+def damage(record: dict):
+    """The strategy that damages this record, whichever of the four shapes it has."""
+    kind = record["type"]
+    if kind == "chunk":
+        return raw_damage(record, record["chunk"])
+    if kind == "assistant/chunk":
+        return raw_damage(record, record["data"]["chunk"])
+    if "data" in record:  # a v0 packed row: time0 on the row, the rest in its data
+        return run_damage(record["data"], _members_key(kind), record)
+    return run_damage(record, _members_key(kind), record)
 
 
 class DamagedLog:
@@ -327,18 +355,14 @@ class DamagedLog:
 
 @st.composite
 def damaged_logs(draw) -> DamagedLog:
-    """A v2–v4 sample with one to three stream records damaged; sometimes zstd-compressed."""
+    """A sample with one to three stream records damaged; sometimes zstd-compressed."""
     base = draw(st.sampled_from(STREAM_BASES))
     objs = mutate.load(base)
-    settlements = [obj for obj in objs[1:] if isinstance(obj.get("data"), dict) and obj["data"].get("stream")]
+    records = stream_records(objs)
     damages = []
     for _ in range(draw(st.integers(1, 3))):
-        settlement = draw(st.sampled_from(settlements))
-        stream = settlement["data"]["stream"]
-        position = draw(st.integers(0, len(stream) - 1))
-        record = stream[position]
-        what = draw(raw_damage(record) if record["type"] == "chunk" else run_damage(record))
-        damages.append(f"seq {settlement['seq']} record {position}: {what}")
+        label, record = draw(st.sampled_from(records))
+        damages.append(f"{label}: {draw(damage(record))}")
     data = mutate.dump(objs)
     name = session_file_name(base, ".jsonl")
     if draw(st.booleans()):
@@ -346,7 +370,7 @@ def damaged_logs(draw) -> DamagedLog:
     return DamagedLog(base, damages, data, name)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(log=damaged_logs())
 def test_every_command_finishes_on_damaged_streams(log, tmp_path_factory):
     assert run_everything(log.data, log.file_name, tmp_path_factory.mktemp("damaged")) == []
