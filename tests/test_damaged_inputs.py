@@ -457,3 +457,29 @@ def test_an_event_time_beyond_the_safe_integers_is_damage_like_a_missing_one(tim
         result = runner.invoke(app, [*command, str(place(data, "session.v2.jsonl", tmp_path / command[0])[0])])
         assert result.exit_code == 2
         assert "(seq 5): event time is not a safe integer; a later turn/end" in result.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# Stream clocks far from their settlement
+
+
+def built_timeline(data: bytes, tmp_path: Path) -> Timeline:
+    tmp_path.mkdir()
+    log = tmp_path / "session.v2.jsonl"
+    log.write_bytes(data)
+    timeline = Timeline(open_log(str(log)))
+    timeline.ensure_all()
+    timeline.log.close()
+    return timeline
+
+
+@pytest.mark.parametrize("gap", [2**52, -(2**52)], ids=["+2^52 ms", "-2^52 ms"])
+def test_a_safe_but_implausible_gap_inside_a_stream_does_not_stretch_the_replay(gap, tmp_path):
+    def far_gap(record):
+        record["dt"][1] = gap
+
+    clean = built_timeline((SAMPLES / "tour.session.v2.jsonl").read_bytes(), tmp_path / "clean")
+    damaged = built_timeline(with_settlement_edit("tour.session.v2.jsonl", 12, far_gap), tmp_path / "damaged")
+    assert damaged.duration_ms <= clean.duration_ms + 1000
+    runs = [item for item in damaged.items if item.seq == 12 and item.is_run]
+    assert runs and all(item.synthetic for item in runs)
