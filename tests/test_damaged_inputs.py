@@ -483,3 +483,33 @@ def test_a_safe_but_implausible_gap_inside_a_stream_does_not_stretch_the_replay(
     assert damaged.duration_ms <= clean.duration_ms + 1000
     runs = [item for item in damaged.items if item.seq == 12 and item.is_run]
     assert runs and all(item.synthetic for item in runs)
+
+
+# --------------------------------------------------------------------------------------------------
+# Timed playback over a gap longer than time.sleep accepts
+
+
+def test_timed_playback_without_an_idle_cap_waits_out_a_centuries_long_gap_in_slices(monkeypatch, tmp_path):
+    import io
+
+    from dshctl.replay import terminal
+
+    objs = mutate.load("tour.session.v2.jsonl")
+    last = objs[-1]
+    last["time"] += 10**13  # 317 years: past time.sleep's limit (2**63 ns, ~292 years)
+    timeline = built_timeline(mutate.dump(objs), tmp_path / "log")
+    clock = [0.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        if seconds * 1e9 >= 2**63:
+            raise OverflowError("timestamp out of range for platform time_t")
+        slept.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(terminal, "MAX_SLEEP_SECONDS", 1e8, raising=False)
+    out = io.StringIO()
+    terminal.play_stream(timeline, 0, speed=1.0, idle_limit=0, color=False, timestamps=False, out=out, sleep=sleep, now=lambda: clock[0])
+    assert out.getvalue().endswith("── turn 4 aborted (user) · 2777777:46:41\n")
+    assert max(slept) <= 1e8
+    assert sum(slept) == pytest.approx(timeline.duration_ms / 1000, rel=1e-9)
