@@ -513,3 +513,34 @@ def test_timed_playback_without_an_idle_cap_waits_out_a_centuries_long_gap_in_sl
     assert out.getvalue().endswith("── turn 4 aborted (user) · 2777777:46:41\n")
     assert max(slept) <= 1e8
     assert sum(slept) == pytest.approx(timeline.duration_ms / 1000, rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------------------
+# Range-encoded sourceEventSeqs
+
+
+@pytest.mark.parametrize("ranges", [[[0, 10**12]], [[0, 23], [0, 23]], [5, [0, 23]]], ids=["far past", "twice", "one too many"])
+def test_a_seq_range_longer_than_its_event_seq_is_not_expanded(ranges, tmp_path):
+    objs = mutate.load("tour.session.v2.jsonl")
+    mutate.at(objs, 24)["sourceEventSeqs"] = ranges
+    data = mutate.dump(objs)
+    assert run_everything(data, "session.v2.jsonl", tmp_path / "all") == []
+    log, _ = place(data, "session.v2.jsonl", tmp_path / "cat")
+    result = runner.invoke(app, ["cat", "--type", "tool/result", str(log)])
+    first = json.loads(result.stdout.splitlines()[0])
+    assert "sourceEventSeqs" not in first
+    assert first["notes"] == ["sourceEventSeqs is not a list of seqs and [start, end] pairs"]
+
+
+def test_a_v0_message_citing_a_range_longer_than_its_seq_is_not_expanded(tmp_path):
+    objs = mutate.load("tour.session.jsonl")
+    next(obj for obj in objs if obj.get("type") == "assistant/message")["sourceEventSeqs"] = [[0, 10**12]]
+    assert run_everything(mutate.dump(objs), "session.jsonl", tmp_path) == []
+
+
+def test_a_seq_range_within_its_event_seq_is_expanded(tmp_path):
+    objs = mutate.load("tour.session.v2.jsonl")
+    mutate.at(objs, 24)["sourceEventSeqs"] = [[0, 23]]
+    log, _ = place(mutate.dump(objs), "session.v2.jsonl", tmp_path)
+    first = json.loads(runner.invoke(app, ["cat", "--type", "tool/result", str(log)]).stdout.splitlines()[0])
+    assert first["sourceEventSeqs"] == list(range(24))
