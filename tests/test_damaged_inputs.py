@@ -544,3 +544,14 @@ def test_a_seq_range_within_its_event_seq_is_expanded(tmp_path):
     log, _ = place(mutate.dump(objs), "session.v2.jsonl", tmp_path)
     first = json.loads(runner.invoke(app, ["cat", "--type", "tool/result", str(log)]).stdout.splitlines()[0])
     assert first["sourceEventSeqs"] == list(range(24))
+
+
+# --------------------------------------------------------------------------------------------------
+# Settlements whose data is not an object
+
+
+@pytest.mark.parametrize("base", ["tour.session.jsonl", "tour.session.v2.jsonl"])
+def test_a_settlement_whose_data_is_not_an_object(base, tmp_path):
+    objs = mutate.load(base)
+    next(obj for obj in objs if obj.get("type") == "assistant/message")["data"] = [1]
+    assert run_everything(mutate.dump(objs), session_file_name(base, ".jsonl"), tmp_path) == []
