@@ -258,6 +258,14 @@ def test_replay_ends_on_a_run_whose_dt_has_a_wrong_length(base, edit, tmp_path):
     assert run_everything(with_stream_edit(base, DT_EDITS[edit]), session_file_name(base, ".jsonl"), tmp_path) == []
 
 
+@pytest.mark.parametrize("base", ["tour.session.v2.jsonl", "tour.session.v3.jsonl"])
+@pytest.mark.parametrize("edit", list(DT_EDITS), ids=list(DT_EDITS))
+def test_the_player_steps_through_a_run_whose_dt_has_a_wrong_length(base, edit, tmp_path):
+    log, _ = place(with_stream_edit(base, DT_EDITS[edit]), session_file_name(base, ".jsonl"), tmp_path)
+    with bounded():
+        assert walk_player(log) is None
+
+
 # --------------------------------------------------------------------------------------------------
 # Hypothesis: damaged stream records
 
