@@ -43,7 +43,8 @@ def iter_cat_records(log, *, type_globs: list[str], turn: int | None, expand: bo
                     "chunk": chunk,
                 }
                 members += 1
-            record["data"].pop("stream", None)
+            if isinstance(record["data"], dict):  # a v0 settlement's data can be anything; its stream is folded
+                record["data"].pop("stream", None)
             record["streamMembers"] = members
         yield record
 

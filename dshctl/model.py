@@ -224,9 +224,11 @@ def replace_range(surface_op: Any) -> tuple[int, int] | None:
     return None
 
 
-def decode_seq_ranges(value: Any) -> list[int] | None:
-    """Expand range-encoded ``sourceEventSeqs`` (FORMAT §2.8); ``None`` if the value is not a list
-    of non-negative ints and ``[start, end]`` pairs."""
+def decode_seq_ranges(value: Any, own_seq: int) -> list[int] | None:
+    """Expand range-encoded ``sourceEventSeqs`` (FORMAT §2.8) of the event at ``own_seq``; ``None`` if the
+    value is not a list of ints and ``[start, end]`` pairs, or if a range would expand past ``own_seq``
+    members, which is as many earlier seqs as exist (dsh's ``decodeSeqRanges`` refuses it too; without
+    the bound one pair like ``[0, 1e12]`` would allocate without limit)."""
     if not isinstance(value, list):
         return None
     out: list[int] = []
@@ -238,6 +240,7 @@ def decode_seq_ranges(value: Any) -> list[int] | None:
             and len(item) == 2
             and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
             and item[0] <= item[1]
+            and item[1] - item[0] + 1 <= own_seq - len(out)
         ):
             out.extend(range(item[0], item[1] + 1))
         else:

@@ -38,6 +38,7 @@ from .generations.v0 import (
 )
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve_named
+from .stream import MAX_SAFE_INTEGER, SafeInt
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
@@ -49,7 +50,7 @@ class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
 
     type: str
     seq: int
-    time: int
+    time: SafeInt
     data: Any
     sourceEventSeqs: Any = None
     surfaceOp: Any = None
@@ -183,7 +184,7 @@ class Log:
                     except wire_errors:
                         wire = None
                     if wire is not None:
-                        item = self._event_from_wire(wire, lineno, v0, known)
+                        item = self._event_from_wire(wire, lineno, position, v0, known)
             if item is None:
                 try:
                     obj = decode(raw)
@@ -248,7 +249,7 @@ class Log:
         start = getattr(self.reader, "torn_frame_start_line", None)
         return start is not None and lineno >= start
 
-    def _event_from_wire(self, wire: _WireEvent, lineno: int, v0: bool, known) -> Event:
+    def _event_from_wire(self, wire: _WireEvent, lineno: int, position: int, v0: bool, known) -> Event:
         kind = wire.type
         event = Event(
             type=kind,
@@ -260,7 +261,7 @@ class Log:
             ignorable=wire.ignorable is True,
         )
         if wire.sourceEventSeqs is not None:
-            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, v0)
+            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, v0, position)
         if not v0 and kind not in known:
             self._flag_unknown(event)
         if kind == "session/end-seed" and self.generation >= 2 and isinstance(wire.data, dict):
@@ -269,12 +270,13 @@ class Log:
         return event
 
     @staticmethod
-    def _citation(value: Any, event: Event, v0: bool) -> Any:
-        """Decoded ``sourceEventSeqs``; a v0 message's stays as written for :func:`fold_chunks`, which
-        compares it with the pending attempt's seq runs without expanding it."""
+    def _citation(value: Any, event: Event, v0: bool, position: int) -> Any:
+        """Decoded ``sourceEventSeqs`` (``position``: the seq the event must have); a v0 message's stays as
+        written for :func:`fold_chunks`, which compares it with the pending attempt's seq runs without
+        expanding it."""
         if v0 and event.type == "assistant/message":
             return value
-        return decode_source_event_seqs(value, event)
+        return decode_source_event_seqs(value, event, position)
 
     def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
         kind = obj.get("type")
@@ -293,6 +295,9 @@ class Log:
                     time = int(time)
                 else:
                     raise FormatError("event has no integer time")
+            if not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
+                # dsh's codec refuses it too; every clock computation downstream assumes it
+                raise FormatError("event time is not a safe integer")
         if "data" not in obj:
             raise FormatError("event has no data")
         event = Event(
@@ -305,7 +310,7 @@ class Log:
             ignorable=obj.get("ignorable") is True,
         )
         if "sourceEventSeqs" in obj:
-            event.sourceEventSeqs = self._citation(obj["sourceEventSeqs"], event, v0)
+            event.sourceEventSeqs = self._citation(obj["sourceEventSeqs"], event, v0, position)
         if not obj.keys() <= _ENVELOPE_KEYS:
             extra = obj.keys() - _ENVELOPE_KEYS
             event.note(f"envelope has keys dsh refuses: {', '.join(sorted(extra))}")

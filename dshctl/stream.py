@@ -19,6 +19,10 @@ What lives here, and why:
 * ``expand_strict`` is the validating path for records read at a durable boundary (§4.4). It works on
   raw JSON values, not typed records, because the rules are about the JSON (exact key sets, ``-0``, safe
   integers). Use ``loads_strict`` to parse the JSON so that the literal ``-0`` stays detectable.
+* ``decode_stream`` and ``stream_from_builtins`` type a stream only when every run has a shape readers
+  can follow (``check_shape``): at least one member, one ``dt`` entry per further member, safe-integer
+  times, gaps and indexes. A damaged stream raises instead, so no reader ever meets a run whose members
+  and times disagree; ``expand_strict`` (below) remains the full §4.4 check.
 * The readers (§4.5) answer the common questions — first token time, visible content, last usage,
   joined text, assembly — straight from typed records without building a dict per member, with early
   exit, in O(records) where dsh's readers are. They trust their input, like dsh's: validate first.
@@ -37,7 +41,7 @@ import json
 import math
 import re
 from itertools import accumulate, islice
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Union
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, Iterator, Union
 
 import msgspec
 
@@ -60,6 +64,7 @@ __all__ = [
     "Accumulator",
     "decode_stream",
     "stream_from_builtins",
+    "check_shape",
     "loads_strict",
     "expand_strict",
     "iter_members",
@@ -97,39 +102,44 @@ _NON_WHITESPACE = re.compile("[^" + re.escape(JS_WHITESPACE) + "]")
 # Records (§4.2)
 
 
+SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+BlockIndex = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
+Members = Annotated[list[str], msgspec.Meta(min_length=1)]
+
+
 class TextChunks(msgspec.Struct, tag_field="type", tag="text-chunks"):
     """A run of ``text-delta`` chunks of one block."""
 
-    time0: int
-    index: int
-    dt: list[int]
-    texts: list[str]
+    time0: SafeInt
+    index: BlockIndex
+    dt: list[SafeInt]
+    texts: Members
 
 
 class ReasoningChunks(msgspec.Struct, tag_field="type", tag="reasoning-chunks"):
     """A run of ``reasoning-delta`` chunks of one block."""
 
-    time0: int
-    index: int
-    dt: list[int]
-    texts: list[str]
+    time0: SafeInt
+    index: BlockIndex
+    dt: list[SafeInt]
+    texts: Members
 
 
 class ToolCallChunks(msgspec.Struct, tag_field="type", tag="tool-call-chunks", kw_only=True, omit_defaults=True):
     """A run of ``tool-call-delta`` chunks with one index, one id and the same ``name`` (or none)."""
 
-    time0: int
-    index: int
-    dt: list[int]
+    time0: SafeInt
+    index: BlockIndex
+    dt: list[SafeInt]
     id: str
     name: Union[str, msgspec.UnsetType] = msgspec.UNSET
-    args: list[str]
+    args: Members
 
 
 class RawChunk(msgspec.Struct, tag_field="type", tag="chunk"):
     """One chunk kept as recorded: every non-delta chunk, and tool-call deltas that cannot be packed."""
 
-    time: int
+    time: SafeInt
     chunk: dict
 
 
@@ -145,13 +155,44 @@ _stream_decoder = msgspec.json.Decoder(list[Record])
 
 
 def decode_stream(json_bytes: bytes | str) -> list[Record]:
-    """Decode a JSON array of stream records into typed records (unknown extra keys are ignored)."""
-    return _stream_decoder.decode(json_bytes)
+    """Decode a JSON array of stream records into typed records (unknown extra keys are ignored).
+
+    Raises ``msgspec.ValidationError`` or ``ValueError`` for a stream that breaks the shape every reader
+    relies on (see ``check_shape``)."""
+    return check_shape(_stream_decoder.decode(json_bytes))
 
 
 def stream_from_builtins(records: Iterable[Any]) -> list[Record]:
-    """Convert already-parsed JSON (a list of dicts) into typed records (unknown extra keys are ignored)."""
-    return msgspec.convert(records, list[Record])
+    """Convert already-parsed JSON (a list of dicts) into typed records (unknown extra keys are ignored).
+
+    Raises like ``decode_stream``."""
+    return check_shape(msgspec.convert(records, list[Record]))
+
+
+def check_shape(records: list[Record]) -> list[Record]:
+    """Refuse typed records whose run shape no reader can follow, and return them.
+
+    The record types already bound ``time0``, ``time``, ``index`` and every ``dt`` entry to safe integers
+    and require at least one member; this adds ``len(dt) == members - 1`` and safe member times (the
+    ``dt-length`` and ``member-time`` rules of §4.4). Every reader below trusts these two facts: a run of
+    ``n`` members has ``n`` times, all within ±``MAX_SAFE_INTEGER``.
+    """
+    for position, record in enumerate(records):
+        if record.__class__ is RawChunk:
+            continue
+        members = record_member_count(record)
+        if len(record.dt) != members - 1:
+            raise ValueError(f"stream record {position} has {members} members but {len(record.dt)} dt entries")
+        if record.dt and not _member_times_are_safe(record):
+            raise ValueError(f"stream record {position} has member times beyond the safe integers")
+    return records
+
+
+def _member_times_are_safe(record: TextChunks | ReasoningChunks | ToolCallChunks) -> bool:
+    if abs(record.time0) + sum(map(abs, record.dt)) <= MAX_SAFE_INTEGER:
+        return True
+    times = list(accumulate(record.dt, initial=record.time0))
+    return -MAX_SAFE_INTEGER <= min(times) and max(times) <= MAX_SAFE_INTEGER
 
 
 # --------------------------------------------------------------------------------------------------

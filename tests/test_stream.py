@@ -78,6 +78,41 @@ def test_decode_is_lenient_about_extra_keys_and_round_trips():
     assert decode_stream(msgspec.json.encode(records)) == records
 
 
+SHAPE_BREAKS = {
+    "dt one too long": {"dt": [1, 2]},
+    "dt one too short": {"dt": []},
+    "no members": {"dt": [], "texts": []},
+    "time0 beyond the safe integers": {"time0": MAX_SAFE_INTEGER + 1},
+    "time0 past int64": {"time0": 2**63},
+    "dt entry beyond the safe integers": {"dt": [-(10**300)]},
+    "negative index": {"index": -1},
+    "huge index": {"index": 2**70},
+    "member time beyond the safe integers": {"time0": MAX_SAFE_INTEGER - 1, "dt": [2]},
+}
+
+
+@pytest.mark.parametrize("change", list(SHAPE_BREAKS.values()), ids=list(SHAPE_BREAKS))
+def test_typed_decoding_refuses_runs_no_reader_can_follow(change):
+    record = {"type": "text-chunks", "time0": 10, "index": 0, "dt": [1], "texts": ["a", "b"], **change}
+    with pytest.raises((msgspec.ValidationError, ValueError)):
+        stream_from_builtins([record])
+    with pytest.raises((msgspec.ValidationError, ValueError)):
+        decode_stream(json.dumps([record]))
+
+
+def test_typed_decoding_refuses_an_unsafe_raw_chunk_time():
+    with pytest.raises(msgspec.ValidationError):
+        stream_from_builtins([{"type": "chunk", "time": -(2**63) - 1, "chunk": {"type": "usage"}}])
+
+
+def test_typed_decoding_keeps_negative_gaps_and_extreme_safe_times():
+    records = [
+        {"type": "text-chunks", "time0": MAX_SAFE_INTEGER, "index": 0, "dt": [-MAX_SAFE_INTEGER, 5], "texts": ["a", "b", "c"]},
+        {"type": "chunk", "time": -MAX_SAFE_INTEGER, "chunk": {"type": "usage"}},
+    ]
+    assert list(run_times(stream_from_builtins(records)[0])) == [MAX_SAFE_INTEGER, 0, 5]
+
+
 def test_member_counts_and_times():
     run = TextChunks(10, 0, [3, -1, 0], ["a", "b", "c", "d"])
     assert record_member_count(run) == 4

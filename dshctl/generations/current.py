@@ -5,9 +5,12 @@ The embedded-stream model is identical in the three generations (FORMAT §2.2, �
 sources) is read through the accessors in :mod:`dshctl.model`, so nothing needs
 converting here beyond typing each settlement's stream.
 
-A stream that does not decode into compact records is left as written in
-``data["stream"]`` with a note; ordinary dsh restore does not replay streams
-either (FORMAT §8.7), and ``dshctl validate`` reports it.
+A stream that does not decode into well-formed compact records (wrong types,
+a ``dt`` whose length disagrees with the members, an empty run, a time or index
+that is not a safe integer: :func:`dshctl.stream.check_shape`) is left as written
+in ``data["stream"]`` with a note, so every reader sees either a stream it can
+follow or none; ordinary dsh restore does not replay streams either (FORMAT
+§8.7), and ``dshctl validate`` reports the rule it breaks.
 """
 
 from __future__ import annotations

@@ -449,6 +449,8 @@ def _cited_runs(event: Event) -> list[list[int]] | None:
     if raw is None:
         return None
     runs = seq_runs(raw)
+    if runs is not None and sum(last - first + 1 for first, last in runs) > event.seq:
+        runs = None  # more seqs than precede the message: _keep_citation would expand it without bound
     if runs is None:
         event.note(_BAD_SEQS)
     return runs
@@ -461,10 +463,11 @@ def _keep_citation(event: Event, cited: list[list[int]] | None) -> None:
         event.chunkSeqs = encode_seq_ranges(seqs) if seqs == sorted(set(seqs)) else seqs
 
 
-def decode_source_event_seqs(value: Any, event: Event) -> list[int] | None:
+def decode_source_event_seqs(value: Any, event: Event, position: int) -> list[int] | None:
+    """``position`` is the seq the event must have; its own seq is not trusted before that is checked."""
     if value is None:
         return None
-    seqs = decode_seq_ranges(value)
+    seqs = decode_seq_ranges(value, position)
     if seqs is None:
         event.note(_BAD_SEQS)
     return seqs

@@ -39,6 +39,7 @@ FRAME_INTERVAL = 1 / 30
 drawn together (the screen cannot show a thousand tokens a second one by one anyway)."""
 POLL_INTERVAL = 0.25
 BUILD_BATCH = 32
+MAX_SLEEP_SECONDS = 3600.0
 
 SYNC_BEGIN = "\x1b[?2026h"
 SYNC_END = "\x1b[?2026l"
@@ -350,12 +351,14 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
             if began is None:
                 began, base = now(), clock[fragment]
             wait = (clock[fragment] - base) / speed - (now() - began)
-            if wait > 0.002:
-                if pending:
-                    out.write("".join(pending))
-                    pending.clear()
-                    out.flush()
-                sleep(wait)
+            if wait > 0.002 and pending:
+                out.write("".join(pending))
+                pending.clear()
+                out.flush()
+            while wait > 0.002:
+                # in slices: time.sleep overflows past ~292 years, and a damaged clock can ask for more
+                sleep(min(wait, MAX_SLEEP_SECONDS))
+                wait = (clock[fragment] - base) / speed - (now() - began)
         pending.append(text)
         if len(pending) > 256:
             out.write("".join(pending))

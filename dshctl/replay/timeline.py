@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from ..model import Event, tool_result_blocks, tool_result_call_id
-from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
+from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks, run_times
 from ..textsafe import has_unsafe, visible, visible_line
 
 EVENT_GAP_MS = 250
@@ -747,24 +747,24 @@ class _Builder:
         self.emit(CONTEXT, [(f"· context: {what} · {chars} chars", "note"), ("\n", None)], event.time, info={"source": source_kind})
 
     def _anchored(self, event: Event, stream: list) -> bool:
+        """Whether the stream's recorded times place it on the axis. Not when they are all ``0`` (a
+        scripted fixture), nor when any member lies more than a day from the settlement (from the first
+        record when the settlement has no time): such a clock is damaged, and following it would stretch
+        the axis by years."""
         if self.v0_fixture or not stream:
             return False
-        first = None
-        nonzero = False
-        for record in stream:
-            value = record.time if record.__class__ is RawChunk else record.time0
-            if first is None:
-                first = value
-            if value != 0:
-                nonzero = True
-                break
-        if not nonzero:
+        starts = [record.time if record.__class__ is RawChunk else record.time0 for record in stream]
+        if not any(starts):
             return False
-        if event.time is not None and first is not None and abs(event.time - first) > _PLAUSIBLE_SKEW_MS:
-            return False
-        return True
+        reference = event.time if event.time is not None else starts[0]
+        low, high = _time_span(stream)
+        return reference - _PLAUSIBLE_SKEW_MS <= low and high <= reference + _PLAUSIBLE_SKEW_MS
 
     def _settlement(self, event: Event, data: dict) -> None:
+        damaged = event.stream is None  # the reader could not type it (FORMAT §4.4; validate names the rule)
+        if damaged:
+            what = "the message is shown whole" if event.type == "assistant/message" else "the attempt cannot be shown"
+            self.emit(NOTE, [(f"· damaged stream (dshctl validate names it): {what}", "note"), ("\n", None)], event.time)
         stream = event.stream or []
         anchored = self._anchored(event, stream)
         key = event.seq
@@ -829,7 +829,7 @@ class _Builder:
                 self._whole_message(event, data)
             if data.get("interrupted") is True:
                 self.emit(INTERRUPTED, [("⏹ interrupted", "error"), ("\n", None)], event.time)
-        elif state["finish"] is None:
+        elif state["finish"] is None and not damaged:
             self.emit(ATTEMPT_FAILED, [("✗ attempt ended without a result", "error"), ("\n", None)], event.time, info={"code": None})
         self.active = None
         self.active_block = None
@@ -1125,6 +1125,17 @@ class _Builder:
 
 def _visible_segments(segments: list[Segment]) -> list[Segment]:
     return [(visible(text), style) for text, style in segments]
+
+
+def _time_span(stream: list) -> tuple[int, int]:
+    """The earliest and the latest member time of a non-empty stream."""
+    lows: list[int] = []
+    highs: list[int] = []
+    for record in stream:
+        times = list(run_times(record))
+        lows.append(min(times))
+        highs.append(max(times))
+    return min(lows), max(highs)
 
 
 def _int(value: Any) -> int | None:

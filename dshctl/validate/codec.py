@@ -519,7 +519,7 @@ class _CodecPass:
         sources = obj["sourceEventSeqs"]
         from dshctl.model import decode_seq_ranges
 
-        decoded = decode_seq_ranges(sources) if isinstance(sources, list) else None
+        decoded = decode_seq_ranges(sources, seq) if isinstance(sources, list) else None
         if decoded is None:
             return  # the decoder already refused it
         if len(set(decoded)) != len(decoded) or any(s >= seq for s in decoded):
