@@ -286,15 +286,17 @@ def run_damage(draw, run: dict, members: str, timed: dict) -> str:
     kind = draw(st.sampled_from(["dt-length", "members-length", "empty", "index", "time0", "gap", "drop-key"]))
     if kind == "dt-length":
         change = draw(st.integers(-3, 3).filter(bool))
-        run["dt"] = run["dt"][:change] if change < 0 else run["dt"] + draw(st.lists(TIMES, min_size=change, max_size=change))
+        dt = run.get("dt", [])
+        run["dt"] = dt[:change] if change < 0 else dt + draw(st.lists(TIMES, min_size=change, max_size=change))
         return f"dt length {change:+d}"
     if kind == "members-length":
         change = draw(st.integers(-3, 3).filter(bool))
-        run[members] = run[members][:change] if change < 0 else run[members] + ["x"] * change
+        items = run.get(members, [])
+        run[members] = items[:change] if change < 0 else items + ["x"] * change
         return f"{members} length {change:+d}"
     if kind == "empty":
         run[members] = []
-        run["dt"] = draw(st.sampled_from([[], [0], run["dt"]]))
+        run["dt"] = draw(st.sampled_from([[], [0], run.get("dt", [])]))
         return f"no {members}, dt {run['dt']}"
     if kind == "index":
         run["index"] = draw(TIMES | NOT_NUMBERS)
@@ -303,12 +305,15 @@ def run_damage(draw, run: dict, members: str, timed: dict) -> str:
         timed["time0"] = draw(TIMES | NOT_NUMBERS)
         return f"time0 = {timed['time0']!r:.40}"
     if kind == "gap":
-        gaps = run["dt"] or [0]
+        gaps = run.get("dt") or [0]
         position = draw(st.integers(0, len(gaps) - 1))
         gaps[position] = draw(TIMES)
         run["dt"] = gaps
         return f"dt[{position}] = {gaps[position]!r:.40}"
-    key = draw(st.sampled_from(["dt", "index", members]))
+    present = [key for key in ("dt", "index", members) if key in run]  # an earlier damage may have dropped some
+    if not present:
+        return "nothing left to drop"
+    key = draw(st.sampled_from(present))
     del run[key]
     return f"no {key}"
 
