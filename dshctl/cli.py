@@ -33,12 +33,18 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_options(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     no_color: bool = typer.Option(False, "--no-color", help="No colour in tables (NO_COLOR is honoured too)."),
 ) -> None:
-    from .output import set_no_color
+    from .output import color_wanted
 
-    set_no_color(no_color)
+    ctx.obj = {"color": color_wanted(no_color)}
+
+
+def _color(ctx: typer.Context) -> bool:
+    """The colour decision of this invocation, made once in :func:`main_options`."""
+    return bool(ctx.obj and ctx.obj.get("color"))
 
 
 def _finish(body) -> None:
@@ -74,6 +80,7 @@ def cat(
 
 @app.command("ls")
 def ls_(
+    ctx: typer.Context,
     root: Optional[str] = typer.Argument(None, help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document."),
     ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per session."),
@@ -81,7 +88,7 @@ def ls_(
     """List the sessions under a sessions root: id, cwd, created, generation, size, title."""
     from .ls import run_ls
 
-    _finish(lambda: run_ls(root, output=_format(json_out, ndjson_out)))
+    _finish(lambda: run_ls(root, output=_format(json_out, ndjson_out), color=_color(ctx)))
 
 
 class By(str, Enum):
@@ -92,6 +99,7 @@ class By(str, Enum):
 
 @app.command()
 def stats(
+    ctx: typer.Context,
     paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
     by: By = typer.Option(By.session, "--by", help="Which table: session summary, per turn, or per step."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document."),
@@ -106,7 +114,14 @@ def stats(
 
     _finish(
         lambda: run_stats(
-            paths or [], by=by.value, output=_format(json_out, ndjson_out), since=since, until=until, jobs=jobs, strict=strict
+            paths or [],
+            by=by.value,
+            output=_format(json_out, ndjson_out),
+            since=since,
+            until=until,
+            jobs=jobs,
+            strict=strict,
+            color=_color(ctx),
         )
     )
 
@@ -120,6 +135,7 @@ class ValidateFormat(str, Enum):
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
     output_format: ValidateFormat = typer.Option(ValidateFormat.text, "--format", help="Findings as text, json, sarif (2.1.0) or junit (XML)."),
     strict: bool = typer.Option(False, "--strict", help="Warnings and torn tails fail too."),
@@ -140,12 +156,14 @@ def validate(
             ignore=ignore or [],
             list_rules=list_rules,
             jobs=jobs,
+            color=_color(ctx),
         )
     )
 
 
 @app.command()
 def images(
+    ctx: typer.Context,
     path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document (the listing, or the manifest with --out)."),
     ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per image."),
@@ -167,6 +185,7 @@ def images(
             name_template=name_template,
             force=force,
             all_refs=all_refs,
+            color=_color(ctx),
         )
     )
 
@@ -178,6 +197,7 @@ class CastVersion(str, Enum):
 
 @app.command()
 def replay(
+    ctx: typer.Context,
     path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
     speed: float = typer.Option(1.0, "--speed", help="Playback speed multiplier."),
     idle_limit: float = typer.Option(2.0, "--idle-limit", help="Cap pauses longer than this many seconds (0 = no cap)."),
@@ -214,6 +234,7 @@ def replay(
             cast_version=int(cast_version.value),
             cols=cols,
             rows=rows,
+            color=_color(ctx),
         )
     )
 

@@ -900,6 +900,7 @@ def run_images(
     name_template: str | None,
     force: bool,
     all_refs: bool,
+    color: bool = True,
 ) -> int:
     from .output import emit_json, emit_ndjson, print_table, warn
     from .reader import open_log
@@ -942,7 +943,7 @@ def run_images(
             caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
             if summary["offloaded"] or offloads:
                 caption += f"; {summary['offloaded']} offloaded ({len(offloads)} image/offload event(s))"
-            print_table(None, columns, rows, caption=caption)
+            print_table(None, columns, rows, caption=caption, color=color)
         return EXIT_OK
 
     if chosen is None:
@@ -973,6 +974,7 @@ def run_images(
             [("seq", "right"), ("n", "right"), ("where", "left"), ("attachmentId", "left"), ("status", "left"), ("file / problem", "left")],
             rows,
             caption=f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out), 200)} (store: {_cell(str(chosen.path), 200)})",
+            color=color,
         )
     if failed:
         warn(f"{log.display}: {failed} image(s) not extracted: "

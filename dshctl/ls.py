@@ -65,15 +65,15 @@ def session_row(ref) -> dict[str, Any]:
     return row
 
 
-def iter_session_rows(root: str | None) -> Iterator[dict[str, Any]]:
+def iter_session_rows(root: str | None, *, color: bool = True) -> Iterator[dict[str, Any]]:
     """The rows of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
     where none (the root empty or missing) is an answer: no sessions yet. One row per session, in path
-    order; many sessions are read in worker processes."""
+    order; many sessions are read in worker processes (``color``: of their progress bar)."""
     from .many import map_logs
     from .source import resolve_named
 
     refs = resolve_named(root) if root is not None else _default_root_logs()
-    for _, row in map_logs(session_row, refs, label="listing"):
+    for _, row in map_logs(session_row, refs, label="listing", color=color):
         yield row
 
 
@@ -100,10 +100,10 @@ def _size(n: int | None) -> str:
     return str(n)
 
 
-def run_ls(root: str | None, *, output: str) -> int:
+def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
     from .output import emit_json, emit_ndjson, print_table, warn
 
-    rows = list(iter_session_rows(root))
+    rows = list(iter_session_rows(root, color=color))
     failed = [row for row in rows if row["error"]]
     for row in failed:
         warn(f"{row['path']}: {row['error']}")
@@ -128,6 +128,7 @@ def run_ls(root: str | None, *, output: str) -> int:
                 for row in rows
             ),
             caption=f"{len(rows)} session(s)",
+            color=color,
         )
     if failed and len(failed) == len(rows) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands

@@ -8,6 +8,7 @@ result; the caller reports it, skips it and sets the exit status.
 from __future__ import annotations
 
 import os
+from functools import partial
 import sys
 from typing import Callable, Iterator, TypeVar
 
@@ -76,6 +77,7 @@ def map_logs(
     jobs: int | None = None,
     progress: bool = True,
     label: str = "reading",
+    color: bool = True,
 ) -> Iterator[tuple[LogRef, R | DshctlError]]:
     """``(ref, func(ref) or the error)`` for every ref, in the order of ``refs``.
 
@@ -85,14 +87,15 @@ def map_logs(
     jobs = default_jobs() if jobs is None else max(1, jobs)
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
     show = progress and len(refs) >= PARALLEL_THRESHOLD and _is_terminal(sys.stderr)
+    start_bar = partial(_progress, len(refs), label, color) if show else None
     if len(batches) < 2:
-        yield from _map_in_process(func, refs, show, label)
+        yield from _map_in_process(func, refs, start_bar)
     else:
-        yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), show, label)
+        yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), start_bar)
 
 
-def _map_in_process(func, refs, show: bool, label: str):
-    bar = _progress(len(refs), label) if show else None
+def _map_in_process(func, refs, start_bar):
+    bar = start_bar() if start_bar else None
     try:
         for ref in refs:
             result = _call(func, ref)
@@ -155,7 +158,7 @@ def _plan_batches(refs: list[LogRef], jobs: int) -> list[list[int]]:
     return batches
 
 
-def _map_in_pool(func, refs, batches: list[list[int]], workers: int, show: bool, label: str):
+def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pool = ProcessPoolExecutor(
@@ -165,7 +168,7 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, show: bool,
     try:
         pending = {pool.submit(_run_batch, batch): batch for batch in batches}
         # the workers are forked by the first submit: only now may the progress bar start its thread
-        bar = _progress(len(refs), label) if show else None
+        bar = start_bar() if start_bar else None
         results: dict[int, object] = {}
         next_index = 0
         while pending:
@@ -207,7 +210,7 @@ def _run_batch(batch: list[int]) -> list:
 
 
 class _progress:
-    def __init__(self, total: int, label: str):
+    def __init__(self, total: int, label: str, color: bool):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         from .output import console
@@ -217,7 +220,7 @@ class _progress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=console(stderr=True),
+            console=console(stderr=True, color=color),
             transient=True,
         )
         self._task = self._progress.add_task(label, total=total)

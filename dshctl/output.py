@@ -26,16 +26,13 @@ from .textsafe import escape_json_bytes, visible_line
 
 T = TypeVar("T")
 
-_state = {"no_color": False}
 _encoder = None
 
 
-def set_no_color(flag: bool) -> None:
-    _state["no_color"] = _state["no_color"] or flag
-
-
-def color_enabled() -> bool:
-    return not _state["no_color"] and not os.environ.get("NO_COLOR")
+def color_wanted(no_color_flag: bool) -> bool:
+    """Colour unless ``--no-color`` was given or ``NO_COLOR`` is set (to anything but the empty string).
+    The command line decides once and hands the answer down as a parameter."""
+    return not no_color_flag and not os.environ.get("NO_COLOR")
 
 
 PIPE_WIDTH = 160
@@ -61,7 +58,7 @@ def _console_class():
     return _console_classes[0]
 
 
-def console(stderr: bool = False, pipe_width: int = PIPE_WIDTH):
+def console(stderr: bool = False, pipe_width: int = PIPE_WIDTH, *, color: bool = True):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
     ``pipe_width`` is its width when the stream is no terminal and ``COLUMNS`` is unset."""
     stream = sys.stderr if stderr else sys.stdout
@@ -69,7 +66,7 @@ def console(stderr: bool = False, pipe_width: int = PIPE_WIDTH):
     if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
         width = pipe_width
     return _console_class()(
-        stderr=stderr, no_color=not color_enabled(), highlight=False, soft_wrap=False, width=width, markup=False, emoji=False
+        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False
     )
 
 
@@ -212,13 +209,14 @@ def print_table(
     *,
     wrap_last_only: bool = False,
     pipe_width: int = PIPE_WIDTH,
+    color: bool = True,
 ) -> None:
     """A rich table on stdout: the title in bold above it, the caption below. ``columns`` are
     ``(header, justify)`` pairs; every cell is literal text (:func:`text_cell`). With ``wrap_last_only``
     every column but the last keeps its cells on one line."""
     from rich.table import Table
 
-    out = console(pipe_width=pipe_width)
+    out = console(pipe_width=pipe_width, color=color)
     table = Table(header_style="bold")
     last = len(columns) - 1
     for i, (header, justify) in enumerate(columns):
@@ -233,9 +231,26 @@ def print_table(
             out.print(text_cell(line))
 
 
-def print_line(text: str, pipe_width: int = PIPE_WIDTH) -> None:
+class Tables:
+    """Tables and lines on stdout drawn one way: with or without colour, and this wide on a pipe."""
+
+    def __init__(self, *, color: bool, pipe_width: int = PIPE_WIDTH, wrap_last_only: bool = False):
+        self.color = color
+        self.pipe_width = pipe_width
+        self.wrap_last_only = wrap_last_only
+
+    def table(self, title: str | None, columns: list[tuple[str, str]], rows: Iterable[list[Any]], caption: str | None = None) -> None:
+        print_table(
+            title, columns, rows, caption, wrap_last_only=self.wrap_last_only, pipe_width=self.pipe_width, color=self.color
+        )
+
+    def line(self, text: str) -> None:
+        print_line(text, self.pipe_width, color=self.color)
+
+
+def print_line(text: str, pipe_width: int = PIPE_WIDTH, *, color: bool = True) -> None:
     """One line of literal text on stdout, through the same console as the tables."""
-    console(pipe_width=pipe_width).print(text_cell(text))
+    console(pipe_width=pipe_width, color=color).print(text_cell(text))
 
 
 class _CheckedStdout:

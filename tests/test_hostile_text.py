@@ -133,8 +133,7 @@ def log_path(root: Path, name: str) -> str:
 
 @pytest.fixture(autouse=True)
 def colour(monkeypatch):
-    """Each invocation starts with colour on (``--no-color`` is sticky within a process)."""
-    monkeypatch.setitem(output._state, "no_color", False)
+    """Each invocation starts with colour on."""
     monkeypatch.delenv("NO_COLOR", raising=False)
 
 

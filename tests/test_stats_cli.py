@@ -222,3 +222,17 @@ def test_sessions_root(tmp_path):
     by_id = {r["id"]: r for r in records}
     tour = by_id["7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57"]
     assert (tour["turns"], tour["steps"], tour["billedInputTokens"]) == (4, 6, 84_700)
+
+
+def test_no_color_is_a_parameter_of_one_invocation_not_state(monkeypatch):
+    """``--no-color`` once must not take colour from later calls in the same process (library use, tests)."""
+    import dshctl.stats
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    seen = []
+    monkeypatch.setattr(dshctl.stats, "run_stats", lambda paths, **options: seen.append(options["color"]) or 0)
+    runner = CliRunner()
+    for args in (["--no-color", "stats", "x"], ["stats", "x"], ["--no-color", "stats", "x"]):
+        assert runner.invoke(app, args).exit_code == 0
+    assert runner.invoke(app, ["stats", "x"], env={"NO_COLOR": "1"}).exit_code == 0
+    assert seen == [False, True, False, False]

@@ -67,8 +67,9 @@ def run_replay(
     cast_version: int = 2,
     cols: int | None = None,
     rows: int | None = None,
+    color: bool = True,
 ) -> int:
-    from ..output import color_enabled, note, warn
+    from ..output import note, warn
     from .transform import make_filters, parse_from_time
 
     if not speed > 0 or speed != speed or speed == float("inf"):
@@ -127,7 +128,7 @@ def run_replay(
                 cols=cols or DEFAULT_COLS,
                 rows=rows or DEFAULT_ROWS,
                 idle_limit=idle_limit,
-                color=color_enabled(),
+                color=color,
                 force=force,
             )
             note(summary)
@@ -136,15 +137,14 @@ def run_replay(
         if not interactive:
             from .transcript import write_transcript
 
-            color = _isatty(sys.stdout) and color_enabled()
-            write_transcript(timeline, sys.stdout, start, color=color, timestamps=timestamps)
+            write_transcript(timeline, sys.stdout, start, color=color and _isatty(sys.stdout), timestamps=timestamps)
             return 0
 
         from .terminal import play_interactive, play_stream, stdin_is_terminal
 
         if not stdin_is_terminal():
             try:
-                return play_stream(timeline, start, speed=speed, idle_limit=idle_limit, color=color_enabled(), timestamps=timestamps)
+                return play_stream(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
             except KeyboardInterrupt:
                 sys.stdout.write("\x1b[0m\n")
                 sys.stdout.flush()
@@ -156,7 +156,7 @@ def run_replay(
 
         player = Player(timeline, idle_limit=idle_limit, speed=speed, position=start, now=time.monotonic())
         try:
-            return play_interactive(timeline, player)
+            return play_interactive(timeline, player, color=color)
         finally:
             for text in held:
                 warn(text)

@@ -159,17 +159,17 @@ def scroll_amount(old: list[str], new: list[str]) -> int:
     return best
 
 
-def _console():
+def _console(color: bool):
     from rich.console import Console
 
-    from ..output import color_enabled
-
-    return Console(highlight=False, no_color=not color_enabled(), soft_wrap=False)
+    return Console(highlight=False, no_color=not color, soft_wrap=False)
 
 
-def play_interactive(timeline: Timeline, player: Player, *, now: Callable[[], float] = time.monotonic) -> int:
+def play_interactive(
+    timeline: Timeline, player: Player, *, color: bool = True, now: Callable[[], float] = time.monotonic
+) -> int:
     """Play with keys until ``q`` / Ctrl-C. Returns the exit status (0)."""
-    console = _console()
+    console = _console(color)
     screen = _Screen(console)
     previous_term = signal.getsignal(signal.SIGTERM)
 

@@ -130,6 +130,7 @@ def run_stats(
     until: str | None,
     jobs: int | None,
     strict: bool,
+    color: bool = True,
 ) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was unreadable)."""
     from ..many import map_logs, resolve_many
@@ -154,7 +155,7 @@ def run_stats(
     errors: list[dict] = []
 
     def results() -> Iterator[dict]:
-        for ref, result in map_logs(func, refs, jobs=jobs, label="stats"):
+        for ref, result in map_logs(func, refs, jobs=jobs, label="stats", color=color):
             if isinstance(result, DshctlError):
                 if single:
                     raise result
@@ -202,7 +203,7 @@ def run_stats(
             document["errors"] = errors
             emit_json(document)
         else:
-            from .render import render
+            from .render import render, stats_tables
 
-            render(by=by, sessions=sessions, rows=rows, aggregate=summary, errors=errors, multi=not single)
+            render(stats_tables(color), by=by, sessions=sessions, rows=rows, aggregate=summary, errors=errors, multi=not single)
     return EXIT_FINDINGS if errors else EXIT_OK

@@ -5,17 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..output import print_line
-from ..output import print_table as shared_print_table
+from ..output import Tables
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
 STATS_PIPE_WIDTH = 240
 """Width of the tables when stdout is a file or pipe and COLUMNS is unset: the per-step table is wide."""
 
 
-def print_table(title: str | None, columns: list[tuple[str, str]], rows, caption: str | None = None) -> None:
+def stats_tables(color: bool) -> Tables:
     """The shared table printer (literal cells); every column but the last keeps its cells on one line."""
-    shared_print_table(title, columns, rows, caption, wrap_last_only=True, pipe_width=STATS_PIPE_WIDTH)
+    return Tables(color=color, pipe_width=STATS_PIPE_WIDTH, wrap_last_only=True)
 
 
 def _n(value: Any) -> str:
@@ -133,10 +132,10 @@ def _own_rows(own: dict) -> list[list[str]]:
     ]
 
 
-def _model_table(models: list[dict], title: str) -> None:
+def _model_table(out: Tables, models: list[dict], title: str) -> None:
     if not models:
         return
-    print_table(
+    out.table(
         title,
         [("model", "left"), ("settlements", "right"), ("messages", "right"), ("billed in", "right"), ("out", "right"), ("mean TTFT", "right"), ("tok/s", "right")],
         [
@@ -154,20 +153,20 @@ def _model_table(models: list[dict], title: str) -> None:
     )
 
 
-def _summary(s: dict, title: str, spark: Any = None) -> None:
+def _summary(out: Tables, s: dict, title: str, spark: Any = None) -> None:
     rows = _dsh_rows(s)
     if spark is not None and len(spark) >= 2:
         values = [None if math.isnan(v) else v for v in spark]
         if sum(v is not None for v in values) >= 2:
             rows.append(["tok/s per step", sparkline(values)])
-    print_table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(s))
-    print_table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
-    _model_table(s["dshctl"]["models"], "per model (dshctl)")
+    out.table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(s))
+    out.table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
+    _model_table(out, s["dshctl"]["models"], "per model (dshctl)")
     for note in s.get("notes") or []:
-        print_line(f"note: {note}", STATS_PIPE_WIDTH)
+        out.line(f"note: {note}")
 
 
-def _percentile_table(aggregate: dict) -> None:
+def _percentile_table(out: Tables, aggregate: dict) -> None:
     p = aggregate["percentiles"]
     rows = []
     for label, key, fmt in (
@@ -178,7 +177,7 @@ def _percentile_table(aggregate: dict) -> None:
     ):
         d = p[key]
         rows.append([label, _n(d["n"]), fmt(d["p50"]), fmt(d["p90"]), fmt(d["p99"])])
-    print_table(
+    out.table(
         f"percentiles across sessions ({aggregate['percentileMethod']})",
         [("figure", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"), ("p99", "right")],
         rows,
@@ -191,7 +190,7 @@ def _short(session_id: Any, path: str) -> str:
     return path
 
 
-def _turn_table(rows: list[dict], multi: bool, caption: str | None) -> None:
+def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
     columns = [("session", "left")] if multi else []
     columns += [
         ("turn", "right"),
@@ -223,10 +222,10 @@ def _turn_table(rows: list[dict], multi: bool, caption: str | None) -> None:
             spark,
         ]
         body.append(line)
-    print_table("per turn", columns, body, caption=_with_note(caption, rows))
+    out.table("per turn", columns, body, caption=_with_note(caption, rows))
 
 
-def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
+def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
     columns = [("session", "left")] if multi else []
     columns += [
         ("turn", "right"),
@@ -263,7 +262,7 @@ def _step_table(rows: list[dict], multi: bool, caption: str | None) -> None:
             finish,
         ]
         body.append(line)
-    print_table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=_with_note(caption, rows))
+    out.table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=_with_note(caption, rows))
 
 
 SEEDED_MARK = "⑂"
@@ -284,11 +283,11 @@ def _numbered(value: Any, inherited: bool) -> str:
     return f"{_n(value)} {SEEDED_MARK}" if inherited else _n(value)
 
 
-def _sessions_table(sessions: list[dict]) -> None:
+def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     caption = f"{len(sessions)} session(s)"
     if any(s["seeded"] for s in sessions):
         caption += f"\n{_SEEDED_NOTE}"
-    print_table(
+    out.table(
         "sessions",
         [
             ("session", "left"),
@@ -325,33 +324,33 @@ def _sessions_table(sessions: list[dict]) -> None:
     )
 
 
-def render(*, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, errors: list[dict], multi: bool) -> None:
+def render(out: Tables, *, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, errors: list[dict], multi: bool) -> None:
     if not sessions:
         note = f"no sessions ({aggregate['skipped']} outside --since/--until)" if aggregate["skipped"] else "no sessions"
-        print_table(None, [("stats", "left")], [[note]])
+        out.table(None, [("stats", "left")], [[note]])
         return
     if not multi:
         s = sessions[0]
         title = f"{s['id'] or s['path']} (v{s['generation']})"
         if by == "session":
-            _summary(s, title, s.get("_spark"))
+            _summary(out, s, title, s.get("_spark"))
         elif by == "turn":
-            _turn_table(rows, False, caption=f"{title}: {stats_line(s)}")
+            _turn_table(out, rows, False, caption=f"{title}: {stats_line(s)}")
         else:
-            _step_table(rows, False, caption=f"{title}: {stats_line(s)}")
+            _step_table(out, rows, False, caption=f"{title}: {stats_line(s)}")
         return
     if by == "session":
-        _sessions_table(sessions)
+        _sessions_table(out, sessions)
     elif by == "turn":
-        _turn_table(rows, True, caption=None)
+        _turn_table(out, rows, True, caption=None)
     else:
-        _step_table(rows, True, caption=None)
+        _step_table(out, rows, True, caption=None)
     label = f"all {aggregate['sessions']} sessions"
     if aggregate["skipped"]:
         label += f" ({aggregate['skipped']} outside --since/--until)"
     if aggregate["inheritedPrefixes"]["excluded"]:
         label += f", {aggregate['inheritedPrefixes']['excluded']} inherited prefix(es) counted in the parent only"
-    _summary(aggregate, label)
-    _percentile_table(aggregate)
+    _summary(out, aggregate, label)
+    _percentile_table(out, aggregate)
     if errors:
-        print_table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])
+        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])

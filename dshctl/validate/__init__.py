@@ -118,7 +118,7 @@ def _cut(codec) -> int | None:
 
 
 def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), max_errors: int | None = None,
-                   jobs: int | None = None) -> list[LogReport]:
+                   jobs: int | None = None, color: bool = True) -> list[LogReport]:
     """Resolve every path (files, session directories, roots, ``-``) and validate each log."""
     from dshctl.many import map_logs
     from dshctl.source import sessions_root
@@ -149,7 +149,7 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
     func = functools.partial(validate_log, ignore=ignore, max_errors=max_errors)
     results = []
     try:
-        for ref, result in map_logs(func, refs, jobs=jobs, label="validating"):
+        for ref, result in map_logs(func, refs, jobs=jobs, label="validating", color=color):
             if isinstance(result, DshctlError):
                 col = Collector(ref.display, ignore=ignore)
                 col.add("codec/read", result.message, line=result.line)
@@ -230,7 +230,8 @@ def parse_ignore(ignore: Iterable[str]) -> frozenset[str]:
 
 
 def run_validate(paths: list[str], *, output_format: str = "text", strict: bool = False, max_errors: int | None = None,
-                 ignore: list[str] | None = None, list_rules: bool = False, jobs: int | None = None) -> int:
+                 ignore: list[str] | None = None, list_rules: bool = False, jobs: int | None = None,
+                 color: bool = True) -> int:
     """The ``dshctl validate`` command body; returns the exit status."""
     if output_format not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}")
@@ -243,7 +244,7 @@ def run_validate(paths: list[str], *, output_format: str = "text", strict: bool 
         sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text"))
         return EXIT_OK
     started = time.perf_counter()
-    reports = validate_paths(paths, ignore=ignored, max_errors=max_errors, jobs=jobs)
+    reports = validate_paths(paths, ignore=ignored, max_errors=max_errors, jobs=jobs, color=color)
     elapsed = time.perf_counter() - started
     sys.stdout.write(render(reports, output_format, strict, elapsed))
     return exit_status(reports, strict)
