@@ -25,7 +25,9 @@ from dshctl.replay.export import cast_events, cast_header, timeline_records, wri
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
 from dshctl.replay.terminal import play_stream, scroll_amount
-from dshctl.replay.timeline import BAR, EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay import view
+from dshctl.replay.view import BAR
 from dshctl.replay.transcript import iter_fragments, transcript
 from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
 
@@ -157,7 +159,7 @@ def test_tour_timeline_matches_the_hand_checked_expectation(name):
     assert shape(timeline) == TOUR
     assert not timeline.synthetic
     assert timeline.max_turn == 4
-    assert [label for item in timeline.items if (label := item.label)] == [
+    assert [marker for item in timeline.items if (marker := item.marker)] == [
         "turn 1",
         "turn 2",
         "tool: read",
@@ -340,7 +342,7 @@ def test_each_step_shows_exactly_one_more_fragment():
     previous = transcript_prefix(timeline, 0)
     while player.step_forward(0.0):
         current = transcript_prefix(timeline, player.position)
-        fragment = timeline.fragment_text(player.position - 1)
+        fragment = view.text(*timeline.locate(player.position - 1))
         assert fragment and current == previous + fragment
         previous = current
     assert player.position == len(timeline)

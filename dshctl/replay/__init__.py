@@ -4,6 +4,8 @@ Pure timelines, thin drivers:
 
 * :mod:`.timeline` — the data model: every visible fragment (streamed delta, tool-call name, user
   message, tool result, turn boundary …) at its recorded time, built lazily from the normalized events;
+  items say what they mean, not how they look;
+* :mod:`.view` — how an item looks: glyphs, frames, wording and style names, for every output;
 * :mod:`.transform` — idle limit and speed as transformations of the fragment times; option parsers;
 * :mod:`.render` — the screen at a position, a pure function of (timeline, position, width, height);
 * :mod:`.player` — position, pause, speed, stepping, seeking, search: state without I/O;

@@ -40,10 +40,11 @@ from .timeline import (
     TURN_END,
     USER,
     Timeline,
-    format_clock,
 )
 from ..textsafe import escape_json_text, visible, visible_line
+from . import view
 from .transcript import iter_fragments
+from .view import format_clock
 
 DEFAULT_COLS = 100
 DEFAULT_ROWS = 30
@@ -80,14 +81,14 @@ def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True) -> It
     if start >= len(timeline):
         return
     base = timeline.times[start]
-    marks: dict[int, str] = {}
+    markers: dict[int, str] = {}
     for item in timeline.items:
-        if item.label is not None and item.start >= start:
-            marks[item.start] = item.label
+        if item.marker is not None and item.start >= start:
+            markers[item.start] = item.marker
     for fragment, text in iter_fragments(timeline, start, color=color):
         seconds = (timeline.times[fragment] - base) / 1000
-        if item_label := marks.get(fragment):
-            yield seconds, "m", item_label
+        if marker := markers.get(fragment):
+            yield seconds, "m", marker
         if text:
             yield seconds, "o", text.replace("\n", "\r\n")
 
@@ -117,6 +118,25 @@ def write_cast(timeline: Timeline, out: TextIO, *, version: int = 2, start: int 
 
 # --------------------------------------------------------------------------------------------------
 # NDJSON: the timeline itself
+
+NDJSON_INFO: dict[str, tuple[str, ...]] = {
+    SESSION: ("id", "version", "cwd", "createdAt"),
+    USER: ("text",),
+    CONTEXT: ("source",),
+    COMMAND: ("name",),
+    TITLE: ("title",),
+    BLOCK: ("type",),
+    REASONING: ("type",),
+    ATTEMPT_FAILED: ("code", "message", "kind"),
+    TOOL_CALL: ("name", "callId", "arguments"),
+    TOOL_RESULT: ("name", "callId", "isError"),
+    RETRY: ("retry", "code"),
+    TURN_END: ("reason",),
+    TOOL_NAME: ("name",),
+    TOOL_START: ("name",),
+}
+"""The ``info`` keys an item record carries, by kind: the export's own schema (an item holds more, for
+the view; a tool result's lines are in its ``text``)."""
 
 
 def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
@@ -153,17 +173,17 @@ def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
         }
         if item.synthetic:
             record["synthetic"] = True
-        if item.label is not None:
-            record["marker"] = item.label
-        if item.frags is not None:
-            record["fragments"] = list(item.frags)
+        if item.marker is not None:
+            record["marker"] = item.marker
+        if item.fragments is not None:
+            record["fragments"] = list(item.fragments)
             record["offsets"] = [times[item.start + k] - origin for k in range(item.count)]
-            if item.lead:
-                record["lead"] = item.lead_text
+            if item.prefix is not None:
+                record["lead"] = view.prefix_text(item.prefix)
         else:
-            record["text"] = item.text(0)
-        if item.info:
-            record["info"] = {k: v for k, v in item.info.items() if k != "lines"}
+            record["text"] = view.text(item, 0)
+        if item.info and (info := {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info}):
+            record["info"] = info
         yield record
 
 
@@ -272,16 +292,16 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
         kind = item.kind
         info = item.info or {}
         first = max(start - item.start, 0)
-        if kind in (REASONING, TEXT) and item.frags is not None:
-            add(kind, item.block, "".join(item.frags[first:]))
+        if kind in (REASONING, TEXT) and item.fragments is not None:
+            add(kind, item.block_key, "".join(item.fragments[first:]))
             continue
         if kind == TOOL_ARGS:
-            add(TOOL_ARGS, item.block, "".join(item.frags[first:]) if item.frags is not None else item.text(0).replace("│ ", ""))
+            add(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else view.text(item, 0).replace("│ ", ""))
             continue
         if kind == TOOL_NAME:
-            if buffer_kind != TOOL_ARGS or buffer_block != item.block:
+            if buffer_kind != TOOL_ARGS or buffer_block != item.block_key:
                 flush()
-                add(TOOL_ARGS, item.block, "")
+                add(TOOL_ARGS, item.block_key, "")
             if info.get("name"):
                 tool_name[0] = info.get("name")
             continue
@@ -295,14 +315,14 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             tool_name[0] = info.get("name")
             if info.get("name") is not None:
                 # a whole tool-call block shown at once
-                plain = item.text(0)
+                plain = view.text(item, 0)
                 args = "\n".join(line[2:] for line in plain.split("\n") if line.startswith("│ "))
                 out.append(f"**tool call** {_code(info.get('name'))}")
                 out.append("")
                 out.append(_fence(args, "json"))
                 out.append("")
             else:
-                add(TOOL_ARGS, item.block, "")
+                add(TOOL_ARGS, item.block_key, "")
             continue
         flush()
         if kind == SESSION:
@@ -325,14 +345,14 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             out.append(_fence("\n".join(info.get("lines") or [])))
             out.append("")
         elif kind == BLOCK and info.get("type") == "text":
-            out.append(item.text(0).strip("\n"))
+            out.append(view.text(item, 0).strip("\n"))
             out.append("")
         elif kind == REASONING:
-            body = item.text(0).replace("✻ thinking\n", "", 1).strip("\n")
+            body = view.text(item, 0).replace("✻ thinking\n", "", 1).strip("\n")
             out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
             out.append("")
         elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
-            text = item.text(0).strip("\n")
+            text = view.text(item, 0).strip("\n")
             lines = [line for line in text.split("\n")]
             out.append("*" + _literal(lines[0].strip()) + "*" if lines and lines[0].strip() else "")
             for line in lines[1:]:
