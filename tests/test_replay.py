@@ -21,7 +21,7 @@ import pytest
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay import run_replay
-from dshctl.replay.export import cast_events, cast_header, timeline_records, write_cast
+from dshctl.replay.export import cast_events, cast_header, markdown, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
 from dshctl.replay.terminal import play_stream, scroll_amount
@@ -774,3 +774,43 @@ def test_log_text_cannot_drive_the_terminal(tmp_path):
     untitled = write_log(tmp_path / "y.session.v4.jsonl", events[1:], header={"id": "id" + esc})
     title = cast_header(Timeline(open_log(str(untitled))), version=2, cols=80, rows=24, idle_limit=0)["title"]
     assert title == "dsh session id␛]0;owned␇␛[2J"
+
+
+def drawn_and_markdown(tmp_path) -> tuple[str, str]:
+    """The transcript and the markdown export of a stream with raw deltas, interleaved blocks and a cut."""
+    t = T0 + 1000
+    stream = [
+        # a tool call whose deltas cannot be packed (id ""): one item each
+        {"type": "chunk", "time": t, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "name": "edit", "argumentsDelta": '{"old": "│ a",'}},
+        {"type": "chunk", "time": t + 5, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": '\n"new": "│ b"}'}},
+        # reasoning streamed as one raw delta whose text begins like the header
+        {"type": "chunk", "time": t + 10, "chunk": {"type": "reasoning-delta", "index": 1, "text": "✻ thinking\nis what I wrote"}},
+        # the tool call resumes after the reasoning: its header is shown again, "(continued)"
+        {"type": "chunk", "time": t + 15, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": " "}},
+        {"type": "chunk", "time": t + 20, "chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"code": "E", "message": "cut"}}}},
+    ]
+    events = [("turn/start", {"turn": 1}), ("step/start", {"turn": 1, "step": 1}), assistant(1, 1, stream, [], t + 40)]
+    log = write_log(tmp_path / "md.session.v4.jsonl", events)
+    return transcript(Timeline(open_log(str(log)))), markdown(Timeline(open_log(str(log))))
+
+
+def test_markdown_keeps_a_frame_bar_inside_tool_arguments(tmp_path):
+    """Markdown takes the arguments as the log has them; it used to strip every "│ " from the drawing."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert '│ {"old": "│ a",\n│ "new": "│ b"}\n' in drawn
+    assert '**tool call** `edit`\n\n```json\n{"old": "│ a",\n"new": "│ b"}\n```' in text
+
+
+def test_markdown_keeps_reasoning_that_begins_like_its_header(tmp_path):
+    """Markdown takes the reasoning as the log has it; it used to drop a leading "✻ thinking" line."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert "✻ thinking\n✻ thinking\nis what I wrote" in drawn  # the header, then the text
+    assert "<details><summary>thinking</summary>\n\n✻ thinking\nis what I wrote\n\n</details>" in text
+
+
+def test_markdown_leaves_out_the_layout_drawn_between_blocks(tmp_path):
+    """A frame closed or a header shown again before an item is the screen's layout, not the session's."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert "╭─ tool call edit (continued)\n│  \n╰─\n✗ attempt failed — E: cut" in drawn
+    assert "(continued)" not in text and "╰─" not in text and "╭─" not in text
+    assert "*✗ attempt failed — E: cut*" in text

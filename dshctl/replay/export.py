@@ -198,6 +198,8 @@ def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
 # --------------------------------------------------------------------------------------------------
 # Markdown
 #
+# The document is built from the items' meaning — kind, info and the log text — never from the screen's
+# drawing: only the one-line events (notes, retries, failures, turn ends) are worded as the view words them.
 # Prose the model or the user wrote (prompts, assistant text, reasoning) is markdown and stays markdown.
 # Everything else from the log cannot become markup: names and ids go in code spans, titles and notes
 # are backslash-escaped, tool arguments and results go in fences; the fence or span delimiter is a
@@ -296,7 +298,7 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             add(kind, item.block_key, "".join(item.fragments[first:]))
             continue
         if kind == TOOL_ARGS:
-            add(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else view.text(item, 0).replace("│ ", ""))
+            add(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else item.text)
             continue
         if kind == TOOL_NAME:
             if buffer_kind != TOOL_ARGS or buffer_block != item.block_key:
@@ -315,11 +317,10 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             tool_name[0] = info.get("name")
             if info.get("name") is not None:
                 # a whole tool-call block shown at once
-                plain = view.text(item, 0)
-                args = "\n".join(line[2:] for line in plain.split("\n") if line.startswith("│ "))
+                arguments = info.get("arguments")
                 out.append(f"**tool call** {_code(info.get('name'))}")
                 out.append("")
-                out.append(_fence(args, "json"))
+                out.append(_fence(arguments if isinstance(arguments, str) else "", "json"))
                 out.append("")
             else:
                 add(TOOL_ARGS, item.block_key, "")
@@ -345,14 +346,14 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
             out.append(_fence("\n".join(info.get("lines") or [])))
             out.append("")
         elif kind == BLOCK and info.get("type") == "text":
-            out.append(view.text(item, 0).strip("\n"))
+            out.append(visible(info["text"]).strip("\n"))
             out.append("")
         elif kind == REASONING:
-            body = view.text(item, 0).replace("✻ thinking\n", "", 1).strip("\n")
+            body = visible(info["text"] if item.info is not None else item.text).strip("\n")
             out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
             out.append("")
         elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
-            text = view.text(item, 0).strip("\n")
+            text = view.body_text(item).strip("\n")
             lines = [line for line in text.split("\n")]
             out.append("*" + _literal(lines[0].strip()) + "*" if lines and lines[0].strip() else "")
             for line in lines[1:]:
