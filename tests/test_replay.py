@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
 from dshctl.replay import view
 from dshctl.replay.view import BAR
 from dshctl.replay.transcript import iter_fragments, transcript
-from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
+from dshctl.replay.transform import PlaybackClock, make_filters, parse_from_time, parse_turns
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -264,19 +265,33 @@ def timeline_items(timeline: Timeline):
 # -- transforms -----------------------------------------------------------------------------------
 
 
+def capped_pauses(times, idle_limit: float) -> list[float]:
+    """Seconds between consecutive fragments, each capped at ``idle_limit`` (0 = no cap)."""
+    pauses = [max(b - a, 0) / 1000 for a, b in zip(times, times[1:])]
+    return [min(pause, idle_limit) for pause in pauses] if idle_limit > 0 else pauses
+
+
 def test_idle_limit_and_speed_are_transformations_that_leave_the_clock_alone():
     timeline = build(SAMPLES / "tour.session.v4.jsonl")
     timeline.ensure_all()
-    capped = capped_delays(timeline.times, 2.0)
-    raw = capped_delays(timeline.times, 0)
-    assert max(raw) == pytest.approx((30000 - 20602) / 1000)  # the longest pause: turn 3 end → turn 4
-    assert max(capped) == 2.0
-    assert speed_delays(capped, 4.0) == [d / 4.0 for d in capped]
-    clock = PlaybackClock(timeline, 2.0)
-    assert clock[len(timeline) - 1] == pytest.approx(sum(capped))
+    last = len(timeline) - 1
+    raw = PlaybackClock(timeline, 0)
+    assert raw[0] == 0.0
+    assert raw[last] == pytest.approx((timeline.times[-1] - timeline.times[0]) / 1000)  # no cap: the recorded span
+    pauses = [raw[i + 1] - raw[i] for i in range(last)]
+    assert max(pauses) == pytest.approx((30000 - 20602) / 1000)  # the longest pause: turn 3 end → turn 4
+    capped = PlaybackClock(timeline, 2.0)
+    assert max(capped[i + 1] - capped[i] for i in range(last)) == pytest.approx(2.0)
+    assert [capped[i] for i in range(last + 1)] == pytest.approx([0.0, *accumulate(capped_pauses(timeline.times, 2.0))])
+    due = capped.due_count(capped[40], 0)  # every fragment whose playback time has come
+    assert due > 40 and due == sum(1 for i in range(last + 1) if capped[i] <= capped[40])
+    # speed divides the playback time: at speed 4 the capped session takes a quarter of its playback time
     player = Player(timeline, idle_limit=2.0, speed=4.0, now=0.0)
-    player.tick(100.0)
+    player.tick(capped[last] / 4 - 0.1)
+    assert player.position < len(timeline)
+    player.tick(capped[last] / 4 + 0.001)
     assert player.position == len(timeline)
+    player.tick(100.0)
     assert timeline.clock_ms(player.position) == 31002 - 990  # the clock shows recorded time
     player.toggle_pause(100.0)  # space at the end starts over
     assert player.position == 0 and not player.paused
@@ -519,7 +534,7 @@ def test_timed_stream_prints_the_transcript_at_the_capped_pace():
 
     play_stream(timeline, 0, speed=2.0, idle_limit=1.0, color=False, timestamps=False, out=out, sleep=sleep, now=lambda: clock[0])
     assert out.getvalue() == transcript(build(SAMPLES / "tour.session.v4.jsonl"))
-    expected = sum(capped_delays(timeline.times, 1.0)) / 2.0
+    expected = sum(capped_pauses(timeline.times, 1.0)) / 2.0
     assert sum(slept) == pytest.approx(expected, abs=0.05)
 
 
