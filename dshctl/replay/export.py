@@ -39,6 +39,7 @@ from .timeline import (
     TURN,
     TURN_END,
     USER,
+    Item,
     Timeline,
 )
 from ..textsafe import escape_json_text, visible, visible_line
@@ -239,128 +240,122 @@ def _quote(text: str) -> str:
 def markdown(timeline: Timeline, start: int = 0) -> str:
     """A readable markdown transcript: turns as sections, reasoning folded, tools fenced."""
     timeline.ensure_all()
-    header = timeline.log.header
-    title = timeline.titles[-1][1] if timeline.titles else None
-    out: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", ""]
-    meta = [f"session {_code(header.id)}", f"log v{header.version}"]
-    if header.cwd:
-        meta.append(f"cwd {_code(header.cwd)}")
-    if timeline.synthetic:
-        meta.append("synthetic timing")
-    out.append(" · ".join(meta))
-    out.append("")
-
-    buffer: list[str] = []
-    buffer_kind: str | None = None
-    buffer_block: Any = None
-    tool_name: list[str | None] = [None]
-
-    def flush() -> None:
-        nonlocal buffer_kind, buffer_block
-        if buffer_kind is None:
-            return
-        text = "".join(buffer)
-        if buffer_kind == REASONING:
-            body = text.strip("\n")
-            if body:
-                out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
-                out.append("")
-        elif buffer_kind == TEXT:
-            body = text.strip("\n")
-            if body:
-                out.append(body)
-                out.append("")
-        elif buffer_kind == TOOL_ARGS:
-            name = tool_name[0]
-            out.append(f"**tool call** {_code(name)}")
-            out.append("")
-            out.append(_fence(text, "json"))
-            out.append("")
-        buffer.clear()
-        buffer_kind = None
-        buffer_block = None
-
-    def add(kind: str, block: Any, text: str) -> None:
-        nonlocal buffer_kind, buffer_block
-        if buffer_kind != kind or buffer_block != block:
-            flush()
-            buffer_kind = kind
-            buffer_block = block
-        buffer.append(text)
-
+    document = _Markdown(timeline)
     for item in timeline.items:
-        if item.start + item.count <= start:
-            continue
+        if item.start + item.count > start:
+            document.add(item, first=max(start - item.start, 0))
+    document.flush()
+    return visible("\n".join(document.lines).rstrip("\n") + "\n")
+
+
+_NOTE_KINDS = frozenset({CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK})
+"""Kinds written as an emphasised line (the view's wording), further lines as a list."""
+
+
+class _Markdown:
+    """The document so far (``lines``), and the streamed text of the block being read: gathered until
+    the block ends, then written — prose as it is, reasoning folded, tool arguments fenced."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        header = timeline.log.header
+        title = timeline.titles[-1][1] if timeline.titles else None
+        meta = [f"session {_code(header.id)}", f"log v{header.version}"]
+        if header.cwd:
+            meta.append(f"cwd {_code(header.cwd)}")
+        if timeline.synthetic:
+            meta.append("synthetic timing")
+        self.lines: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", "", " · ".join(meta), ""]
+        self.gathered: list[str] = []
+        self.gathered_kind: str | None = None
+        self.gathered_block: Any = None
+        self.tool_name: Any = None
+
+    def paragraph(self, text: str) -> None:
+        self.lines += [text, ""]
+
+    def add(self, item: Item, first: int) -> None:
+        """Write ``item`` from its fragment ``first`` on (0 but for the first item of an export that
+        starts inside a run)."""
         kind = item.kind
         info = item.info or {}
-        first = max(start - item.start, 0)
         if kind in (REASONING, TEXT) and item.fragments is not None:
-            add(kind, item.block_key, "".join(item.fragments[first:]))
-            continue
-        if kind == TOOL_ARGS:
-            add(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else item.text)
-            continue
-        if kind == TOOL_NAME:
-            if buffer_kind != TOOL_ARGS or buffer_block != item.block_key:
-                flush()
-                add(TOOL_ARGS, item.block_key, "")
+            self.gather(kind, item.block_key, "".join(item.fragments[first:]))
+        elif kind == TOOL_ARGS:
+            self.gather(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else item.text)
+        elif kind == TOOL_NAME:
+            if self.gathered_kind != TOOL_ARGS or self.gathered_block != item.block_key:
+                self.flush()
+                self.gather(TOOL_ARGS, item.block_key, "")
             if info.get("name"):
-                tool_name[0] = info.get("name")
-            continue
-        if kind in (THINKING, STEP):
-            continue
-        if kind == TOOL_END:
-            flush()
-            continue
-        if kind == TOOL_START:
-            flush()
-            tool_name[0] = info.get("name")
-            if info.get("name") is not None:
-                # a whole tool-call block shown at once
+                self.tool_name = info["name"]
+        elif kind in (THINKING, STEP):
+            pass
+        elif kind == TOOL_END:
+            self.flush()
+        elif kind == TOOL_START:
+            self.flush()
+            self.tool_name = info.get("name")
+            if info.get("name") is not None:  # a whole tool-call block shown at once
                 arguments = info.get("arguments")
-                out.append(f"**tool call** {_code(info.get('name'))}")
-                out.append("")
-                out.append(_fence(arguments if isinstance(arguments, str) else "", "json"))
-                out.append("")
+                self.paragraph(f"**tool call** {_code(info['name'])}")
+                self.paragraph(_fence(arguments if isinstance(arguments, str) else "", "json"))
             else:
-                add(TOOL_ARGS, item.block_key, "")
-            continue
-        flush()
-        if kind == SESSION:
-            continue
+                self.gather(TOOL_ARGS, item.block_key, "")
+        else:
+            self.flush()
+            self.event(item, info)
+
+    def event(self, item: Item, info: dict) -> None:
+        """Everything but streamed text and tool-call frames."""
+        kind = item.kind
         if kind == TURN:
-            out.append(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
-            out.append("")
+            self.paragraph(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
         elif kind == USER:
-            out.append("**You**")
-            out.append("")
-            out.append(_quote(info.get("text", "")))
-            out.append("")
+            self.paragraph("**You**")
+            self.paragraph(_quote(info.get("text", "")))
         elif kind == TOOL_CALL:
-            out.append(f"▶ running {_code(info.get('name'))}")
-            out.append("")
+            self.paragraph(f"▶ running {_code(info.get('name'))}")
         elif kind == TOOL_RESULT:
             mark = "✗ error" if info.get("isError") else "✓"
-            out.append(f"**result** {_code(info.get('name'))} {mark}")
-            out.append("")
-            out.append(_fence("\n".join(info.get("lines") or [])))
-            out.append("")
+            self.paragraph(f"**result** {_code(info.get('name'))} {mark}")
+            self.paragraph(_fence("\n".join(info.get("lines") or [])))
         elif kind == BLOCK and info.get("type") == "text":
-            out.append(visible(info["text"]).strip("\n"))
-            out.append("")
-        elif kind == REASONING:
+            self.paragraph(visible(info["text"]).strip("\n"))
+        elif kind == REASONING:  # a whole block, or one delta that was not part of a run
             body = visible(info["text"] if item.info is not None else item.text).strip("\n")
-            out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
-            out.append("")
-        elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
-            text = view.body_text(item).strip("\n")
-            lines = [line for line in text.split("\n")]
-            out.append("*" + _literal(lines[0].strip()) + "*" if lines and lines[0].strip() else "")
-            for line in lines[1:]:
-                out.append("- " + _literal(line.strip()))
-            out.append("")
-    flush()
-    return visible("\n".join(out).rstrip("\n") + "\n")
+            self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+        elif kind in _NOTE_KINDS:
+            lines = view.body_text(item).strip("\n").split("\n")
+            self.lines.append("*" + _literal(lines[0].strip()) + "*" if lines[0].strip() else "")
+            self.lines += ["- " + _literal(line.strip()) for line in lines[1:]]
+            self.lines.append("")
+
+    def gather(self, kind: str, block: Any, text: str) -> None:
+        """Streamed text of ``kind`` from ``block``; another kind or block writes what was gathered first."""
+        if self.gathered_kind != kind or self.gathered_block != block:
+            self.flush()
+            self.gathered_kind = kind
+            self.gathered_block = block
+        self.gathered.append(text)
+
+    def flush(self) -> None:
+        """Write the gathered text."""
+        kind = self.gathered_kind
+        if kind is None:
+            return
+        text = "".join(self.gathered)
+        if kind == REASONING:
+            if body := text.strip("\n"):
+                self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+        elif kind == TEXT:
+            if body := text.strip("\n"):
+                self.paragraph(body)
+        elif kind == TOOL_ARGS:
+            self.paragraph(f"**tool call** {_code(self.tool_name)}")
+            self.paragraph(_fence(text, "json"))
+        self.gathered.clear()
+        self.gathered_kind = None
+        self.gathered_block = None
 
 
 def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:
