@@ -233,7 +233,7 @@ class Timeline:
         self.log = log
         self.filters = filters or Filters()
         self.items: list[Item] = []
-        self.starts: list[int] = []
+        self.item_starts: list[int] = []
         self.times: array = array("q")
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
@@ -262,7 +262,7 @@ class Timeline:
         start = len(self.times)
         item.start = start
         self.items.append(item)
-        self.starts.append(start)
+        self.item_starts.append(start)
         self.times.extend(times)
         if item.synthetic:
             self.synthetic = True
@@ -316,7 +316,7 @@ class Timeline:
 
     def locate(self, fragment: int) -> tuple[Item, int]:
         """The item holding fragment index ``fragment`` and the member index inside it."""
-        i = bisect_right(self.starts, fragment) - 1
+        i = bisect_right(self.item_starts, fragment) - 1
         item = self.items[i]
         return item, fragment - item.start
 
@@ -373,16 +373,23 @@ class Timeline:
 
 
 class _Block:
-    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "left", "name")
+    """What the builder knows of one content block of a message while its stream is read."""
+
+    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "interrupted", "name")
 
     def __init__(self, kind: str) -> None:
         self.type = kind
         self.header = False
+        """Its header is shown (``✻ thinking``, ``╭─ tool call``)."""
         self.named = False
+        """A tool call's name is shown."""
         self.body = False
+        """A tool call's frame body has begun (arguments follow inside it)."""
         self.streamed = False
+        """Deltas of it were read (so its block-end does not show it whole)."""
         self.ended = False
-        self.left = False
+        self.interrupted = False
+        """Another block's output came after it while it had not ended: it resumes under its header again."""
         self.name: str | None = None
 
 
@@ -404,7 +411,8 @@ class _Builder:
         self.seq: int | None = None
         self.line_start = True
         self.first_item = True
-        self.active: Any = None
+        self.active_key: Any = None
+        """The block key of the output shown last (None: an event's)."""
         self.active_block: _Block | None = None
         self.call_names: dict[str, str] = {}
         self.streamed_calls: set[str] = set()
@@ -446,10 +454,10 @@ class _Builder:
         self.cursor = t
         return t, synthetic
 
-    def _run_times(self, record, anchored: bool, gap0: int) -> tuple[list[int], bool]:
+    def _run_times(self, record, anchored: bool, first_gap: int) -> tuple[list[int], bool]:
         dt = record.dt
         if anchored:
-            t0, synthetic = self._place(record.time0, gap0)
+            t0, synthetic = self._place(record.time0, first_gap)
             if not dt:
                 return [t0], synthetic
             offset = self.anchor[0] - self.anchor[1]
@@ -468,7 +476,7 @@ class _Builder:
             self.cursor = times[-1]
             self.pushed = False
             return times, synthetic
-        t0, synthetic = self._place(None, gap0)
+        t0, synthetic = self._place(None, first_gap)
         if dt and (self.v0_fixture and any(dt)):
             gaps = [gap if gap > 0 else 0 for gap in dt]
         else:
@@ -482,25 +490,25 @@ class _Builder:
     def _keeps(self, kind: str) -> bool:
         return self.filters.keeps(kind, self.turn)
 
-    def _prefix(self, owner: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
-        """The layout marks before output owned by ``owner`` (a stream block key, or None for an event):
+    def _prefix(self, block_key: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
+        """The layout marks before output of the block ``block_key`` (None for an event's output):
         none when it continues the active block; else a line break unless a line just ended, the close
         of a tool-call frame left open, a blank line when asked, and the header again when a block left
         earlier resumes."""
-        if owner is not None and owner == self.active:
+        if block_key is not None and block_key == self.active_key:
             return None
         line_break = not self.line_start
         close_frame = False
         previous = self.active_block
         if previous is not None and not previous.ended:
-            previous.left = True
+            previous.interrupted = True
             close_frame = previous.type == "tool-call" and previous.body
         blank_line = blank and not self.first_item
-        self.active = owner
+        self.active_key = block_key
         self.active_block = block
         resume = None
-        if block is not None and block.left:
-            block.left = False
+        if block is not None and block.interrupted:
+            block.interrupted = False
             if block.header and block.type in ("reasoning", "tool-call"):
                 resume = block.type
         if not (line_break or close_frame or blank_line or resume):
@@ -528,7 +536,7 @@ class _Builder:
         info: dict | None = None,
         text: str | None = None,
         gap: int = EVENT_GAP_MS,
-        owner: Any = None,
+        block_key: Any = None,
         block: _Block | None = None,
         blank: bool = False,
         marker: str | None = None,
@@ -536,22 +544,22 @@ class _Builder:
         """Emit a one-fragment item; False if a filter dropped it."""
         if not self._keeps(kind):
             return False
-        prefix = self._prefix(owner, block, blank)
+        prefix = self._prefix(block_key, block, blank)
         t, synthetic = self._place(real, gap)
-        item = Item(kind, text=text, info=info, prefix=prefix, marker=marker, block_key=owner)
+        item = Item(kind, text=text, info=info, prefix=prefix, marker=marker, block_key=block_key)
         self._push(item, [t], synthetic)
         return True
 
-    def emit_run(self, kind: str, record, fragments: list[str], anchored: bool, *, gap0: int, owner: Any, block: _Block) -> bool:
+    def emit_run(self, kind: str, record, fragments: list[str], anchored: bool, *, first_gap: int, block_key: Any, block: _Block) -> bool:
         if not self._keeps(kind):
             return False
         if not any(fragments):
             # nothing visible; still advance the clock so later spacing stays honest
-            self._run_times(record, anchored, gap0)
+            self._run_times(record, anchored, first_gap)
             return True
-        prefix = self._prefix(owner, block)
-        times, synthetic = self._run_times(record, anchored, gap0)
-        item = Item(kind, fragments=fragments, prefix=prefix, block_key=owner)
+        prefix = self._prefix(block_key, block)
+        times, synthetic = self._run_times(record, anchored, first_gap)
+        item = Item(kind, fragments=fragments, prefix=prefix, block_key=block_key)
         self._push(item, times, synthetic)
         return True
 
@@ -693,7 +701,7 @@ class _Builder:
         anchored = self._anchored(event, stream)
         key = event.seq
         blocks: dict[int, _Block] = {}
-        self.active = None
+        self.active_key = None
         self.active_block = None
         state = {"gap": EVENT_GAP_MS, "shown": False, "finish": None}
 
@@ -745,9 +753,9 @@ class _Builder:
         for index, block in blocks.items():
             if block.type == "tool-call" and block.header and not block.ended:
                 block.ended = True
-                if self.active == (key, index):
+                if self.active_key == (key, index):
                     real = self.anchor[1] if anchored and self.anchor is not None else None
-                    self.emit(TOOL_END, real, gap=0, owner=(key, index), block=block, info={"end": "not-completed"})
+                    self.emit(TOOL_END, real, gap=0, block_key=(key, index), block=block, info={"end": "not-completed"})
         if event.type == "assistant/message":
             if not state["shown"] and not stream:
                 self._whole_message(event, data)
@@ -755,7 +763,7 @@ class _Builder:
                 self.emit(INTERRUPTED, event.time)
         elif state["finish"] is None and not damaged:
             self.emit(ATTEMPT_FAILED, event.time, info={"code": None})
-        self.active = None
+        self.active_key = None
         self.active_block = None
 
     def _delta(self, key, chunk: dict, real, gap, block_for, anchored: bool) -> bool:
@@ -773,7 +781,7 @@ class _Builder:
             shown = self._tool_prelude(key, index, block, name if isinstance(name, str) else None, real, gap)
             text = chunk.get("argumentsDelta")
             if isinstance(text, str) and text:
-                shown = self.emit(TOOL_ARGS, real, text=text, gap=gap(), owner=(key, index), block=block) or shown
+                shown = self.emit(TOOL_ARGS, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
             block.streamed = True
             return shown
         kind = "reasoning" if ctype == "reasoning-delta" else "text"
@@ -783,21 +791,21 @@ class _Builder:
         text = chunk.get("text")
         shown = False
         if kind == "reasoning" and not block.header:
-            if self.emit(THINKING, real, gap=gap(), owner=(key, index), block=block):
+            if self.emit(THINKING, real, gap=gap(), block_key=(key, index), block=block):
                 block.header = True
                 shown = True
         if isinstance(text, str) and text:
             item_kind = REASONING if kind == "reasoning" else TEXT
-            shown = self.emit(item_kind, real, text=text, gap=gap(), owner=(key, index), block=block) or shown
+            shown = self.emit(item_kind, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
         block.streamed = True
         return shown
 
     def _tool_prelude(self, key, index: int, block: _Block, name: str | None, real, gap) -> bool:
         """Header, then the name, then the frame body — each at most once per block."""
         shown = False
-        owner = (key, index)
+        block_key = (key, index)
         if not block.header:
-            if self.emit(TOOL_START, real, gap=gap(), owner=owner, block=block):
+            if self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block):
                 block.header = True
                 shown = True
             else:
@@ -806,7 +814,7 @@ class _Builder:
             block.named = True
             block.name = name
             block.body = True
-            shown = self.emit(TOOL_NAME, real, gap=gap(), owner=owner, block=block, info={"name": name}) or shown
+            shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": name}) or shown
         elif not block.body and not name:
             return shown
         return shown
@@ -818,7 +826,7 @@ class _Builder:
         block = block_for(index, kind)
         if block.ended:
             return False
-        owner = (key, index)
+        block_key = (key, index)
         shown = False
         if cls is ToolCallChunks:
             self.streamed_calls.add(record.id)
@@ -834,46 +842,46 @@ class _Builder:
                     block.streamed = True
                     return shown
                 block.body = True
-                shown = self.emit(TOOL_NAME, real, gap=gap(), owner=owner, block=block, info={"name": None}) or shown
+                shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": None}) or shown
             fragments = record.args
-            if self.emit_run(TOOL_ARGS, record, fragments, anchored, gap0=0 if shown else gap(), owner=owner, block=block):
+            if self.emit_run(TOOL_ARGS, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
                 shown = shown or any(fragments)
             block.streamed = True
             return shown
         item_kind = REASONING if cls is ReasoningChunks else TEXT
         if cls is ReasoningChunks and not block.header:
             real = record.time0 if anchored else None
-            if self.emit(THINKING, real, gap=gap(), owner=owner, block=block):
+            if self.emit(THINKING, real, gap=gap(), block_key=block_key, block=block):
                 block.header = True
                 shown = True
         fragments = record.texts
-        if self.emit_run(item_kind, record, fragments, anchored, gap0=0 if shown else gap(), owner=owner, block=block):
+        if self.emit_run(item_kind, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
             shown = shown or any(fragments)
         block.streamed = True
         return shown
 
     def _block_end(self, key, index: int, block: _Block, payload: Any, real, gap) -> bool:
-        owner = (key, index)
+        block_key = (key, index)
         if block.type == "tool-call":
             if isinstance(payload, dict) and isinstance(payload.get("id"), str):
                 self.streamed_calls.add(payload["id"])
             if block.header and block.body:
-                if self.active != owner:
+                if self.active_key != block_key:
                     return False
-                return self.emit(TOOL_END, real, gap=gap(), owner=owner, block=block, info={"end": "closed"})
+                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info={"end": "closed"})
             if block.header:
                 # header shown, no name or arguments streamed: complete it from the block
                 name = payload.get("name") if isinstance(payload, dict) else None
                 arguments = payload.get("arguments") if isinstance(payload, dict) else None
                 info = {"end": "whole", "name": name, "arguments": arguments}
-                return self.emit(TOOL_END, real, gap=gap(), owner=owner, block=block, info=info)
+                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info=info)
             if isinstance(payload, dict) and payload.get("type") == "tool-call":
                 info = {"name": payload.get("name"), "arguments": payload.get("arguments")}
-                return self.emit(TOOL_START, real, gap=gap(), owner=owner, block=block, info=info)
+                return self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block, info=info)
             return False
         if block.streamed:
-            if self.active == owner and not self.line_start:
-                return self.emit(BLOCK_END, real, gap=gap(), owner=owner, block=block)
+            if self.active_key == block_key and not self.line_start:
+                return self.emit(BLOCK_END, real, gap=gap(), block_key=block_key, block=block)
             return False
         # a block that arrived whole (no deltas): show its content now
         if not isinstance(payload, dict):
@@ -887,8 +895,8 @@ class _Builder:
             info = {"type": ptype, "text": text}
             if ptype == "reasoning":
                 info["header"] = not block.header
-            return self.emit(kind, real, gap=gap(), owner=owner, block=block, info=info)
-        return self.emit(BLOCK, real, gap=gap(), owner=owner, block=block, info={"type": ptype, "placeholder": block_placeholder(payload)})
+            return self.emit(kind, real, gap=gap(), block_key=block_key, block=block, info=info)
+        return self.emit(BLOCK, real, gap=gap(), block_key=block_key, block=block, info={"type": ptype, "placeholder": block_placeholder(payload)})
 
     def _finish(self, key, chunk: dict, blocks: dict, real, gap) -> None:
         reason = chunk.get("reason")
@@ -902,8 +910,8 @@ class _Builder:
             for index, block in blocks.items():
                 if block.type == "tool-call" and block.header and not block.ended:
                     block.ended = True
-                    if self.active == (key, index):
-                        self.emit(TOOL_END, real, gap=gap(), owner=(key, index), block=block, info={"end": "max-tokens"})
+                    if self.active_key == (key, index):
+                        self.emit(TOOL_END, real, gap=gap(), block_key=(key, index), block=block, info={"end": "max-tokens"})
             self.emit(NOTE, real, gap=gap(), info={"note": "max-tokens"})
 
     def _whole_message(self, event: Event, data: dict) -> None:
