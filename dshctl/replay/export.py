@@ -183,7 +183,8 @@ def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
                 record["lead"] = view.prefix_text(item.prefix)
         else:
             record["text"] = view.text(item, 0)
-        if item.info and (info := {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info}):
+        info = {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
+        if info:
             record["info"] = info
         yield record
 

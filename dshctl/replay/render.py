@@ -14,6 +14,7 @@ from . import view
 from .timeline import Item, Timeline
 from .view import BAR, STYLES, Segment, format_clock
 
+
 @lru_cache(maxsize=64)
 def _rich_style(style: str | None):
     from rich.style import Style

@@ -83,6 +83,26 @@ TOOL_RESULT = "tool-result"
 TURN_END = "turn-end"
 NOTE = "note"
 
+# What an item's ``info`` holds, by kind (values as the log has them; None where it has none):
+#   session          id, version, cwd, createdAt; fixture (the log has no event times)
+#   user             text (the prompt; other blocks as placeholders); lines (as shown: trailing blank lines dropped)
+#   context          source (its kind); label (source_label); replacesHistory; chars
+#   command          name, args
+#   title            title (already one safe line)
+#   note             note = "todos" (todos) | "compaction" (summarised) | "inherited-prefix-ends"
+#                    | "damaged-stream" (settlement: the event type) | "max-tokens" | "unended-turn" (turn)
+#   retry            retry, code, maxRetries, delayMs;  retry-started: retry
+#   attempt-failed   code, message, kind ("error" | "aborted"; absent: the attempt ended without a result)
+#   tool-call        name, callId, arguments; streamed (the model's block for the call was shown already)
+#   tool-result      name, callId, isError, lines (the result as lines), error (the error object, or None)
+#   turn-end         reason, turn; by (aborted); code, message (error); durationMs (when known)
+#   tool-start       None for a header; name, arguments for a whole block shown at once
+#   tool-name        name (None: the arguments began before any name)
+#   tool-end         end = "closed" | "not-completed" | "max-tokens" | "whole" (with name, arguments)
+#   block            type; text (a whole text block) or placeholder (any other block)
+#   reasoning        None while streamed; type, text, header (show the header first) for a whole block
+#   every other kind: None.
+
 REASONING_KINDS = frozenset({THINKING, REASONING})
 TOOL_KINDS = frozenset({TOOL_START, TOOL_NAME, TOOL_ARGS, TOOL_END, TOOL_CALL, TOOL_RESULT})
 STREAMED_KINDS = frozenset({TEXT, REASONING, TOOL_ARGS})
