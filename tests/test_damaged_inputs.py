@@ -494,7 +494,7 @@ def test_a_safe_but_implausible_gap_inside_a_stream_does_not_stretch_the_replay(
     clean = built_timeline((SAMPLES / "tour.session.v2.jsonl").read_bytes(), tmp_path / "clean")
     damaged = built_timeline(with_settlement_edit("tour.session.v2.jsonl", 12, far_gap), tmp_path / "damaged")
     assert damaged.duration_ms <= clean.duration_ms + 1000
-    runs = [item for item in damaged.items if item.seq == 12 and item.is_run]
+    runs = [item for item in damaged.items if item.seq == 12 and item.fragments is not None]
     assert runs and all(item.synthetic for item in runs)
 
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,15 @@ import pytest
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay import run_replay
-from dshctl.replay.export import cast_events, cast_header, timeline_records, write_cast
+from dshctl.replay.export import cast_events, cast_header, markdown, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
 from dshctl.replay.terminal import play_stream, scroll_amount
-from dshctl.replay.timeline import BAR, EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay import view
+from dshctl.replay.view import BAR
 from dshctl.replay.transcript import iter_fragments, transcript
-from dshctl.replay.transform import PlaybackClock, capped_delays, make_filters, parse_from_time, parse_turns, speed_delays
+from dshctl.replay.transform import PlaybackClock, make_filters, parse_from_time, parse_turns
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
@@ -157,7 +160,7 @@ def test_tour_timeline_matches_the_hand_checked_expectation(name):
     assert shape(timeline) == TOUR
     assert not timeline.synthetic
     assert timeline.max_turn == 4
-    assert [label for item in timeline.items if (label := item.label)] == [
+    assert [marker for item in timeline.items if (marker := item.marker)] == [
         "turn 1",
         "turn 2",
         "tool: read",
@@ -262,19 +265,33 @@ def timeline_items(timeline: Timeline):
 # -- transforms -----------------------------------------------------------------------------------
 
 
+def capped_pauses(times, idle_limit: float) -> list[float]:
+    """Seconds between consecutive fragments, each capped at ``idle_limit`` (0 = no cap)."""
+    pauses = [max(b - a, 0) / 1000 for a, b in zip(times, times[1:])]
+    return [min(pause, idle_limit) for pause in pauses] if idle_limit > 0 else pauses
+
+
 def test_idle_limit_and_speed_are_transformations_that_leave_the_clock_alone():
     timeline = build(SAMPLES / "tour.session.v4.jsonl")
     timeline.ensure_all()
-    capped = capped_delays(timeline.times, 2.0)
-    raw = capped_delays(timeline.times, 0)
-    assert max(raw) == pytest.approx((30000 - 20602) / 1000)  # the longest pause: turn 3 end → turn 4
-    assert max(capped) == 2.0
-    assert speed_delays(capped, 4.0) == [d / 4.0 for d in capped]
-    clock = PlaybackClock(timeline, 2.0)
-    assert clock[len(timeline) - 1] == pytest.approx(sum(capped))
+    last = len(timeline) - 1
+    raw = PlaybackClock(timeline, 0)
+    assert raw[0] == 0.0
+    assert raw[last] == pytest.approx((timeline.times[-1] - timeline.times[0]) / 1000)  # no cap: the recorded span
+    pauses = [raw[i + 1] - raw[i] for i in range(last)]
+    assert max(pauses) == pytest.approx((30000 - 20602) / 1000)  # the longest pause: turn 3 end → turn 4
+    capped = PlaybackClock(timeline, 2.0)
+    assert max(capped[i + 1] - capped[i] for i in range(last)) == pytest.approx(2.0)
+    assert [capped[i] for i in range(last + 1)] == pytest.approx([0.0, *accumulate(capped_pauses(timeline.times, 2.0))])
+    due = capped.due_count(capped[40], 0)  # every fragment whose playback time has come
+    assert due > 40 and due == sum(1 for i in range(last + 1) if capped[i] <= capped[40])
+    # speed divides the playback time: at speed 4 the capped session takes a quarter of its playback time
     player = Player(timeline, idle_limit=2.0, speed=4.0, now=0.0)
-    player.tick(100.0)
+    player.tick(capped[last] / 4 - 0.1)
+    assert player.position < len(timeline)
+    player.tick(capped[last] / 4 + 0.001)
     assert player.position == len(timeline)
+    player.tick(100.0)
     assert timeline.clock_ms(player.position) == 31002 - 990  # the clock shows recorded time
     player.toggle_pause(100.0)  # space at the end starts over
     assert player.position == 0 and not player.paused
@@ -340,7 +357,7 @@ def test_each_step_shows_exactly_one_more_fragment():
     previous = transcript_prefix(timeline, 0)
     while player.step_forward(0.0):
         current = transcript_prefix(timeline, player.position)
-        fragment = timeline.fragment_text(player.position - 1)
+        fragment = view.text(*timeline.locate(player.position - 1))
         assert fragment and current == previous + fragment
         previous = current
     assert player.position == len(timeline)
@@ -517,7 +534,7 @@ def test_timed_stream_prints_the_transcript_at_the_capped_pace():
 
     play_stream(timeline, 0, speed=2.0, idle_limit=1.0, color=False, timestamps=False, out=out, sleep=sleep, now=lambda: clock[0])
     assert out.getvalue() == transcript(build(SAMPLES / "tour.session.v4.jsonl"))
-    expected = sum(capped_delays(timeline.times, 1.0)) / 2.0
+    expected = sum(capped_pauses(timeline.times, 1.0)) / 2.0
     assert sum(slept) == pytest.approx(expected, abs=0.05)
 
 
@@ -772,3 +789,43 @@ def test_log_text_cannot_drive_the_terminal(tmp_path):
     untitled = write_log(tmp_path / "y.session.v4.jsonl", events[1:], header={"id": "id" + esc})
     title = cast_header(Timeline(open_log(str(untitled))), version=2, cols=80, rows=24, idle_limit=0)["title"]
     assert title == "dsh session id␛]0;owned␇␛[2J"
+
+
+def drawn_and_markdown(tmp_path) -> tuple[str, str]:
+    """The transcript and the markdown export of a stream with raw deltas, interleaved blocks and a cut."""
+    t = T0 + 1000
+    stream = [
+        # a tool call whose deltas cannot be packed (id ""): one item each
+        {"type": "chunk", "time": t, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "name": "edit", "argumentsDelta": '{"old": "│ a",'}},
+        {"type": "chunk", "time": t + 5, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": '\n"new": "│ b"}'}},
+        # reasoning streamed as one raw delta whose text begins like the header
+        {"type": "chunk", "time": t + 10, "chunk": {"type": "reasoning-delta", "index": 1, "text": "✻ thinking\nis what I wrote"}},
+        # the tool call resumes after the reasoning: its header is shown again, "(continued)"
+        {"type": "chunk", "time": t + 15, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": " "}},
+        {"type": "chunk", "time": t + 20, "chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"code": "E", "message": "cut"}}}},
+    ]
+    events = [("turn/start", {"turn": 1}), ("step/start", {"turn": 1, "step": 1}), assistant(1, 1, stream, [], t + 40)]
+    log = write_log(tmp_path / "md.session.v4.jsonl", events)
+    return transcript(Timeline(open_log(str(log)))), markdown(Timeline(open_log(str(log))))
+
+
+def test_markdown_keeps_a_frame_bar_inside_tool_arguments(tmp_path):
+    """Markdown takes the arguments as the log has them; it used to strip every "│ " from the drawing."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert '│ {"old": "│ a",\n│ "new": "│ b"}\n' in drawn
+    assert '**tool call** `edit`\n\n```json\n{"old": "│ a",\n"new": "│ b"}\n```' in text
+
+
+def test_markdown_keeps_reasoning_that_begins_like_its_header(tmp_path):
+    """Markdown takes the reasoning as the log has it; it used to drop a leading "✻ thinking" line."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert "✻ thinking\n✻ thinking\nis what I wrote" in drawn  # the header, then the text
+    assert "<details><summary>thinking</summary>\n\n✻ thinking\nis what I wrote\n\n</details>" in text
+
+
+def test_markdown_leaves_out_the_layout_drawn_between_blocks(tmp_path):
+    """A frame closed or a header shown again before an item is the screen's layout, not the session's."""
+    drawn, text = drawn_and_markdown(tmp_path)
+    assert "╭─ tool call edit (continued)\n│  \n╰─\n✗ attempt failed — E: cut" in drawn
+    assert "(continued)" not in text and "╰─" not in text and "╭─" not in text
+    assert "*✗ attempt failed — E: cut*" in text

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.replay.timeline import format_clock
+from dshctl.replay.view import format_clock
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "samples" / "tour.session.v4.jsonl.zstd"

@@ -4,6 +4,8 @@ Pure timelines, thin drivers:
 
 * :mod:`.timeline` — the data model: every visible fragment (streamed delta, tool-call name, user
   message, tool result, turn boundary …) at its recorded time, built lazily from the normalized events;
+  items say what they mean, not how they look;
+* :mod:`.view` — how an item looks: glyphs, frames, wording and style names, for every output;
 * :mod:`.transform` — idle limit and speed as transformations of the fragment times; option parsers;
 * :mod:`.render` — the screen at a position, a pure function of (timeline, position, width, height);
 * :mod:`.player` — position, pause, speed, stepping, seeking, search: state without I/O;
@@ -69,7 +71,62 @@ def run_replay(
     rows: int | None = None,
     color: bool = True,
 ) -> int:
-    from ..output import note, warn
+    """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status."""
+    from ..output import warn
+    from ..reader import open_log
+    from .timeline import Timeline
+
+    from_ms, filters = _check_options(
+        speed=speed,
+        idle_limit=idle_limit,
+        turn=turn,
+        from_time=from_time,
+        turns=turns,
+        no_reasoning=no_reasoning,
+        no_tools=no_tools,
+        export=export,
+        force=force,
+        cast_version=cast_version,
+        cols=cols,
+        rows=rows,
+    )
+    interactive = export is None and not instant and _isatty(sys.stdout)
+    held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
+    log = open_log(path, on_warning=held.append if interactive else warn)
+    try:
+        timeline = Timeline(log, filters)
+        start = _start_position(timeline, turn, from_ms)
+        if export is not None:
+            return _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
+        if not interactive:
+            from .transcript import write_transcript
+
+            write_transcript(timeline, sys.stdout, start, color=color and _isatty(sys.stdout), timestamps=timestamps)
+            return 0
+        return _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
+    finally:
+        for text in held:
+            warn(text)
+        log.close()
+
+
+def _check_options(
+    *,
+    speed: float,
+    idle_limit: float,
+    turn: int | None,
+    from_time: str | None,
+    turns: str | None,
+    no_reasoning: bool,
+    no_tools: bool,
+    export: Path | None,
+    force: bool,
+    cast_version: int,
+    cols: int | None,
+    rows: int | None,
+):
+    """Refuse option values and combinations that make no sense (UsageError); returns the ``--from``
+    offset in ms (or None) and the filters."""
     from .transform import make_filters, parse_from_time
 
     if not speed > 0 or speed != speed or speed == float("inf"):
@@ -93,75 +150,60 @@ def run_replay(
     filters = make_filters(no_reasoning=no_reasoning, no_tools=no_tools, turns=turns)
     if turn is not None and not filters.keeps_turn(turn):
         raise UsageError(f"--turn {turn} is outside --turns {turns}")
+    return from_ms, filters
 
-    interactive = export is None and not instant and _isatty(sys.stdout)
-    held: list[str] = []
-    on_warning = held.append if interactive else warn
 
-    from ..reader import open_log
-    from .timeline import Timeline
+def _start_position(timeline, turn: int | None, from_ms: int | None) -> int:
+    """Where output starts: at the header of ``--turn``, at the first fragment at or after ``--from``, or at 0."""
+    if turn is not None:
+        found = timeline.ensure_turn(turn)
+        if found is None:
+            last = timeline.max_turn
+            raise UsageError(f"--turn {turn}: the log has no turn {turn}" + (f" (last turn: {last})" if last else " (no turns)"))
+        return found
+    if from_ms is not None:
+        return timeline.first_at_or_after(from_ms)
+    return 0
 
-    log = open_log(path, on_warning=on_warning)
-    try:
-        timeline = Timeline(log, filters)
-        start = 0
-        if turn is not None:
-            found = timeline.ensure_turn(turn)
-            if found is None:
-                last = timeline.max_turn
-                raise UsageError(f"--turn {turn}: the log has no turn {turn}" + (f" (last turn: {last})" if last else " (no turns)"))
-            start = found
-        elif from_ms is not None:
-            start = timeline.first_at_or_after(from_ms)
 
-        if export is not None:
-            from .export import DEFAULT_COLS, DEFAULT_ROWS
-            from .export import export as write_export
+def _export(timeline, export: Path, *, start: int, force: bool, cast_version: int, cols: int | None, rows: int | None, idle_limit: float, color: bool) -> int:
+    """``--export FILE``: write the file (never the log being read) and say what was written."""
+    from ..output import note
+    from .export import DEFAULT_COLS, DEFAULT_ROWS
+    from .export import export as write_export
 
-            _refuse_the_log_itself(Path(export), log)
+    _refuse_the_log_itself(export, timeline.log)
+    summary = write_export(
+        timeline,
+        export,
+        start=start,
+        cast_version=cast_version,
+        cols=cols or DEFAULT_COLS,
+        rows=rows or DEFAULT_ROWS,
+        idle_limit=idle_limit,
+        color=color,
+        force=force,
+    )
+    note(summary)
+    return 0
 
-            summary = write_export(
-                timeline,
-                Path(export),
-                start=start,
-                cast_version=cast_version,
-                cols=cols or DEFAULT_COLS,
-                rows=rows or DEFAULT_ROWS,
-                idle_limit=idle_limit,
-                color=color,
-                force=force,
-            )
-            note(summary)
-            return 0
 
-        if not interactive:
-            from .transcript import write_transcript
+def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
+    """Standard output is a terminal: the interactive player when standard input is one too, else the
+    transcript at the recorded pace (Ctrl-C stops it, exit status 130)."""
+    from .terminal import play_interactive, play_stream, stdin_is_terminal
 
-            write_transcript(timeline, sys.stdout, start, color=color and _isatty(sys.stdout), timestamps=timestamps)
-            return 0
-
-        from .terminal import play_interactive, play_stream, stdin_is_terminal
-
-        if not stdin_is_terminal():
-            try:
-                return play_stream(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
-            except KeyboardInterrupt:
-                sys.stdout.write("\x1b[0m\n")
-                sys.stdout.flush()
-                return 130
-
-        import time
-
-        from .player import Player
-
-        player = Player(timeline, idle_limit=idle_limit, speed=speed, position=start, now=time.monotonic())
+    if not stdin_is_terminal():
         try:
-            return play_interactive(timeline, player, color=color)
-        finally:
-            for text in held:
-                warn(text)
-            held.clear()
-    finally:
-        for text in held:
-            warn(text)
-        log.close()
+            return play_stream(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
+        except KeyboardInterrupt:
+            sys.stdout.write("\x1b[0m\n")
+            sys.stdout.flush()
+            return 130
+
+    import time
+
+    from .player import Player
+
+    player = Player(timeline, idle_limit=idle_limit, speed=speed, position=start, now=time.monotonic())
+    return play_interactive(timeline, player, color=color)

@@ -39,11 +39,13 @@ from .timeline import (
     TURN,
     TURN_END,
     USER,
+    Item,
     Timeline,
-    format_clock,
 )
 from ..textsafe import escape_json_text, visible, visible_line
+from . import view
 from .transcript import iter_fragments
+from .view import format_clock
 
 DEFAULT_COLS = 100
 DEFAULT_ROWS = 30
@@ -80,14 +82,14 @@ def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True) -> It
     if start >= len(timeline):
         return
     base = timeline.times[start]
-    marks: dict[int, str] = {}
+    markers: dict[int, str] = {}
     for item in timeline.items:
-        if item.label is not None and item.start >= start:
-            marks[item.start] = item.label
+        if item.marker is not None and item.start >= start:
+            markers[item.start] = item.marker
     for fragment, text in iter_fragments(timeline, start, color=color):
         seconds = (timeline.times[fragment] - base) / 1000
-        if item_label := marks.get(fragment):
-            yield seconds, "m", item_label
+        if marker := markers.get(fragment):
+            yield seconds, "m", marker
         if text:
             yield seconds, "o", text.replace("\n", "\r\n")
 
@@ -117,6 +119,25 @@ def write_cast(timeline: Timeline, out: TextIO, *, version: int = 2, start: int 
 
 # --------------------------------------------------------------------------------------------------
 # NDJSON: the timeline itself
+
+NDJSON_INFO: dict[str, tuple[str, ...]] = {
+    SESSION: ("id", "version", "cwd", "createdAt"),
+    USER: ("text",),
+    CONTEXT: ("source",),
+    COMMAND: ("name",),
+    TITLE: ("title",),
+    BLOCK: ("type",),
+    REASONING: ("type",),
+    ATTEMPT_FAILED: ("code", "message", "kind"),
+    TOOL_CALL: ("name", "callId", "arguments"),
+    TOOL_RESULT: ("name", "callId", "isError"),
+    RETRY: ("retry", "code"),
+    TURN_END: ("reason",),
+    TOOL_NAME: ("name",),
+    TOOL_START: ("name",),
+}
+"""The ``info`` keys an item record carries, by kind: the export's own schema (an item holds more, for
+the view; a tool result's lines are in its ``text``)."""
 
 
 def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
@@ -153,17 +174,18 @@ def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
         }
         if item.synthetic:
             record["synthetic"] = True
-        if item.label is not None:
-            record["marker"] = item.label
-        if item.frags is not None:
-            record["fragments"] = list(item.frags)
+        if item.marker is not None:
+            record["marker"] = item.marker
+        if item.fragments is not None:
+            record["fragments"] = list(item.fragments)
             record["offsets"] = [times[item.start + k] - origin for k in range(item.count)]
-            if item.lead:
-                record["lead"] = item.lead_text
+            if item.prefix is not None:
+                record["lead"] = view.prefix_text(item.prefix)
         else:
-            record["text"] = item.text(0)
-        if item.info:
-            record["info"] = {k: v for k, v in item.info.items() if k != "lines"}
+            record["text"] = view.text(item, 0)
+        info = {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
+        if info:
+            record["info"] = info
         yield record
 
 
@@ -178,6 +200,8 @@ def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
 # --------------------------------------------------------------------------------------------------
 # Markdown
 #
+# The document is built from the items' meaning — kind, info and the log text — never from the screen's
+# drawing: only the one-line events (notes, retries, failures, turn ends) are worded as the view words them.
 # Prose the model or the user wrote (prompts, assistant text, reasoning) is markdown and stays markdown.
 # Everything else from the log cannot become markup: names and ids go in code spans, titles and notes
 # are backslash-escaped, tool arguments and results go in fences; the fence or span delimiter is a
@@ -217,129 +241,122 @@ def _quote(text: str) -> str:
 def markdown(timeline: Timeline, start: int = 0) -> str:
     """A readable markdown transcript: turns as sections, reasoning folded, tools fenced."""
     timeline.ensure_all()
-    header = timeline.log.header
-    title = timeline.titles[-1][1] if timeline.titles else None
-    out: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", ""]
-    meta = [f"session {_code(header.id)}", f"log v{header.version}"]
-    if header.cwd:
-        meta.append(f"cwd {_code(header.cwd)}")
-    if timeline.synthetic:
-        meta.append("synthetic timing")
-    out.append(" · ".join(meta))
-    out.append("")
-
-    buffer: list[str] = []
-    buffer_kind: str | None = None
-    buffer_block: Any = None
-    tool_name: list[str | None] = [None]
-
-    def flush() -> None:
-        nonlocal buffer_kind, buffer_block
-        if buffer_kind is None:
-            return
-        text = "".join(buffer)
-        if buffer_kind == REASONING:
-            body = text.strip("\n")
-            if body:
-                out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
-                out.append("")
-        elif buffer_kind == TEXT:
-            body = text.strip("\n")
-            if body:
-                out.append(body)
-                out.append("")
-        elif buffer_kind == TOOL_ARGS:
-            name = tool_name[0]
-            out.append(f"**tool call** {_code(name)}")
-            out.append("")
-            out.append(_fence(text, "json"))
-            out.append("")
-        buffer.clear()
-        buffer_kind = None
-        buffer_block = None
-
-    def add(kind: str, block: Any, text: str) -> None:
-        nonlocal buffer_kind, buffer_block
-        if buffer_kind != kind or buffer_block != block:
-            flush()
-            buffer_kind = kind
-            buffer_block = block
-        buffer.append(text)
-
+    document = _Markdown(timeline)
     for item in timeline.items:
-        if item.start + item.count <= start:
-            continue
+        if item.start + item.count > start:
+            document.add(item, first=max(start - item.start, 0))
+    document.flush()
+    return visible("\n".join(document.lines).rstrip("\n") + "\n")
+
+
+_NOTE_KINDS = frozenset({CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK})
+"""Kinds written as an emphasised line (the view's wording), further lines as a list."""
+
+
+class _Markdown:
+    """The document so far (``lines``), and the streamed text of the block being read: gathered until
+    the block ends, then written — prose as it is, reasoning folded, tool arguments fenced."""
+
+    def __init__(self, timeline: Timeline) -> None:
+        header = timeline.log.header
+        title = timeline.titles[-1][1] if timeline.titles else None
+        meta = [f"session {_code(header.id)}", f"log v{header.version}"]
+        if header.cwd:
+            meta.append(f"cwd {_code(header.cwd)}")
+        if timeline.synthetic:
+            meta.append("synthetic timing")
+        self.lines: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", "", " · ".join(meta), ""]
+        self.gathered: list[str] = []
+        self.gathered_kind: str | None = None
+        self.gathered_block: Any = None
+        self.tool_name: Any = None
+
+    def paragraph(self, text: str) -> None:
+        self.lines += [text, ""]
+
+    def add(self, item: Item, first: int) -> None:
+        """Write ``item`` from its fragment ``first`` on (0 but for the first item of an export that
+        starts inside a run)."""
         kind = item.kind
         info = item.info or {}
-        first = max(start - item.start, 0)
-        if kind in (REASONING, TEXT) and item.frags is not None:
-            add(kind, item.block, "".join(item.frags[first:]))
-            continue
-        if kind == TOOL_ARGS:
-            add(TOOL_ARGS, item.block, "".join(item.frags[first:]) if item.frags is not None else item.text(0).replace("│ ", ""))
-            continue
-        if kind == TOOL_NAME:
-            if buffer_kind != TOOL_ARGS or buffer_block != item.block:
-                flush()
-                add(TOOL_ARGS, item.block, "")
+        if kind in (REASONING, TEXT) and item.fragments is not None:
+            self.gather(kind, item.block_key, "".join(item.fragments[first:]))
+        elif kind == TOOL_ARGS:
+            self.gather(TOOL_ARGS, item.block_key, "".join(item.fragments[first:]) if item.fragments is not None else item.text)
+        elif kind == TOOL_NAME:
+            if self.gathered_kind != TOOL_ARGS or self.gathered_block != item.block_key:
+                self.flush()
+                self.gather(TOOL_ARGS, item.block_key, "")
             if info.get("name"):
-                tool_name[0] = info.get("name")
-            continue
-        if kind in (THINKING, STEP):
-            continue
-        if kind == TOOL_END:
-            flush()
-            continue
-        if kind == TOOL_START:
-            flush()
-            tool_name[0] = info.get("name")
-            if info.get("name") is not None:
-                # a whole tool-call block shown at once
-                plain = item.text(0)
-                args = "\n".join(line[2:] for line in plain.split("\n") if line.startswith("│ "))
-                out.append(f"**tool call** {_code(info.get('name'))}")
-                out.append("")
-                out.append(_fence(args, "json"))
-                out.append("")
+                self.tool_name = info["name"]
+        elif kind in (THINKING, STEP):
+            pass
+        elif kind == TOOL_END:
+            self.flush()
+        elif kind == TOOL_START:
+            self.flush()
+            self.tool_name = info.get("name")
+            if info.get("name") is not None:  # a whole tool-call block shown at once
+                arguments = info.get("arguments")
+                self.paragraph(f"**tool call** {_code(info['name'])}")
+                self.paragraph(_fence(arguments if isinstance(arguments, str) else "", "json"))
             else:
-                add(TOOL_ARGS, item.block, "")
-            continue
-        flush()
-        if kind == SESSION:
-            continue
+                self.gather(TOOL_ARGS, item.block_key, "")
+        else:
+            self.flush()
+            self.event(item, info)
+
+    def event(self, item: Item, info: dict) -> None:
+        """Everything but streamed text and tool-call frames."""
+        kind = item.kind
         if kind == TURN:
-            out.append(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
-            out.append("")
+            self.paragraph(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
         elif kind == USER:
-            out.append("**You**")
-            out.append("")
-            out.append(_quote(info.get("text", "")))
-            out.append("")
+            self.paragraph("**You**")
+            self.paragraph(_quote(info.get("text", "")))
         elif kind == TOOL_CALL:
-            out.append(f"▶ running {_code(info.get('name'))}")
-            out.append("")
+            self.paragraph(f"▶ running {_code(info.get('name'))}")
         elif kind == TOOL_RESULT:
             mark = "✗ error" if info.get("isError") else "✓"
-            out.append(f"**result** {_code(info.get('name'))} {mark}")
-            out.append("")
-            out.append(_fence("\n".join(info.get("lines") or [])))
-            out.append("")
+            self.paragraph(f"**result** {_code(info.get('name'))} {mark}")
+            self.paragraph(_fence("\n".join(info.get("lines") or [])))
         elif kind == BLOCK and info.get("type") == "text":
-            out.append(item.text(0).strip("\n"))
-            out.append("")
-        elif kind == REASONING:
-            body = item.text(0).replace("✻ thinking\n", "", 1).strip("\n")
-            out.append("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
-            out.append("")
-        elif kind in (CONTEXT, TITLE, NOTE, COMMAND, RETRY, RETRY_STARTED, ATTEMPT_FAILED, INTERRUPTED, TURN_END, BLOCK):
-            text = item.text(0).strip("\n")
-            lines = [line for line in text.split("\n")]
-            out.append("*" + _literal(lines[0].strip()) + "*" if lines and lines[0].strip() else "")
-            for line in lines[1:]:
-                out.append("- " + _literal(line.strip()))
-            out.append("")
-    flush()
-    return visible("\n".join(out).rstrip("\n") + "\n")
+            self.paragraph(visible(info["text"]).strip("\n"))
+        elif kind == REASONING:  # a whole block, or one delta that was not part of a run
+            body = visible(info["text"] if item.info is not None else item.text).strip("\n")
+            self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+        elif kind in _NOTE_KINDS:
+            lines = view.body_text(item).strip("\n").split("\n")
+            self.lines.append("*" + _literal(lines[0].strip()) + "*" if lines[0].strip() else "")
+            self.lines += ["- " + _literal(line.strip()) for line in lines[1:]]
+            self.lines.append("")
+
+    def gather(self, kind: str, block: Any, text: str) -> None:
+        """Streamed text of ``kind`` from ``block``; another kind or block writes what was gathered first."""
+        if self.gathered_kind != kind or self.gathered_block != block:
+            self.flush()
+            self.gathered_kind = kind
+            self.gathered_block = block
+        self.gathered.append(text)
+
+    def flush(self) -> None:
+        """Write the gathered text."""
+        kind = self.gathered_kind
+        if kind is None:
+            return
+        text = "".join(self.gathered)
+        if kind == REASONING:
+            if body := text.strip("\n"):
+                self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+        elif kind == TEXT:
+            if body := text.strip("\n"):
+                self.paragraph(body)
+        elif kind == TOOL_ARGS:
+            self.paragraph(f"**tool call** {_code(self.tool_name)}")
+            self.paragraph(_fence(text, "json"))
+        self.gathered.clear()
+        self.gathered_kind = None
+        self.gathered_block = None
 
 
 def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:

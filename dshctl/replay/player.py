@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from . import view
 from .timeline import Timeline
 from .transform import PlaybackClock
 
@@ -256,7 +257,7 @@ def find_text(timeline: Timeline, query: str, start: int, stop: int | None = Non
             return None
         item, k = timeline.locate(fragment)
         last = item.count if stop is None else min(item.count, stop - item.start)
-        texts = [item.text(m) for m in range(k, last)] if item.frags is not None else [item.text(0)]
+        texts = [view.text(item, m) for m in range(k, last)] if item.fragments is not None else [view.text(item, 0)]
         joined = "".join(texts)
         haystack = (carry + joined).lower()
         hit = haystack.find(needle)

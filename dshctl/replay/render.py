@@ -10,35 +10,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .timeline import BAR, Item, Timeline, format_clock
-
-# style name -> (SGR parameters for transcripts and casts, rich style for the screen)
-STYLES: dict[str, tuple[str, str]] = {
-    "session": ("1", "bold"),
-    "note": ("2", "dim"),
-    "title": ("35", "magenta"),
-    "turn": ("1;36", "bold cyan"),
-    "turn-end": ("2", "dim"),
-    "user-label": ("1;36", "bold cyan"),
-    "user": ("1", "bold"),
-    "reasoning-label": ("2;3", "dim italic"),
-    "reasoning": ("2;3", "dim italic"),
-    "text": ("", ""),
-    "frame": ("34", "blue"),
-    "tool-name": ("1;34", "bold blue"),
-    "args": ("", ""),
-    "result": ("", ""),
-    "ok": ("32", "green"),
-    "error": ("31", "red"),
-    "retry": ("33", "yellow"),
-}
-
-
-def sgr(style: str | None) -> str:
-    if not style:
-        return ""
-    entry = STYLES.get(style)
-    return entry[0] if entry else ""
+from . import view
+from .timeline import Item, Timeline
+from .view import BAR, STYLES, Segment, format_clock
 
 
 @lru_cache(maxsize=64)
@@ -65,14 +39,14 @@ def _wrap_console():
     return _console
 
 
-def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int) -> tuple[list[tuple[str, str | None]], bool]:
+def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int) -> tuple[list[Segment], bool]:
     """Segments of the transcript up to ``position``, from far enough back to fill ``lines`` lines.
 
     Returns ``(segments, cut)``; ``cut`` is True when the first segment does not start a line.
     """
     timeline.ensure(position)
     position = min(position, len(timeline))
-    collected: list[tuple[str, str | None]] = []
+    collected: list[Segment] = []
     newlines = 0
     chars = 0
     fragment = position - 1
@@ -95,27 +69,28 @@ def _fragments_backwards(item: Item, last: int, lines_left: int, chars_left: int
     """The segments of fragments ``last, last - 1 … 0`` of ``item``, one list per fragment — except
     that a plain run, one style throughout, comes as one piece: a frame reaches back over thousands of
     streamed deltas, and a segment each made rendering cost more than the rest of a frame."""
-    if item.frags is not None and not item.framed:
-        first, text = _run_tail(item.frags, last, lines_left, chars_left)
-        yield (item.lead if first == 0 else []) + ([(text, item.style)] if text else [])
+    if item.fragments is not None and not view.is_framed(item):
+        first, text = _run_tail(item.fragments, last, lines_left, chars_left)
+        lead = view.prefix_segments(item.prefix) if first == 0 and item.prefix is not None else []
+        yield lead + ([(text, view.RUN_STYLES[item.kind])] if text else [])
         return
     for member in range(last, -1, -1):
-        yield item.segments(member)
+        yield view.segments(item, member)
 
 
-def _run_tail(frags: list[str], last: int, lines_left: int, chars_left: int) -> tuple[int, str]:
+def _run_tail(fragments: list[str], last: int, lines_left: int, chars_left: int) -> tuple[int, str]:
     """``(first, text)``: members ``first … last`` joined, walking back from ``last`` and stopping
     at the member that uses up the line or character budget (as walking one member at a time does)."""
-    whole = "".join(frags[: last + 1])
+    whole = "".join(fragments[: last + 1])
     if whole.count("\n") <= lines_left and len(whole) <= chars_left:
         return 0, whole
     newlines = chars = 0
     for member in range(last, -1, -1):
-        text = frags[member]
+        text = fragments[member]
         newlines += text.count("\n")
         chars += len(text)
         if newlines > lines_left or chars > chars_left:
-            return member, "".join(frags[member : last + 1])
+            return member, "".join(fragments[member : last + 1])
     return 0, whole
 
 

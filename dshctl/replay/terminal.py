@@ -220,113 +220,162 @@ def _keys_not_echoed(stream):
 
 
 def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> int:
+    """Until a quit key: take what the player did, draw when due, build more of the timeline or wait for
+    keys, and hand each key to the loop's state."""
     from prompt_toolkit.keys import Keys
 
-    timeline = player.timeline
+    state = _LoopState(player, screen, Keys)
     fd = source.fileno()
-    scroll = 0
-    mode: str | None = None  # "search" | "goto"
-    buffer = ""
-    message: str | None = None
-    message_until = 0.0
-    last_draw = 0.0
-    dirty = True
     while True:
         current = now()
-        if player.tick(current):
-            dirty = True
-        if player.message:
-            message, player.message = player.message, None
-            message_until = current + 2.0
-            dirty = True
-        if message and mode is None and current >= message_until:
-            message = None
-            dirty = True
-        if screen.console.size != screen.size:
-            dirty = True
-        if dirty and current - last_draw >= FRAME_INTERVAL:
-            shown = f"/{buffer}▏" if mode == "search" else f"go to turn: {buffer}▏" if mode == "goto" else message
-            screen.draw(player, scroll=scroll, message=shown, keys=True)
-            last_draw = current
-            dirty = False
-        if not timeline.complete:
-            was = len(timeline)
-            timeline.extend(BUILD_BATCH)
-            if timeline.complete or len(timeline) != was:
-                dirty = dirty or timeline.complete
-            timeout = 0.0
-        else:
-            timeout = _wait(player.next_due(current), dirty, max(last_draw + FRAME_INTERVAL - current, 0.0))
-            if message and mode is None:
-                timeout = min(timeout, max(message_until - current, 0.0) + 0.01)
+        state.follow_player(current)
+        state.draw_if_due(current)
+        timeout = state.build_or_wait(current)
         ready, _, _ = select.select([fd], [], [], timeout)
-        presses = source.read_keys() if ready else source.flush_keys()
-        for press in presses:
-            key = press.key
-            stamp = now()
-            if mode is not None:
-                if key in (Keys.Enter, Keys.ControlM, Keys.ControlJ):
-                    if mode == "search":
-                        player.search(buffer, stamp)
-                    elif buffer.isdigit():
-                        player.goto_turn(int(buffer), stamp)
-                    elif buffer:
-                        player.message = f"not a turn number: {buffer}"
-                    mode = None
-                    scroll = 0
-                elif key in (Keys.Escape, Keys.ControlC, Keys.ControlG):
-                    mode = None
-                elif key in (Keys.ControlH, Keys.Backspace):
-                    buffer = buffer[:-1]
-                elif isinstance(key, str) and len(key) == 1 and key.isprintable():
-                    buffer += key
-                dirty = True
-                continue
-            if key in ("q", "Q", Keys.ControlC, Keys.ControlD):
+        for press in source.read_keys() if ready else source.flush_keys():
+            if not state.press(press.key, now()):
                 return 0
-            if key == " ":
-                player.toggle_pause(stamp)
-            elif key in ("+", "="):
-                player.faster(stamp)
-            elif key in ("-", "_"):
-                player.slower(stamp)
-            elif key == ".":
-                player.step_forward(stamp)
-                scroll = 0
-            elif key == ",":
-                player.step_back(stamp)
-                scroll = 0
-            elif key == "]":
-                player.next_turn(stamp)
-                scroll = 0
-            elif key == "[":
-                player.prev_turn(stamp)
-                scroll = 0
-            elif key == "n":
-                player.next_tool(stamp)
-                scroll = 0
-            elif key == "p":
-                player.prev_tool(stamp)
-                scroll = 0
-            elif key == "/":
-                mode, buffer = "search", ""
-            elif key == "g":
-                mode, buffer = "goto", ""
-            elif key in ("?", "h"):
-                player.message = HELP
-            elif key in (Keys.Up, "k"):
-                scroll += 1
-            elif key in (Keys.Down, "j"):
-                scroll = max(scroll - 1, 0)
-            elif key == Keys.PageUp:
-                scroll += max(screen.size[1] - 2, 1)
-            elif key == Keys.PageDown:
-                scroll = max(scroll - max(screen.size[1] - 2, 1), 0)
-            elif key in (Keys.End, "G"):
-                scroll = 0
-            elif key == Keys.ControlL:
-                screen.invalidate()
-            dirty = True
+
+
+class _LoopState:
+    """What the interactive loop keeps besides the player: rows scrolled back, a prompt being typed
+    (``/`` search, ``g`` go to turn), the message on the status line, and whether a frame is due."""
+
+    def __init__(self, player: Player, screen: _Screen, keys) -> None:
+        self.player = player
+        self.screen = screen
+        self.scroll = 0
+        self.prompt: str | None = None  # "search" | "goto"
+        self.typed = ""
+        self.message: str | None = None
+        self.message_until = 0.0
+        self.last_draw = 0.0
+        self.dirty = True
+        self.keys = keys
+        self.quit_keys = ("q", "Q", keys.ControlC, keys.ControlD)
+        self.enter_keys = (keys.Enter, keys.ControlM, keys.ControlJ)
+        self.cancel_keys = (keys.Escape, keys.ControlC, keys.ControlG)
+        self.erase_keys = (keys.ControlH, keys.Backspace)
+        # player commands; the ones that move to another place also scroll back to the bottom
+        self.commands = {
+            " ": (Player.toggle_pause, False),
+            "+": (Player.faster, False),
+            "=": (Player.faster, False),
+            "-": (Player.slower, False),
+            "_": (Player.slower, False),
+            ".": (Player.step_forward, True),
+            ",": (Player.step_back, True),
+            "]": (Player.next_turn, True),
+            "[": (Player.prev_turn, True),
+            "n": (Player.next_tool, True),
+            "p": (Player.prev_tool, True),
+        }
+
+    # -- each turn of the loop ------------------------------------------------------
+
+    def follow_player(self, now: float) -> None:
+        """Advance the player to ``now``; take its message (shown for two seconds); notice a resize."""
+        player = self.player
+        if player.tick(now):
+            self.dirty = True
+        if player.message:
+            self.message, player.message = player.message, None
+            self.message_until = now + 2.0
+            self.dirty = True
+        if self.message and self.prompt is None and now >= self.message_until:
+            self.message = None
+            self.dirty = True
+        if self.screen.console.size != self.screen.size:
+            self.dirty = True
+
+    def draw_if_due(self, now: float) -> None:
+        """Draw a frame when something changed and the last one is at least FRAME_INTERVAL old."""
+        if self.dirty and now - self.last_draw >= FRAME_INTERVAL:
+            self.screen.draw(self.player, scroll=self.scroll, message=self.status_message(), keys=True)
+            self.last_draw = now
+            self.dirty = False
+
+    def status_message(self) -> str | None:
+        if self.prompt == "search":
+            return f"/{self.typed}▏"
+        if self.prompt == "goto":
+            return f"go to turn: {self.typed}▏"
+        return self.message
+
+    def build_or_wait(self, now: float) -> float:
+        """Build a batch more of the timeline (then look for keys without waiting), or the seconds to wait
+        for keys once it is complete."""
+        timeline = self.player.timeline
+        if not timeline.complete:
+            timeline.extend(BUILD_BATCH)
+            if timeline.complete:  # the status line now shows the whole duration
+                self.dirty = True
+            return 0.0
+        timeout = _wait(self.player.next_due(now), self.dirty, max(self.last_draw + FRAME_INTERVAL - now, 0.0))
+        if self.message and self.prompt is None:
+            timeout = min(timeout, max(self.message_until - now, 0.0) + 0.01)
+        return timeout
+
+    # -- keys ---------------------------------------------------------------------------
+
+    def press(self, key, now: float) -> bool:
+        """Act on one key; False when it quits."""
+        if self.prompt is not None:
+            self._prompt_key(key, now)
+        elif key in self.quit_keys:
+            return False
+        else:
+            self._command_key(key, now)
+        self.dirty = True
+        return True
+
+    def _prompt_key(self, key, now: float) -> None:
+        """A key while a prompt is open: Enter runs it, Escape (or ^C, ^G) drops it, Backspace erases."""
+        if key in self.enter_keys:
+            if self.prompt == "search":
+                self.player.search(self.typed, now)
+            elif self.typed.isdigit():
+                self.player.goto_turn(int(self.typed), now)
+            elif self.typed:
+                self.player.message = f"not a turn number: {self.typed}"
+            self.prompt = None
+            self.scroll = 0
+        elif key in self.cancel_keys:
+            self.prompt = None
+        elif key in self.erase_keys:
+            self.typed = self.typed[:-1]
+        elif isinstance(key, str) and len(key) == 1 and key.isprintable():
+            self.typed += key
+
+    def _command_key(self, key, now: float) -> None:
+        keys = self.keys
+        command = self.commands.get(key)
+        if command is not None:
+            action, to_bottom = command
+            action(self.player, now)
+            if to_bottom:
+                self.scroll = 0
+        elif key == "/":
+            self.prompt, self.typed = "search", ""
+        elif key == "g":
+            self.prompt, self.typed = "goto", ""
+        elif key in ("?", "h"):
+            self.player.message = HELP
+        elif key in (keys.Up, "k"):
+            self.scroll += 1
+        elif key in (keys.Down, "j"):
+            self.scroll = max(self.scroll - 1, 0)
+        elif key == keys.PageUp:
+            self.scroll += self._page()
+        elif key == keys.PageDown:
+            self.scroll = max(self.scroll - self._page(), 0)
+        elif key in (keys.End, "G"):
+            self.scroll = 0
+        elif key == keys.ControlL:
+            self.screen.invalidate()
+
+    def _page(self) -> int:
+        return max(self.screen.size[1] - 2, 1)
 
 
 def _wait(due: float | None, dirty: bool, next_frame: float) -> float:

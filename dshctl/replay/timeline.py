@@ -7,15 +7,16 @@ screen: one streamed delta, one tool-call name, one user message, one turn heade
 ``tool-call-chunks`` record) becomes **one** item whose fragments are the run's members, referenced,
 not copied; every other visible thing is a one-fragment item.
 
+An item holds what it means — its kind, its log text, its ``info`` and the layout marks that go before
+it (:class:`Prefix`) — never how it looks: :mod:`.view` owns every glyph, line layout and style, and
+each output (the screen, the transcript, a cast, NDJSON, markdown) draws items through it or reads
+their meaning directly.
+
 A **position** ``p`` (``0 … len(timeline)``) means "the first ``p`` fragments are on screen". The
 recorded clock at ``p`` is the time of fragment ``p - 1``. Rendering a position, seeking, stepping,
 searching and exporting are all functions of the timeline and a position (see :mod:`.render`,
 :mod:`.transcript`, :mod:`.export`); playback pacing is a transformation of the fragment times
 (:mod:`.transform`).
-
-Every fragment's output is a list of ``(text, style)`` segments; concatenating the segments of all
-fragments gives the transcript (:mod:`.transcript`), which is what ``--instant`` prints and what a cast
-export streams, so both always agree.
 
 **Time axis.** Fragment times are milliseconds on one monotone axis. For a log with envelope times
 (every real log) the axis *is* the recorded epoch-ms clock: each stream member sits at its receipt
@@ -37,13 +38,14 @@ The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import msgspec
 
+from ..humanize import format_bytes
 from ..model import Event, tool_result_blocks, tool_result_call_id
 from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks, run_times
 from ..textsafe import has_unsafe, visible, visible_line
@@ -52,14 +54,8 @@ EVENT_GAP_MS = 250
 """Synthetic gap before a visible event whose time the log does not carry."""
 TOKEN_GAP_MS = 30
 """Synthetic gap between stream fragments whose times the log does not carry."""
-MAX_RESULT_LINES = 20
-"""Tool-result lines shown; the rest is summarised as "… N more lines" (the markdown export keeps all)."""
-MAX_LINE_CHARS = 400
-"""Longest tool-result / argument line shown before it is cut with "…"."""
 
 _PLAUSIBLE_SKEW_MS = 24 * 3600 * 1000
-
-Segment = tuple[str, "str | None"]
 
 # Item kinds (also the ``kind`` field of the NDJSON export).
 SESSION = "session"
@@ -87,118 +83,132 @@ TOOL_RESULT = "tool-result"
 TURN_END = "turn-end"
 NOTE = "note"
 
+# What an item's ``info`` holds, by kind (values as the log has them; None where it has none):
+#   session          id, version, cwd, createdAt; fixture (the log has no event times)
+#   user             text (the prompt; other blocks as placeholders); lines (as shown: trailing blank lines dropped)
+#   context          source (its kind); label (source_label); replacesHistory; chars
+#   command          name, args
+#   title            title (already one safe line)
+#   note             note = "todos" (todos) | "compaction" (summarised) | "inherited-prefix-ends"
+#                    | "damaged-stream" (settlement: the event type) | "max-tokens" | "unended-turn" (turn)
+#   retry            retry, code, maxRetries, delayMs;  retry-started: retry
+#   attempt-failed   code, message, kind ("error" | "aborted"; absent: the attempt ended without a result)
+#   tool-call        name, callId, arguments; streamed (the model's block for the call was shown already)
+#   tool-result      name, callId, isError, lines (the result as lines), error (the error object, or None)
+#   turn-end         reason, turn; by (aborted); code, message (error); durationMs (when known)
+#   tool-start       None for a header; name, arguments for a whole block shown at once
+#   tool-name        name (None: the arguments began before any name)
+#   tool-end         end = "closed" | "not-completed" | "max-tokens" | "whole" (with name, arguments)
+#   block            type; text (a whole text block) or placeholder (any other block)
+#   reasoning        None while streamed; type, text, header (show the header first) for a whole block
+#   every other kind: None.
+
 REASONING_KINDS = frozenset({THINKING, REASONING})
 TOOL_KINDS = frozenset({TOOL_START, TOOL_NAME, TOOL_ARGS, TOOL_END, TOOL_CALL, TOOL_RESULT})
+STREAMED_KINDS = frozenset({TEXT, REASONING, TOOL_ARGS})
+"""Kinds whose log text streams: a run's members, or one delta (``reasoning`` is also a whole block)."""
 
-BAR = "│ "
+
+class Prefix(NamedTuple):
+    """Layout marks: what must come before an item's output so it reads in place (:mod:`.view` draws them).
+
+    An item that does not continue the block shown last may first have to end the line, close a tool-call
+    frame that was left open, leave a blank line (before a turn), and show the header of its own block
+    again when that block was left earlier (blocks of one message can stream interleaved)."""
+
+    line_break: bool = False
+    """The output so far does not end a line."""
+    close_frame: bool = False
+    """A tool-call frame left open (its body begun) is closed first."""
+    blank_line: bool = False
+    resume: str | None = None
+    """``"reasoning"`` or ``"tool-call"``: the block the item belongs to was left earlier and resumes."""
+    resume_name: str | None = None
+    """The resumed tool call's name, when it had one."""
+    resume_body: bool = False
+    """The resumed tool call's frame body had begun (its arguments continue inside the frame)."""
+
+    @property
+    def ends_line(self) -> bool:
+        """Whether the output ends at the start of a line after these marks: a resumed tool call's frame
+        stays open; every other mark ends its line."""
+        return self.resume != "tool-call"
 
 
 class Item:
-    """A group of fragments: one stream run, or one thing shown at once.
+    """One thing on the timeline, by what it means; :mod:`.view` decides how it looks.
 
-    ``parts`` (one-fragment items) are the segments of the single fragment. A run has ``frags`` (the
-    record's member strings, by reference), printed in ``style``; ``lead`` (segments) goes before fragment 0 and
-    ``framed`` runs continue a ``│`` frame after each line break.
+    A stream run (one compact record) is one item whose ``fragments`` are the record's member strings,
+    by reference, one fragment each. Every other item is one fragment: a single streamed delta carries
+    its ``text``; an event or a whole block carries what it means in ``info`` (the values as the log
+    has them, for the view to compose and the exports to read). ``prefix`` holds the layout marks that
+    go before the item's output (None when it continues the block shown last). ``marker`` names the
+    item for navigation (cast markers: a turn header, a tool call); ``block_key`` is the
+    ``(settlement seq, block index)`` of the stream block the item belongs to (None for events).
 
-    Every string from the log reaches the output through an item, so the item is where control
-    characters become pictures (:func:`dshctl.textsafe.visible`): parts, lead, fragments and label.
+    Log text reaches the screen through the item: ``fragments``, ``text`` and ``marker`` are made safe to
+    show here (:func:`dshctl.textsafe.visible`); the view makes ``info`` values safe as it composes them.
     """
 
     __slots__ = (
         "kind",
+        "fragments",
+        "text",
+        "info",
+        "prefix",
+        "marker",
+        "block_key",
         "start",
         "count",
         "turn",
         "step",
         "seq",
-        "parts",
-        "frags",
-        "lead",
-        "style",
-        "framed",
         "synthetic",
-        "label",
-        "block",
-        "info",
     )
 
     def __init__(
         self,
         kind: str,
         *,
-        parts: list[Segment] | None = None,
-        frags: list[str] | None = None,
-        lead: list[Segment] | None = None,
-        style: str | None = None,
-        framed: bool = False,
-        label: str | None = None,
-        block: Any = None,
+        fragments: list[str] | None = None,
+        text: str | None = None,
         info: dict | None = None,
+        prefix: Prefix | None = None,
+        marker: str | None = None,
+        block_key: Any = None,
     ) -> None:
         self.kind = kind
-        self.parts = _visible_segments(parts) if parts is not None else None
-        self.frags = [visible(f) for f in frags] if frags is not None and has_unsafe("".join(frags)) else frags
-        self.lead = _visible_segments(lead) if lead else []
-        self.style = style
-        self.framed = framed
-        self.label = visible_line(label) if label is not None else None
-        self.block = block
+        if fragments is not None and has_unsafe("".join(fragments)):
+            fragments = [visible(fragment) for fragment in fragments]
+        self.fragments = fragments
+        self.text = visible(text) if text is not None else None
         self.info = info
-        self.count = len(frags) if frags is not None else 1
+        self.prefix = prefix
+        self.marker = visible_line(marker) if marker is not None else None
+        self.block_key = block_key
+        self.count = len(fragments) if fragments is not None else 1
         self.start = 0
         self.turn: int | None = None
         self.step: int | None = None
         self.seq: int | None = None
         self.synthetic = False
 
-    @property
-    def is_run(self) -> bool:
-        return self.frags is not None
+    def ends_line(self) -> bool | None:
+        """Whether the output ends at the start of a line once this item is shown (None: it shows
+        nothing of its own, the output ends where its prefix or the item before left it).
 
-    def segments(self, k: int) -> list[Segment]:
-        """The output of fragment ``k`` of this item."""
-        if self.frags is None:
-            return self.parts or []
-        text = self.frags[k]
-        out: list[Segment] = []
-        if k == 0 and self.lead:
-            out.extend(self.lead)
-        if self.framed and "\n" in text:
-            pieces = text.split("\n")
-            for n, piece in enumerate(pieces):
-                if n:
-                    out.append(("\n", None))
-                    out.append((BAR, "frame"))
-                if piece:
-                    out.append((piece, self.style))
-        elif text:
-            out.append((text, self.style))
-        return out
-
-    def text(self, k: int) -> str:
-        """Plain output of fragment ``k``."""
-        if self.frags is None:
-            return "".join(part[0] for part in self.parts or [])
-        text = self.frags[k]
-        if self.framed and "\n" in text:
-            text = text.replace("\n", "\n" + BAR)
-        return (self.lead_text + text) if k == 0 and self.lead else text
-
-    @property
-    def lead_text(self) -> str:
-        return "".join(part[0] for part in self.lead)
-
-    def plain(self, first: int = 0, stop: int | None = None) -> str:
-        """Plain output of fragments ``first … stop-1`` joined."""
-        if self.frags is None:
-            return self.text(0) if first == 0 and (stop is None or stop > 0) else ""
-        stop = self.count if stop is None else stop
-        if first >= stop:
-            return ""
-        body = "".join(self.frags[first:stop])
-        if self.framed and "\n" in body:
-            body = body.replace("\n", "\n" + BAR)
-        return (self.lead_text + body) if first == 0 and self.lead else body
+        Streamed text ends where its last visible piece ends, except that a tool call's frame stays
+        open while it streams (its header, its name, its argument pieces); every other item ends its line."""
+        kind = self.kind
+        if kind in STREAMED_KINDS and self.info is None:
+            pieces = self.fragments if self.fragments is not None else [self.text]
+            last = next((piece for piece in reversed(pieces) if piece), None)
+            if last is not None:
+                return kind != TOOL_ARGS and last.endswith("\n")
+            return self.prefix.ends_line if self.prefix is not None else None
+        if kind == TOOL_NAME or (kind == TOOL_START and self.info is None):
+            return False
+        return True
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Item({self.kind!r}, start={self.start}, count={self.count}, turn={self.turn}, step={self.step})"
@@ -239,11 +249,11 @@ class Timeline:
     (fragment index of each ``tool/call``), ``titles``.
     """
 
-    def __init__(self, log, filters: Filters | None = None, *, on_item: Callable[[Item], None] | None = None) -> None:
+    def __init__(self, log, filters: Filters | None = None) -> None:
         self.log = log
         self.filters = filters or Filters()
         self.items: list[Item] = []
-        self.starts: list[int] = []
+        self.item_starts: list[int] = []
         self.times: array = array("q")
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
@@ -272,7 +282,7 @@ class Timeline:
         start = len(self.times)
         item.start = start
         self.items.append(item)
-        self.starts.append(start)
+        self.item_starts.append(start)
         self.times.extend(times)
         if item.synthetic:
             self.synthetic = True
@@ -326,12 +336,9 @@ class Timeline:
 
     def locate(self, fragment: int) -> tuple[Item, int]:
         """The item holding fragment index ``fragment`` and the member index inside it."""
-        i = bisect_right(self.starts, fragment) - 1
+        i = bisect_right(self.item_starts, fragment) - 1
         item = self.items[i]
         return item, fragment - item.start
-
-    def item_index(self, fragment: int) -> int:
-        return bisect_right(self.starts, fragment) - 1
 
     def clock_ms(self, position: int) -> int:
         """Recorded time at ``position`` (ms since the first fragment): the time of fragment ``position - 1``."""
@@ -339,16 +346,12 @@ class Timeline:
             return 0
         return self.times[min(position, len(self.times)) - 1] - self.times[0]
 
-    def fragment_text(self, fragment: int) -> str:
-        item, k = self.locate(fragment)
-        return item.text(k)
-
     def is_visible(self, fragment: int) -> bool:
-        """Whether fragment ``fragment`` puts anything on screen."""
+        """Whether fragment ``fragment`` puts anything on screen (a run member may be empty)."""
         item, k = self.locate(fragment)
-        if item.frags is None:
+        if item.fragments is None:
             return True
-        return bool(item.frags[k]) or (k == 0 and bool(item.lead))
+        return bool(item.fragments[k]) or (k == 0 and item.prefix is not None)
 
     def current(self, position: int) -> Item | None:
         """The item of the last fragment shown at ``position``."""
@@ -376,8 +379,7 @@ class Timeline:
         self.ensure_time(offset_ms)
         if not self.times:
             return 0
-        target = self.times[0] + offset_ms
-        return bisect_right_monotone(self.times, target)
+        return bisect_left(self.times, self.times[0] + offset_ms)
 
     @property
     def duration_ms(self) -> int | None:
@@ -386,33 +388,28 @@ class Timeline:
         return self.times[-1] - self.times[0]
 
 
-def bisect_right_monotone(times: array, target: int) -> int:
-    """First index whose value is ≥ target in a non-decreasing array."""
-    lo, hi = 0, len(times)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if times[mid] < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 # --------------------------------------------------------------------------------------------------
 # Building
 
 
 class _Block:
-    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "left", "name")
+    """What the builder knows of one content block of a message while its stream is read."""
+
+    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "interrupted", "name")
 
     def __init__(self, kind: str) -> None:
         self.type = kind
         self.header = False
+        """Its header is shown (``✻ thinking``, ``╭─ tool call``)."""
         self.named = False
+        """A tool call's name is shown."""
         self.body = False
+        """A tool call's frame body has begun (arguments follow inside it)."""
         self.streamed = False
+        """Deltas of it were read (so its block-end does not show it whole)."""
         self.ended = False
-        self.left = False
+        self.interrupted = False
+        """Another block's output came after it while it had not ended: it resumes under its header again."""
         self.name: str | None = None
 
 
@@ -434,7 +431,8 @@ class _Builder:
         self.seq: int | None = None
         self.line_start = True
         self.first_item = True
-        self.active: Any = None
+        self.active_key: Any = None
+        """The block key of the output shown last (None: an event's)."""
         self.active_block: _Block | None = None
         self.call_names: dict[str, str] = {}
         self.streamed_calls: set[str] = set()
@@ -476,10 +474,10 @@ class _Builder:
         self.cursor = t
         return t, synthetic
 
-    def _run_times(self, record, anchored: bool, gap0: int) -> tuple[list[int], bool]:
+    def _run_times(self, record, anchored: bool, first_gap: int) -> tuple[list[int], bool]:
         dt = record.dt
         if anchored:
-            t0, synthetic = self._place(record.time0, gap0)
+            t0, synthetic = self._place(record.time0, first_gap)
             if not dt:
                 return [t0], synthetic
             offset = self.anchor[0] - self.anchor[1]
@@ -498,7 +496,7 @@ class _Builder:
             self.cursor = times[-1]
             self.pushed = False
             return times, synthetic
-        t0, synthetic = self._place(None, gap0)
+        t0, synthetic = self._place(None, first_gap)
         if dt and (self.v0_fixture and any(dt)):
             gaps = [gap if gap > 0 else 0 for gap in dt]
         else:
@@ -512,38 +510,32 @@ class _Builder:
     def _keeps(self, kind: str) -> bool:
         return self.filters.keeps(kind, self.turn)
 
-    def _prefix(self, owner: Any, block: _Block | None, blank: bool = False) -> list[Segment]:
-        """What must come before output owned by ``owner`` (a stream block key, or None for an event):
-        nothing when it continues the active block; else a fresh line, the footer of a tool-call frame
-        left open, an optional blank line, and the header again when a block left earlier resumes."""
-        if owner is not None and owner == self.active:
-            return []
-        segments: list[Segment] = []
-        if not self.line_start:
-            segments.append(("\n", None))
+    def _prefix(self, block_key: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
+        """The layout marks before output of the block ``block_key`` (None for an event's output):
+        none when it continues the active block; else a line break unless a line just ended, the close
+        of a tool-call frame left open, a blank line when asked, and the header again when a block left
+        earlier resumes."""
+        if block_key is not None and block_key == self.active_key:
+            return None
+        line_break = not self.line_start
+        close_frame = False
         previous = self.active_block
         if previous is not None and not previous.ended:
-            previous.left = True
-            if previous.type == "tool-call" and previous.body:
-                segments.append(("╰─", "frame"))
-                segments.append(("\n", None))
-        if blank and not self.first_item:
-            segments.append(("\n", None))
-        self.active = owner
+            previous.interrupted = True
+            close_frame = previous.type == "tool-call" and previous.body
+        blank_line = blank and not self.first_item
+        self.active_key = block_key
         self.active_block = block
-        if block is not None and block.left:
-            block.left = False
-            if block.type == "reasoning" and block.header:
-                segments.append(("✻ thinking (continued)", "reasoning-label"))
-                segments.append(("\n", None))
-            elif block.type == "tool-call" and block.header:
-                segments.append(("╭─ tool call", "frame"))
-                if block.name:
-                    segments += [(" ", None), (block.name, "tool-name")]
-                segments.append((" (continued)", "note"))
-                if block.body:
-                    segments += [("\n", None), (BAR, "frame")]
-        return segments
+        resume = None
+        if block is not None and block.interrupted:
+            block.interrupted = False
+            if block.header and block.type in ("reasoning", "tool-call"):
+                resume = block.type
+        if not (line_break or close_frame or blank_line or resume):
+            return None
+        if resume == "tool-call":
+            return Prefix(line_break, close_frame, blank_line, resume, block.name, block.body)
+        return Prefix(line_break, close_frame, blank_line, resume)
 
     def _push(self, item: Item, times: list[int], synthetic: bool) -> None:
         item.turn = self.turn
@@ -551,61 +543,43 @@ class _Builder:
         item.seq = self.seq
         item.synthetic = synthetic
         self.first_item = False
-        # where the output now ends
-        if item.frags is None:
-            tail = ""
-            for text, _ in reversed(item.parts or []):
-                if text:
-                    tail = text
-                    break
-        else:
-            tail = ""
-            frags = item.frags
-            for n in range(len(frags) - 1, -1, -1):
-                if frags[n]:
-                    tail = frags[n]
-                    break
-            if not tail:
-                tail = item.lead_text
-            elif item.framed and tail.endswith("\n"):
-                tail = BAR
-        if tail:
-            self.line_start = tail.endswith("\n")
+        ends_line = item.ends_line()
+        if ends_line is not None:
+            self.line_start = ends_line
         self.out.append((item, times))
 
     def emit(
         self,
         kind: str,
-        parts: list[Segment],
         real: int | None,
         *,
+        info: dict | None = None,
+        text: str | None = None,
         gap: int = EVENT_GAP_MS,
-        owner: Any = None,
+        block_key: Any = None,
         block: _Block | None = None,
         blank: bool = False,
-        label: str | None = None,
-        info: dict | None = None,
+        marker: str | None = None,
     ) -> bool:
         """Emit a one-fragment item; False if a filter dropped it."""
         if not self._keeps(kind):
             return False
-        segments = self._prefix(owner, block, blank)
-        segments.extend(parts)
+        prefix = self._prefix(block_key, block, blank)
         t, synthetic = self._place(real, gap)
-        item = Item(kind, parts=segments, label=label, block=owner, info=info)
+        item = Item(kind, text=text, info=info, prefix=prefix, marker=marker, block_key=block_key)
         self._push(item, [t], synthetic)
         return True
 
-    def emit_run(self, kind: str, record, frags: list[str], anchored: bool, *, gap0: int, owner: Any, block: _Block, style: str | None, framed: bool) -> bool:
+    def emit_run(self, kind: str, record, fragments: list[str], anchored: bool, *, first_gap: int, block_key: Any, block: _Block) -> bool:
         if not self._keeps(kind):
             return False
-        if not any(frags):
+        if not any(fragments):
             # nothing visible; still advance the clock so later spacing stays honest
-            self._run_times(record, anchored, gap0)
+            self._run_times(record, anchored, first_gap)
             return True
-        lead = self._prefix(owner, block)
-        times, synthetic = self._run_times(record, anchored, gap0)
-        item = Item(kind, frags=frags, lead=lead, style=style, framed=framed, block=owner)
+        prefix = self._prefix(block_key, block)
+        times, synthetic = self._run_times(record, anchored, first_gap)
+        item = Item(kind, fragments=fragments, prefix=prefix, block_key=block_key)
         self._push(item, times, synthetic)
         return True
 
@@ -626,29 +600,20 @@ class _Builder:
         if not header_done:
             self._session_header(None)
         if self.turn is not None:
-            self.emit(NOTE, [(f"── the log ends inside turn {self.turn} (no turn/end)", "error"), ("\n", None)], self.anchor[1] if self.anchor else None, gap=0)
+            self.emit(NOTE, self.anchor[1] if self.anchor else None, gap=0, info={"note": "unended-turn", "turn": self.turn})
         if out:
             yield from out
             out.clear()
 
     def _session_header(self, event: Event | None) -> None:
         header = self.log.header
-        bits = [f"dsh session {visible_line(header.id) or '?'}", f"log v{header.version}"]
-        if header.cwd:
-            bits.append(visible_line(header.cwd))
-        if isinstance(header.createdAt, int) and header.createdAt > 10**11:
-            bits.append(_utc(header.createdAt))
-        parts: list[Segment] = [(" · ".join(bits), "session")]
-        if getattr(self.log, "fixture", False):
-            parts.append(("\n", None))
-            parts.append(("synthetic timing: the log has no event times (test-fixture form)", "note"))
-        parts.append(("\n", None))
+        fixture = bool(getattr(self.log, "fixture", False))
         real = event.time if event is not None else None
-        if event is None and not getattr(self.log, "fixture", False) and isinstance(header.createdAt, int):
+        if event is None and not fixture and isinstance(header.createdAt, int):
             real = header.createdAt
         t, synthetic = self._place(real, 0)
-        info = {"id": header.id, "version": header.version, "cwd": header.cwd, "createdAt": header.createdAt}
-        item = Item(SESSION, parts=parts, info=info)
+        info = {"id": header.id, "version": header.version, "cwd": header.cwd, "createdAt": header.createdAt, "fixture": fixture}
+        item = Item(SESSION, info=info)
         item.synthetic = synthetic
         self.first_item = False
         self.line_start = True
@@ -663,11 +628,11 @@ class _Builder:
             if event.time is not None and self.turn is not None:
                 self.turn_start_time[self.turn] = event.time
             label = f"turn {self.turn}" if self.turn is not None else "turn"
-            self.emit(TURN, [(f"━━ {label} ━━", "turn"), ("\n", None)], event.time, blank=True, label=label)
+            self.emit(TURN, event.time, blank=True, marker=label)
         elif kind == "step/start":
             self.step = _int(data.get("step"))
             if self.step is not None and self.step > 1:
-                self.emit(STEP, [(f"· step {self.step}", "note"), ("\n", None)], event.time)
+                self.emit(STEP, event.time)
         elif kind == "user/message":
             self._user(event, data)
         elif kind in ("assistant/message", "assistant/attempt"):
@@ -679,9 +644,7 @@ class _Builder:
         elif kind == "llm/retry":
             self._retry(event, data)
         elif kind == "llm/retry-started":
-            retry = _int(data.get("retry"))
-            text = f"↻ retrying (retry {retry})" if retry is not None else "↻ retrying"
-            self.emit(RETRY_STARTED, [(text, "retry"), ("\n", None)], event.time)
+            self.emit(RETRY_STARTED, event.time, info={"retry": _int(data.get("retry"))})
         elif kind == "turn/end":
             self._turn_end(event, data)
             self.turn = None
@@ -689,25 +652,23 @@ class _Builder:
         elif kind == "session/title":
             title = data.get("title")
             if isinstance(title, str) and title:
-                title = visible_line(title)
-                self.emit(TITLE, [(f"· title: {title}", "title"), ("\n", None)], event.time, info={"title": title})
+                self.emit(TITLE, event.time, info={"title": visible_line(title)})
         elif kind == "command/run":
             name = data.get("name")
             if isinstance(name, str) and name:
-                args = data.get("args")
-                line = f"/{name}" + (f" {_one_line(args, 200)}" if isinstance(args, str) and args.strip() else "")
-                self.emit(COMMAND, [("❯ ", "user-label"), (line, "user")] + [("\n", None)], event.time, info={"name": name})
+                self.emit(COMMAND, event.time, info={"name": name, "args": data.get("args")})
         elif kind == "todo/write":
-            self._todos(event, data)
+            todos = data.get("todos")
+            if isinstance(todos, list):
+                self.emit(NOTE, event.time, info={"note": "todos", "todos": todos})
         elif kind == "compaction/summary":
             shadowed = data.get("shadowedSeqs")
             count = len(shadowed) if isinstance(shadowed, list) else None
-            text = f"· compaction: {count} earlier events summarised" if count is not None else "· compaction summary"
-            self.emit(NOTE, [(text, "note"), ("\n", None)], event.time)
+            self.emit(NOTE, event.time, info={"note": "compaction", "summarised": count})
         elif kind == "session/end-seed":
             # v2+: the last `inherited: true` marker; v0/v1: the marker at seq = header.seedLength
             if data.get("inherited") is True or (self.log.header.version <= 1 and event.seq == self.log.cut):
-                self.emit(NOTE, [("· ── end of the inherited prefix (forked session) ──", "note"), ("\n", None)], event.time)
+                self.emit(NOTE, event.time, info={"note": "inherited-prefix-ends"})
 
     # -- per event type --------------------------------------------------------
 
@@ -731,20 +692,12 @@ class _Builder:
                     texts.append(placeholder)
             while lines and not lines[-1].strip():
                 lines.pop()
-            parts: list[Segment] = [("❯ ", "user-label")]
-            for n, line in enumerate(lines or [""]):
-                if n:
-                    parts.append(("\n  ", None))
-                if line:
-                    parts.append((line, "user"))
-            parts.append(("\n", None))
-            self.emit(USER, parts, event.time, info={"text": "\n".join(texts)})
+            self.emit(USER, event.time, info={"text": "\n".join(texts), "lines": lines})
             return
         chars = sum(len(b.get("text") or "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
-        what = source_label(source)
-        if event.surfaceOp is not None and isinstance(event.surfaceOp, dict):
-            what += ", replaces earlier history"
-        self.emit(CONTEXT, [(f"· context: {what} · {chars} chars", "note"), ("\n", None)], event.time, info={"source": source_kind})
+        replaces = event.surfaceOp is not None and isinstance(event.surfaceOp, dict)
+        info = {"source": source_kind, "label": source_label(source), "replacesHistory": replaces, "chars": chars}
+        self.emit(CONTEXT, event.time, info=info)
 
     def _anchored(self, event: Event, stream: list) -> bool:
         """Whether the stream's recorded times place it on the axis. Not when they are all ``0`` (a
@@ -761,15 +714,14 @@ class _Builder:
         return reference - _PLAUSIBLE_SKEW_MS <= low and high <= reference + _PLAUSIBLE_SKEW_MS
 
     def _settlement(self, event: Event, data: dict) -> None:
-        damaged = event.stream is None  # the reader could not type it (FORMAT §4.4; validate names the rule)
+        damaged = event.stream is None  # the reader could not type it (FORMAT §4.4; validate names it)
         if damaged:
-            what = "the message is shown whole" if event.type == "assistant/message" else "the attempt cannot be shown"
-            self.emit(NOTE, [(f"· damaged stream (dshctl validate names it): {what}", "note"), ("\n", None)], event.time)
+            self.emit(NOTE, event.time, info={"note": "damaged-stream", "settlement": event.type})
         stream = event.stream or []
         anchored = self._anchored(event, stream)
         key = event.seq
         blocks: dict[int, _Block] = {}
-        self.active = None
+        self.active_key = None
         self.active_block = None
         state = {"gap": EVENT_GAP_MS, "shown": False, "finish": None}
 
@@ -821,17 +773,17 @@ class _Builder:
         for index, block in blocks.items():
             if block.type == "tool-call" and block.header and not block.ended:
                 block.ended = True
-                if self.active == (key, index):
+                if self.active_key == (key, index):
                     real = self.anchor[1] if anchored and self.anchor is not None else None
-                    self.emit(TOOL_END, [("\n", None), ("╰─ (not completed)", "frame"), ("\n", None)], real, gap=0, owner=(key, index), block=block)
+                    self.emit(TOOL_END, real, gap=0, block_key=(key, index), block=block, info={"end": "not-completed"})
         if event.type == "assistant/message":
             if not state["shown"] and not stream:
                 self._whole_message(event, data)
             if data.get("interrupted") is True:
-                self.emit(INTERRUPTED, [("⏹ interrupted", "error"), ("\n", None)], event.time)
+                self.emit(INTERRUPTED, event.time)
         elif state["finish"] is None and not damaged:
-            self.emit(ATTEMPT_FAILED, [("✗ attempt ended without a result", "error"), ("\n", None)], event.time, info={"code": None})
-        self.active = None
+            self.emit(ATTEMPT_FAILED, event.time, info={"code": None})
+        self.active_key = None
         self.active_block = None
 
     def _delta(self, key, chunk: dict, real, gap, block_for, anchored: bool) -> bool:
@@ -849,7 +801,7 @@ class _Builder:
             shown = self._tool_prelude(key, index, block, name if isinstance(name, str) else None, real, gap)
             text = chunk.get("argumentsDelta")
             if isinstance(text, str) and text:
-                shown = self.emit(TOOL_ARGS, [(text, "args")] if "\n" not in text else _framed(text, "args"), real, gap=gap(), owner=(key, index), block=block) or shown
+                shown = self.emit(TOOL_ARGS, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
             block.streamed = True
             return shown
         kind = "reasoning" if ctype == "reasoning-delta" else "text"
@@ -859,21 +811,21 @@ class _Builder:
         text = chunk.get("text")
         shown = False
         if kind == "reasoning" and not block.header:
-            if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block):
+            if self.emit(THINKING, real, gap=gap(), block_key=(key, index), block=block):
                 block.header = True
                 shown = True
         if isinstance(text, str) and text:
             item_kind = REASONING if kind == "reasoning" else TEXT
-            shown = self.emit(item_kind, [(text, item_kind)], real, gap=gap(), owner=(key, index), block=block) or shown
+            shown = self.emit(item_kind, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
         block.streamed = True
         return shown
 
     def _tool_prelude(self, key, index: int, block: _Block, name: str | None, real, gap) -> bool:
         """Header, then the name, then the frame body — each at most once per block."""
         shown = False
-        owner = (key, index)
+        block_key = (key, index)
         if not block.header:
-            if self.emit(TOOL_START, [("╭─ tool call", "frame")], real, gap=gap(), owner=owner, block=block):
+            if self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block):
                 block.header = True
                 shown = True
             else:
@@ -882,7 +834,7 @@ class _Builder:
             block.named = True
             block.name = name
             block.body = True
-            shown = self.emit(TOOL_NAME, [(" ", None), (name, "tool-name"), ("\n", None), (BAR, "frame")], real, gap=gap(), owner=owner, block=block, info={"name": name}) or shown
+            shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": name}) or shown
         elif not block.body and not name:
             return shown
         return shown
@@ -894,7 +846,7 @@ class _Builder:
         block = block_for(index, kind)
         if block.ended:
             return False
-        owner = (key, index)
+        block_key = (key, index)
         shown = False
         if cls is ToolCallChunks:
             self.streamed_calls.add(record.id)
@@ -910,66 +862,61 @@ class _Builder:
                     block.streamed = True
                     return shown
                 block.body = True
-                shown = self.emit(TOOL_NAME, [("\n", None), (BAR, "frame")], real, gap=gap(), owner=owner, block=block, info={"name": None}) or shown
-            frags = record.args
-            if self.emit_run(TOOL_ARGS, record, frags, anchored, gap0=0 if shown else gap(), owner=owner, block=block, style="args", framed=True):
-                shown = shown or any(frags)
+                shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": None}) or shown
+            fragments = record.args
+            if self.emit_run(TOOL_ARGS, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
+                shown = shown or any(fragments)
             block.streamed = True
             return shown
         item_kind = REASONING if cls is ReasoningChunks else TEXT
         if cls is ReasoningChunks and not block.header:
             real = record.time0 if anchored else None
-            if self.emit(THINKING, [("✻ thinking", "reasoning-label"), ("\n", None)], real, gap=gap(), owner=owner, block=block):
+            if self.emit(THINKING, real, gap=gap(), block_key=block_key, block=block):
                 block.header = True
                 shown = True
-        frags = record.texts
-        if self.emit_run(item_kind, record, frags, anchored, gap0=0 if shown else gap(), owner=owner, block=block, style=item_kind, framed=False):
-            shown = shown or any(frags)
+        fragments = record.texts
+        if self.emit_run(item_kind, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
+            shown = shown or any(fragments)
         block.streamed = True
         return shown
 
     def _block_end(self, key, index: int, block: _Block, payload: Any, real, gap) -> bool:
-        owner = (key, index)
+        block_key = (key, index)
         if block.type == "tool-call":
             if isinstance(payload, dict) and isinstance(payload.get("id"), str):
                 self.streamed_calls.add(payload["id"])
             if block.header and block.body:
-                if self.active != owner:
+                if self.active_key != block_key:
                     return False
-                return self.emit(TOOL_END, [("\n", None), ("╰─", "frame"), ("\n", None)], real, gap=gap(), owner=owner, block=block)
+                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info={"end": "closed"})
             if block.header:
                 # header shown, no name or arguments streamed: complete it from the block
-                parts = _tool_block_body(payload)
-                return self.emit(TOOL_END, parts, real, gap=gap(), owner=owner, block=block)
+                name = payload.get("name") if isinstance(payload, dict) else None
+                arguments = payload.get("arguments") if isinstance(payload, dict) else None
+                info = {"end": "whole", "name": name, "arguments": arguments}
+                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info=info)
             if isinstance(payload, dict) and payload.get("type") == "tool-call":
-                kind = TOOL_START
-                parts = [("╭─ tool call", "frame")] + _tool_block_body(payload)
-                return self.emit(kind, parts, real, gap=gap(), owner=owner, block=block, info={"name": payload.get("name")})
+                info = {"name": payload.get("name"), "arguments": payload.get("arguments")}
+                return self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block, info=info)
             return False
         if block.streamed:
-            if self.active == owner and not self.line_start:
-                return self.emit(BLOCK_END, [("\n", None)], real, gap=gap(), owner=owner, block=block)
+            if self.active_key == block_key and not self.line_start:
+                return self.emit(BLOCK_END, real, gap=gap(), block_key=block_key, block=block)
             return False
         # a block that arrived whole (no deltas): show its content now
         if not isinstance(payload, dict):
             return False
         ptype = payload.get("type")
-        if ptype == "text":
-            text = payload.get("text")
-            if isinstance(text, str) and text:
-                end = "" if text.endswith("\n") else "\n"
-                return self.emit(BLOCK, [(text, TEXT), (end, None)], real, gap=gap(), owner=owner, block=block, info={"type": "text"})
-            return False
-        if ptype == "reasoning":
+        if ptype in ("text", "reasoning"):
             text = payload.get("text")
             if not isinstance(text, str) or not text:
                 return False
-            parts: list[Segment] = []
-            if not block.header:
-                parts += [("✻ thinking", "reasoning-label"), ("\n", None)]
-            parts += [(text, REASONING), ("" if text.endswith("\n") else "\n", None)]
-            return self.emit(REASONING, parts, real, gap=gap(), owner=owner, block=block, info={"type": "reasoning"})
-        return self.emit(BLOCK, [(block_placeholder(payload), "note"), ("\n", None)], real, gap=gap(), owner=owner, block=block, info={"type": ptype})
+            kind = BLOCK if ptype == "text" else REASONING
+            info = {"type": ptype, "text": text}
+            if ptype == "reasoning":
+                info["header"] = not block.header
+            return self.emit(kind, real, gap=gap(), block_key=block_key, block=block, info=info)
+        return self.emit(BLOCK, real, gap=gap(), block_key=block_key, block=block, info={"type": ptype, "placeholder": block_placeholder(payload)})
 
     def _finish(self, key, chunk: dict, blocks: dict, real, gap) -> None:
         reason = chunk.get("reason")
@@ -978,17 +925,14 @@ class _Builder:
             failure = reason.get("failure") if isinstance(reason, dict) else None
             code = failure.get("code") if isinstance(failure, dict) else None
             message = failure.get("message") if isinstance(failure, dict) else None
-            text = f"✗ attempt {'failed' if kind == 'error' else 'aborted'}"
-            if code or message:
-                text += " — " + ": ".join(str(x) for x in (code, _one_line(message, 300) if message else None) if x)
-            self.emit(ATTEMPT_FAILED, [(text, "error"), ("\n", None)], real, gap=gap(), info={"code": code, "message": message, "kind": kind})
+            self.emit(ATTEMPT_FAILED, real, gap=gap(), info={"code": code, "message": message, "kind": kind})
         elif kind == "max-tokens":
             for index, block in blocks.items():
                 if block.type == "tool-call" and block.header and not block.ended:
                     block.ended = True
-                    if self.active == (key, index):
-                        self.emit(TOOL_END, [("\n", None), ("╰─ cut off by max tokens; the call was dropped", "frame"), ("\n", None)], real, gap=gap(), owner=(key, index), block=block)
-            self.emit(NOTE, [("… output stopped: max tokens", "retry"), ("\n", None)], real, gap=gap())
+                    if self.active_key == (key, index):
+                        self.emit(TOOL_END, real, gap=gap(), block_key=(key, index), block=block, info={"end": "max-tokens"})
+            self.emit(NOTE, real, gap=gap(), info={"note": "max-tokens"})
 
     def _whole_message(self, event: Event, data: dict) -> None:
         """A message without a stream (migrated legacy, synthetic writers): its content at once."""
@@ -1010,121 +954,53 @@ class _Builder:
         call_id = data.get("callId")
         if isinstance(call_id, str):
             self.call_names[call_id] = name
-        parts: list[Segment] = [("▶ ", "frame"), (name, "tool-name")]
-        arguments = data.get("arguments")
-        if isinstance(arguments, str) and arguments and not self._call_streamed(event, call_id):
-            parts.append((" " + _one_line(arguments, 120), "args"))
-        parts.append(("\n", None))
-        self.emit(TOOL_CALL, parts, event.time, label=f"tool: {name}", info={"name": name, "callId": call_id, "arguments": arguments})
-
-    def _call_streamed(self, event: Event, call_id: Any) -> bool:
-        """Whether the model's tool-call block for this call was already shown (streamed or whole)."""
-        return isinstance(call_id, str) and call_id in self.streamed_calls
+        streamed = isinstance(call_id, str) and call_id in self.streamed_calls
+        info = {"name": name, "callId": call_id, "arguments": data.get("arguments"), "streamed": streamed}
+        self.emit(TOOL_CALL, event.time, marker=f"tool: {name}", info=info)
 
     def _tool_result(self, event: Event) -> None:
         call_id = tool_result_call_id(event)
         blocks, is_error = tool_result_blocks(event)
         data = event.data if isinstance(event.data, dict) else {}
         error = data.get("error")
-        name = self.call_names.get(call_id or "", None)
         if isinstance(error, dict):
             is_error = True
-        status = ("✗ error", "error") if is_error else ("✓", "ok")
-        head = f"╭─ result{': ' + name if name else ''} "
-        parts: list[Segment] = [(head, "frame"), status]
-        if isinstance(error, dict):
-            code = " ".join(str(error[k]) for k in ("name", "code") if isinstance(error.get(k), str))
-            if code:
-                parts.append((f" ({code})", "error"))
-        parts.append(("\n", None))
-        lines = result_lines(blocks)
-        shown = lines[:MAX_RESULT_LINES]
-        for line in shown:
-            if line:
-                parts.append((BAR, "frame"))
-                parts.append((_cut(line), "result"))
-            else:
-                parts.append((BAR.rstrip(), "frame"))
-            parts.append(("\n", None))
-        if len(lines) > len(shown):
-            parts.append((BAR, "frame"))
-            parts.append((f"… {len(lines) - len(shown)} more lines", "note"))
-            parts.append(("\n", None))
-        parts.append(("╰─", "frame"))
-        parts.append(("\n", None))
-        self.emit(TOOL_RESULT, parts, event.time, info={"name": name, "callId": call_id, "isError": is_error, "lines": lines})
+        else:
+            error = None
+        name = self.call_names.get(call_id or "", None)
+        info = {"name": name, "callId": call_id, "isError": is_error, "lines": result_lines(blocks), "error": error}
+        self.emit(TOOL_RESULT, event.time, info=info)
 
     def _retry(self, event: Event, data: dict) -> None:
-        retry = _int(data.get("retry"))
-        limit = _int(data.get("maxRetries"))
-        delay = data.get("delayMs")
         failure = data.get("failure")
-        code = failure.get("code") if isinstance(failure, dict) else None
-        text = "↻ retry"
-        if retry is not None:
-            text += f" {retry}" + (f" of {limit}" if limit is not None else "")
-        if isinstance(delay, (int, float)) and not isinstance(delay, bool):
-            text += f" in {delay / 1000:.1f} s"
-        if code:
-            text += f" after {code}"
-        self.emit(RETRY, [(text, "retry"), ("\n", None)], event.time, info={"retry": retry, "code": code})
+        info = {
+            "retry": _int(data.get("retry")),
+            "code": failure.get("code") if isinstance(failure, dict) else None,
+            "maxRetries": _int(data.get("maxRetries")),
+            "delayMs": data.get("delayMs"),
+        }
+        self.emit(RETRY, event.time, info=info)
 
     def _turn_end(self, event: Event, data: dict) -> None:
         reason = data.get("reason")
         kind = reason.get("kind") if isinstance(reason, dict) else None
         turn = self.turn if self.turn is not None else _int(data.get("turn"))
-        label = f"turn {turn}" if turn is not None else "turn"
-        style = "turn-end"
-        if kind == "completed":
-            text = f"── {label} completed"
-        elif kind == "aborted":
+        info: dict[str, Any] = {"reason": kind, "turn": turn}
+        if kind == "aborted":
             inner = reason.get("reason")
-            who = inner.get("kind") if isinstance(inner, dict) else None
-            text = f"── {label} aborted" + (f" ({who})" if who else "")
-            style = "error"
+            info["by"] = inner.get("kind") if isinstance(inner, dict) else None
         elif kind == "error":
             error = reason.get("error")
-            code = error.get("code") if isinstance(error, dict) else None
-            message = error.get("message") if isinstance(error, dict) else None
-            text = f"── {label} failed" + (f" — {code}" if code else "") + (f": {_one_line(message, 200)}" if message else "")
-            style = "error"
-        elif kind == "max-tokens":
-            text = f"── {label} ended: max tokens"
-            style = "retry"
-        elif kind == "interrupted":
-            text = f"── {label} interrupted (closed by crash repair)"
-            style = "error"
-        elif kind:
-            text = f"── {label} ended: {kind}"
-        else:
-            text = f"── {label} ended"
+            info["code"] = error.get("code") if isinstance(error, dict) else None
+            info["message"] = error.get("message") if isinstance(error, dict) else None
         start = self.turn_start_time.get(turn) if turn is not None else None
         if start is not None and event.time is not None and event.time >= start:
-            text += f" · {format_duration(event.time - start)}"
-        self.emit(TURN_END, [(text, style), ("\n", None)], event.time, info={"reason": kind})
-
-    def _todos(self, event: Event, data: dict) -> None:
-        todos = data.get("todos")
-        if not isinstance(todos, list):
-            return
-        marks = {"pending": "◻", "in_progress": "▸", "completed": "✓"}
-        parts: list[Segment] = [("· todos", "note")]
-        for todo in todos:
-            if not isinstance(todo, dict):
-                continue
-            mark = marks.get(todo.get("status"), "·")
-            parts.append(("\n", None))
-            parts.append((f"  {mark} {_one_line(todo.get('content'), 200)}", "note"))
-        parts.append(("\n", None))
-        self.emit(NOTE, parts, event.time)
+            info["durationMs"] = event.time - start
+        self.emit(TURN_END, event.time, info=info)
 
 
 # --------------------------------------------------------------------------------------------------
-# Small helpers shared with the exporters
-
-
-def _visible_segments(segments: list[Segment]) -> list[Segment]:
-    return [(visible(text), style) for text, style in segments]
+# Helpers: message sources and non-text content blocks as words
 
 
 def _time_span(stream: list) -> tuple[int, int]:
@@ -1140,41 +1016,6 @@ def _time_span(stream: list) -> tuple[int, int]:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _one_line(value: Any, limit: int) -> str:
-    text = value if isinstance(value, str) else ""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
-
-
-def _framed(text: str, style: str) -> list[Segment]:
-    out: list[Segment] = []
-    for n, piece in enumerate(text.split("\n")):
-        if n:
-            out.append(("\n", None))
-            out.append((BAR, "frame"))
-        if piece:
-            out.append((piece, style))
-    return out
-
-
-def _tool_block_body(block: Any) -> list[Segment]:
-    name = block.get("name") if isinstance(block, dict) else None
-    arguments = block.get("arguments") if isinstance(block, dict) else None
-    parts: list[Segment] = []
-    if isinstance(name, str) and name:
-        parts += [(" ", None), (name, "tool-name")]
-    parts.append(("\n", None))
-    parts.append((BAR, "frame"))
-    if isinstance(arguments, str) and arguments:
-        parts += _framed(arguments, "args")
-    parts += [("\n", None), ("╰─", "frame"), ("\n", None)]
-    return parts
 
 
 _SAME_NAME_PRODUCERS = frozenset(
@@ -1211,16 +1052,6 @@ def source_label(source: Any) -> str:
     return kind + (f" {form}" if isinstance(form, str) and form else "")
 
 
-def format_bytes(size: Any) -> str:
-    if not isinstance(size, int) or isinstance(size, bool):
-        return "? B"
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1024 * 1024):.1f} MiB"
-
-
 def block_placeholder(block: Any) -> str:
     """``[image name · image/png · 69 B · 1×1]`` and friends for non-text content blocks."""
     if not isinstance(block, dict):
@@ -1233,7 +1064,7 @@ def block_placeholder(block: Any) -> str:
             bits.append(attachment["name"])
         if isinstance(attachment.get("mediaType"), str):
             bits.append(attachment["mediaType"])
-        bits.append(format_bytes(attachment.get("bytes")))
+        bits.append(format_bytes(attachment.get("bytes"), missing="? B", largest="MiB"))
         width, height = attachment.get("width"), attachment.get("height")
         if isinstance(width, int) and isinstance(height, int):
             dims = f"{width}×{height}"
@@ -1245,7 +1076,7 @@ def block_placeholder(block: Any) -> str:
             bits.append("offloaded")
         return "[image " + " · ".join(bits) + "]"
     if kind == "file" and isinstance(attachment, dict):
-        bits = [str(attachment.get("name") or "file"), format_bytes(attachment.get("bytes"))]
+        bits = [str(attachment.get("name") or "file"), format_bytes(attachment.get("bytes"), missing="? B", largest="MiB")]
         return "[file " + " · ".join(bits) + "]"
     if kind == "tool-call":
         return f"[tool call {block.get('name') or '?'}]"
@@ -1269,34 +1100,3 @@ def result_lines(blocks: list) -> list[str]:
         else:
             lines.append(block_placeholder(block))
     return lines
-
-
-def format_clock(ms: int, *, millis: bool = True) -> str:
-    """``mm:ss.mmm`` (``h:mm:ss.mmm`` from one hour)."""
-    negative = ms < 0
-    ms = abs(int(ms))
-    seconds, rest = divmod(ms, 1000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
-    if millis:
-        text += f".{rest:03d}"
-    return ("-" if negative else "") + text
-
-
-def format_duration(ms: int) -> str:
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return format_clock(ms, millis=False)
-
-
-def _utc(epoch_ms: int) -> str:
-    import datetime as _dt
-
-    try:
-        moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return str(epoch_ms)
-    return moment.strftime("%Y-%m-%d %H:%M UTC")

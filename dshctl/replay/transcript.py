@@ -13,26 +13,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .render import sgr
-from .timeline import Timeline, format_clock
-
-
-def styled(segments, color: bool) -> str:
-    if not color:
-        return "".join(text for text, _ in segments)
-    out: list[str] = []
-    for text, style in segments:
-        code = sgr(style)
-        if not code or not text:
-            out.append(text)
-            continue
-        pieces = text.split("\n")
-        for n, piece in enumerate(pieces):
-            if n:
-                out.append("\n")
-            if piece:
-                out.append(f"\x1b[{code}m{piece}\x1b[0m")
-    return "".join(out)
+from . import view
+from .timeline import Timeline
+from .view import format_clock
 
 
 class _Stamper:
@@ -75,7 +58,7 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
             return
         item, k = timeline.locate(fragment)
         for member in range(k, item.count):
-            text = styled(item.segments(member), color) if color else item.text(member)
+            text = view.ansi(view.segments(item, member)) if color else view.text(item, member)
             if trim and text:
                 text = text.lstrip("\n")
                 trim = not text
@@ -98,7 +81,7 @@ def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, time
         if fragment >= len(timeline):
             return
         item, k = timeline.locate(fragment)
-        text = item.plain(k)
+        text = view.plain(item, k)
         if trim and text:
             text = text.lstrip("\n")
             trim = not text

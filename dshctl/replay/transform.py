@@ -20,30 +20,6 @@ from ..errors import UsageError
 from .timeline import Filters, Timeline
 
 
-def capped_delays(times, idle_limit: float) -> list[float]:
-    """Seconds between consecutive fragments, each capped at ``idle_limit`` (0 = no cap); first is 0."""
-    cap = idle_limit * 1000 if idle_limit > 0 else None
-    out: list[float] = []
-    previous = None
-    for t in times:
-        if previous is None:
-            out.append(0.0)
-        else:
-            gap = t - previous
-            if gap < 0:
-                gap = 0
-            if cap is not None and gap > cap:
-                gap = cap
-            out.append(gap / 1000)
-        previous = t
-    return out
-
-
-def speed_delays(delays: list[float], speed: float) -> list[float]:
-    """Delays divided by ``speed``."""
-    return [d / speed for d in delays]
-
-
 class PlaybackClock:
     """Cumulative playback seconds (idle-capped, speed 1) of each fragment, from fragment 0."""
 
