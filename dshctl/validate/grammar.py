@@ -55,7 +55,7 @@ def check_grammar(event: Event, col: Collector) -> None:
                 reported_after = True
             if kind != "finish":
                 continue
-        key = _key(index)
+        key = _block_key(index)
         if kind in _DELTA_BLOCK:
             wanted = _DELTA_BLOCK[kind]
             if key in closed:
@@ -119,7 +119,7 @@ def check_grammar(event: Event, col: Collector) -> None:
                 "carries tool-call blocks (truncated calls must be dropped)", **where)
 
 
-def _key(index):
+def _block_key(index):
     # JSON 1 and 1.0 name the same block; bools are not indexes.
     if isinstance(index, bool):
         return ("b", index)
