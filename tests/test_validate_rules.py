@@ -111,3 +111,27 @@ def test_max_errors_suppresses_the_rest(tmp_path: Path):
     assert full.errors > 2
     assert limited.errors == 2 and limited.suppressed == full.errors - 2
     assert exit_status([limited], False) == 1
+
+
+def test_every_released_event_type_has_its_semantic_checker():
+    from dshctl.validate import payload
+
+    released = set(payload.V0_DISPOSITIONS) | set(payload.V2_DISPOSITIONS)
+    # session/end-seed has nothing beyond its members; assistant/attempt is judged by the migration itself
+    assert set(payload._SEMANTICS) == released - {"session/end-seed", "assistant/attempt"}
+
+
+@pytest.mark.parametrize("kind, data, first", [
+    ("llm/retry", {"retryId": "", "turn": -1, "step": 1}, "llm/retry 7 retryId must be a non-empty string"),
+    ("llm/retry", {"retryId": "r", "turn": -1, "step": "x"}, "llm/retry 7 turn must be a non-negative safe integer"),
+    ("hook/invoked", {"turn": 1, "point": "p", "dialect": "x", "matcher": 3}, "hook/invoked 7 dialect must be one of claude-code, codex"),
+    ("compaction/summary", {"llmStreamCall": True, "compactionId": ""}, "compaction/summary 7 llmStreamCall requires rawOutput"),
+    ("turn/end", {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "nope"}}},
+     "turn/end 7 reason abort kind must be one of user, parent, disposed, legacy"),
+])
+def test_semantic_checks_report_the_first_member_at_fault(kind, data, first):
+    from dshctl.validate.payload import PayloadError, semantics
+
+    with pytest.raises(PayloadError) as raised:
+        semantics(kind, 7, data, 0)
+    assert str(raised.value) == first

@@ -14,6 +14,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+import msgspec
+
 from .values import count, finite_number, is_placeholder, non_empty_str, positive, safe_integer, _is_lossless_json
 
 __all__ = [
@@ -237,7 +239,8 @@ def _failure(value: Any, label: str) -> None:
         status = _safe_integer(failure["status"], f"{label} status")
         if status < 100 or status > 599:
             raise _fail(label, "status must be 100 through 599")
-    if "providerRetryAfterMs" in failure and _finite_number(failure["providerRetryAfterMs"], f"{label} providerRetryAfterMs") <= 0:
+    if "providerRetryAfterMs" in failure \
+            and _finite_number(failure["providerRetryAfterMs"], f"{label} providerRetryAfterMs") <= 0:
         raise _fail(label, "providerRetryAfterMs must be positive")
     if "requestId" in failure:
         _non_empty_string(failure["requestId"], f"{label} requestId")
@@ -279,7 +282,8 @@ def _content_block(value: Any, label: str, version: int) -> None:
 
 
 def _image_ref(value: Any, label: str) -> None:
-    ref = _object_with_keys(value, label, ("attachmentId", "mediaType", "bytes", "width", "height"), ("name", "originalDimensions"))
+    ref = _object_with_keys(value, label, ("attachmentId", "mediaType", "bytes", "width", "height"),
+                            ("name", "originalDimensions"))
     _non_empty_string(ref["attachmentId"], f"{label} attachmentId")
     _literal(ref["mediaType"], ("image/png", "image/jpeg", "image/webp", "image/gif"), f"{label} mediaType")
     _count(ref["bytes"], f"{label} bytes")
@@ -322,7 +326,8 @@ def _legacy_goal_source(message: dict, source: dict, label: str) -> None:
         raise _fail(label, "legacy goal source round must be 0")
     change = _object(source["change"], f"{label} source change")
     _goal_change(change, f"{label} source change")
-    ref = _object(change["cleared"] if change.get("operation") == "clear" else change.get("goal"), f"{label} source change ref")
+    ref = _object(change["cleared"] if change.get("operation") == "clear" else change.get("goal"),
+                  f"{label} source change ref")
     if source["goalId"] != ref.get("id") or source["revision"] != ref.get("revision"):
         raise _fail(label, "legacy goal source does not match its change")
 
@@ -577,7 +582,8 @@ def _request_header(value: Any, label: str, fixture: bool) -> None:
     if "stop" in config:
         _array(config["stop"], f"{label} stop", _string)
     if "adapterDefaults" in header:
-        defaults = _object_with_keys(header["adapterDefaults"], f"{label} adapterDefaults", (), ("reasoningEffort", "maxTokens"))
+        defaults = _object_with_keys(header["adapterDefaults"], f"{label} adapterDefaults", (),
+                                     ("reasoningEffort", "maxTokens"))
         for key, marker in defaults.items():
             _literal(marker, (True,), f"{label} adapterDefaults {key}")
             if key not in config:
@@ -616,9 +622,11 @@ def _goal_change(data: dict, label: str) -> None:
         _positive(ref["revision"], f"{label} cleared revision")
         _count(data["clearedAt"], f"{label} clearedAt")
         return
-    _exact_members(data, ("kind", "version", "operation", "goal", "roundsStarted", "createdAt", "updatedAt"), (), f"{label} data")
+    _exact_members(data, ("kind", "version", "operation", "goal", "roundsStarted", "createdAt", "updatedAt"), (),
+                   f"{label} data")
     _literal(data["operation"], ("create", "edit", "pause", "resume", "complete", "block"), f"{label} operation")
-    goal = _object_with_keys(data["goal"], f"{label} goal", ("id", "revision", "objective", "phase", "maxGoalRounds"), ("blockedReason",))
+    goal = _object_with_keys(data["goal"], f"{label} goal", ("id", "revision", "objective", "phase", "maxGoalRounds"),
+                             ("blockedReason",))
     _non_empty_string(goal["id"], f"{label} goal id")
     _positive(goal["revision"], f"{label} goal revision")
     _non_empty_string(goal["objective"], f"{label} goal objective")
@@ -676,7 +684,8 @@ def _schedule_change(data: dict, label: str) -> None:
         _non_empty_string(record["prompt"], f"{label} prompt")
         _instant(record["scheduledAt"], f"{label} scheduledAt")
         return
-    _exact_members(data, ("version", "operation", "id"), ("acceptedAt",) if data.get("operation") == "dispatch" else (), f"{label} data")
+    _exact_members(data, ("version", "operation", "id"), ("acceptedAt",) if data.get("operation") == "dispatch" else (),
+                   f"{label} data")
     _literal(data["operation"], ("delete", "dispatch"), f"{label} operation")
     _schedule_id(data["id"], f"{label} id")
     if "acceptedAt" in data:
@@ -761,282 +770,487 @@ def _web_search_body(value: Any, label: str) -> None:
 
 
 # --------------------------------------------------------------------------- per-event semantics
+#
+# One checker per event type, in :data:`_SEMANTICS`. Each runs its checks in the order of the released
+# ``assertReleasedPayloadSemantics``: the first member at fault raises, and its message is the finding.
+
+
+class _Judged(msgspec.Struct, frozen=True, gc=False):
+    """The event whose ``data`` a checker judges."""
+
+    kind: str
+    seq: int
+    version: int
+    """The payload generation the rules are those of: 0 (v0/v1 payloads) or 2 (the v2→v3 migration)."""
+    fixture: bool
+    """dsh's projected test-fixture form (placeholders, no envelope seqs)."""
+    label: str
+    """``"<kind> <seq>"``, the start of every message."""
 
 
 def semantics(kind: str, seq: int, data: Any, version: int, fixture: bool = False) -> None:
     """[v01] ``assertReleasedPayloadSemantics`` for one known event (version = payload generation)."""
     data = _object(data, f"{kind} {seq} data")
-    label = f"{kind} {seq}"
-    get = data.get
-    if kind == "agent-preset/selected":
-        _string(get("agentPreset"), f"{label} agentPreset")
-    elif kind == "agent/inbox/spliced":
-        _literal(get("target"), ("next-turn", "next-step"), f"{label} target")
-        _count(get("start"), f"{label} start")
-        if "removedCount" in data:
-            _count(data["removedCount"], f"{label} removedCount")
-        _array(get("inserted"), f"{label} inserted", lambda m, l: _message(m, f"{label} inserted message", version, "user"))
-        if "outcome" in data:
-            _literal(data["outcome"], ("canceled",), f"{label} outcome")
-    elif kind == "approval/asked":
-        _non_empty_string(get("id"), f"{label} id")
-        _non_empty_string(get("toolName"), f"{label} toolName")
-        if "callId" in data:
-            _non_empty_string(data["callId"], f"{label} callId")
-        if "reason" in data:
-            _string(data["reason"], f"{label} reason")
-    elif kind == "approval/decided":
-        _non_empty_string(get("id"), f"{label} id")
-        _literal(get("outcome"), ("allowed-once", "rejected", "cancelled", "unavailable"), f"{label} outcome")
-    elif kind == "approval/policy":
-        _literal(get("policy"), ("ask", "never"), f"{label} policy")
-        if "source" in data:
-            _literal(data["source"], ("delegation",), f"{label} source")
-    elif kind == "assistant/chunk":
-        _turn_and_step(data, label)
-        check_stream_chunk(get("chunk"), f"{label} chunk")
-    elif kind == "assistant/message":
-        _turn_and_step(data, label)
-        _message(get("message"), f"{label} message", version, "assistant")
-        if "usage" in data:
-            _usage(data["usage"], f"{label} usage")
-        if "interrupted" in data:
-            _literal(data["interrupted"], (True,), f"{label} interrupted")
-    elif kind == "command/done":
-        _non_empty_string(get("commandId"), f"{label} commandId")
-        _literal(get("kind"), ("success", "error"), f"{label} kind")
-        if "text" in data:
-            _string(data["text"], f"{label} text")
-        if "sourceEventSeq" in data:
-            _earlier_seq(data["sourceEventSeq"], seq, f"{label} sourceEventSeq")
-    elif kind == "command/run":
-        _non_empty_string(get("commandId"), f"{label} commandId")
-        _non_empty_string(get("name"), f"{label} name")
-        if "args" in data:
-            _string(data["args"], f"{label} args")
-        _literal(_object_with_keys(get("source"), f"{label} source", ("kind",))["kind"], ("user",), f"{label} source kind")
-    elif kind in ("compaction/start", "compaction/end"):
-        _non_empty_string(get("compactionId"), f"{label} compactionId")
-        if "sourceCommandId" in data:
-            _non_empty_string(data["sourceCommandId"], f"{label} sourceCommandId")
-        if get("turn") is not None:
-            _count(get("turn"), f"{label} turn")
-        if "error" in data:
-            _string(data["error"], f"{label} error")
-    elif kind == "compaction/prune":
-        _shadowed_span(data, seq, label)
-    elif kind == "compaction/summary":
-        if get("llmStreamCall") is True and "rawOutput" not in data:
-            raise _fail(label, "llmStreamCall requires rawOutput")
-        _non_empty_string(get("compactionId"), f"{label} compactionId")
-        if "sourceCommandId" in data:
-            _non_empty_string(data["sourceCommandId"], f"{label} sourceCommandId")
-        _content_blocks(get("summary"), f"{label} summary", version)
-        _shadowed_span(data, seq, label)
-        _non_empty_string(get("provider"), f"{label} provider")
-        _non_empty_string(get("model"), f"{label} model")
-        if "maxTokens" in data:
-            _count(data["maxTokens"], f"{label} maxTokens")
-        if "usage" in data:
-            _usage(data["usage"], f"{label} usage")
-        if "rawOutput" in data:
-            _content_blocks(data["rawOutput"], f"{label} rawOutput", version)
-        if "llmStreamCall" in data:
-            _literal(data["llmStreamCall"], (True,), f"{label} llmStreamCall")
-    elif kind == "feedback/record":
-        _non_empty_string(get("text"), f"{label} text")
-    elif kind == "goal/change":
-        _goal_change(data, label)
-    elif kind == "hook/invoked":
-        _count(get("turn"), f"{label} turn")
-        _non_empty_string(get("point"), f"{label} point")
-        _literal(get("dialect"), ("claude-code", "codex"), f"{label} dialect")
-        if "matcher" in data:
-            _string(data["matcher"], f"{label} matcher")
-        _non_empty_string(get("handlerId"), f"{label} handlerId")
-    elif kind == "hook/result":
-        _count(get("turn"), f"{label} turn")
-        _non_empty_string(get("point"), f"{label} point")
-        _non_empty_string(get("handlerId"), f"{label} handlerId")
-        _non_empty_string(get("decision"), f"{label} decision")
-        if "exitCode" in data:
-            _safe_integer(data["exitCode"], f"{label} exitCode")
-        if "stderrSummary" in data:
-            _string(data["stderrSummary"], f"{label} stderrSummary")
-        if _finite_number(get("durationMs"), f"{label} durationMs") < 0:
-            raise _fail(label, "durationMs must be non-negative")
-    elif kind == "llm/retry":
-        _non_empty_string(get("retryId"), f"{label} retryId")
-        _turn_and_step(data, label)
-        _non_empty_string(get("provider"), f"{label} provider")
-        _literal(get("mode"), ("normal", "always"), f"{label} mode")
-        _non_empty_string(get("policyKey"), f"{label} policyKey")
-        retry = _positive(get("retry"), f"{label} retry")
-        if data["mode"] == "normal":
-            if retry > _positive(get("maxRetries"), f"{label} maxRetries"):
-                raise _fail(label, "retry exceeds maxRetries")
-        elif "maxRetries" in data:
-            raise _fail(label, "always mode must omit maxRetries")
-        delay = _finite_number(get("delayMs"), f"{label} delayMs")
-        if delay < 0:
-            raise _fail(label, "delayMs must be non-negative")
-        if delay > 2147483647:
-            raise _fail(label, "delayMs exceeds the timer range")
-        _failure(get("failure"), f"{label} failure")
-    elif kind == "llm/retry-started":
-        _non_empty_string(get("retryId"), f"{label} retryId")
-        _turn_and_step(data, label)
-        _positive(get("retry"), f"{label} retry")
-    elif kind == "model/selection":
-        _non_empty_string(get("provider"), f"{label} provider")
-        _non_empty_string(get("model"), f"{label} model")
-        if "reasoningEffort" in data:
-            _non_empty_string(data["reasoningEffort"], f"{label} reasoningEffort")
-    elif kind == "permission/preset":
-        _non_empty_string(get("preset"), f"{label} preset")
-    elif kind == "plan/mode":
-        _boolean(get("active"), f"{label} active")
-    elif kind == "request/context":
-        _non_empty_string(get("provider"), f"{label} provider")
-        _non_empty_string(get("model"), f"{label} model")
-        if "contextWindow" in data:
-            _positive(data["contextWindow"], f"{label} contextWindow")
-    elif kind == "request/header":
-        _request_header(get("header"), f"{label} header", fixture)
-        _literal(get("reason"), ("initial", "resume", "change", "series"), f"{label} reason")
-        if "startsSeries" in data:
-            _literal(data["startsSeries"], (True,), f"{label} startsSeries")
-    elif kind == "sandbox/mode":
-        _literal(get("mode"), ("read-only", "workspace-write", "danger-full-access"), f"{label} mode")
-        if "source" in data:
-            _literal(data["source"], ("delegation",), f"{label} source")
-    elif kind == "schedule/change":
-        _schedule_change(data, label)
-    elif kind == "session-log-deepseek/delivery-accepted":
-        accepted = 0 if "sessionFormatVersion" not in data else _count(data["sessionFormatVersion"], f"{label} sessionFormatVersion")
-        if accepted != version:
-            return
-        _non_empty_string(get("sessionId"), f"{label} sessionId")
-        if not fixture:
-            _earlier_seq(get("throughSeq"), seq, f"{label} throughSeq")
-    elif kind == "session/end-seed":
+    checker = _SEMANTICS.get(kind)
+    if checker is not None:
+        checker(data, _Judged(kind, seq, version, fixture, f"{kind} {seq}"))
+
+
+def _agent_preset_selected(data: dict, event: _Judged) -> None:
+    _string(data.get("agentPreset"), f"{event.label} agentPreset")
+
+
+def _agent_inbox_spliced(data: dict, event: _Judged) -> None:
+    label = event.label
+    _literal(data.get("target"), ("next-turn", "next-step"), f"{label} target")
+    _count(data.get("start"), f"{label} start")
+    if "removedCount" in data:
+        _count(data["removedCount"], f"{label} removedCount")
+    _array(data.get("inserted"), f"{label} inserted",
+           lambda member, _: _message(member, f"{label} inserted message", event.version, "user"))
+    if "outcome" in data:
+        _literal(data["outcome"], ("canceled",), f"{label} outcome")
+
+
+def _approval_asked(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("id"), f"{label} id")
+    _non_empty_string(data.get("toolName"), f"{label} toolName")
+    if "callId" in data:
+        _non_empty_string(data["callId"], f"{label} callId")
+    if "reason" in data:
+        _string(data["reason"], f"{label} reason")
+
+
+def _approval_decided(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("id"), f"{label} id")
+    _literal(data.get("outcome"), ("allowed-once", "rejected", "cancelled", "unavailable"), f"{label} outcome")
+
+
+def _approval_policy(data: dict, event: _Judged) -> None:
+    label = event.label
+    _literal(data.get("policy"), ("ask", "never"), f"{label} policy")
+    if "source" in data:
+        _literal(data["source"], ("delegation",), f"{label} source")
+
+
+def _assistant_chunk(data: dict, event: _Judged) -> None:
+    _turn_and_step(data, event.label)
+    check_stream_chunk(data.get("chunk"), f"{event.label} chunk")
+
+
+def _assistant_message(data: dict, event: _Judged) -> None:
+    label = event.label
+    _turn_and_step(data, label)
+    _message(data.get("message"), f"{label} message", event.version, "assistant")
+    if "usage" in data:
+        _usage(data["usage"], f"{label} usage")
+    if "interrupted" in data:
+        _literal(data["interrupted"], (True,), f"{label} interrupted")
+
+
+def _command_done(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("commandId"), f"{label} commandId")
+    _literal(data.get("kind"), ("success", "error"), f"{label} kind")
+    if "text" in data:
+        _string(data["text"], f"{label} text")
+    if "sourceEventSeq" in data:
+        _earlier_seq(data["sourceEventSeq"], event.seq, f"{label} sourceEventSeq")
+
+
+def _command_run(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("commandId"), f"{label} commandId")
+    _non_empty_string(data.get("name"), f"{label} name")
+    if "args" in data:
+        _string(data["args"], f"{label} args")
+    source = _object_with_keys(data.get("source"), f"{label} source", ("kind",))
+    _literal(source["kind"], ("user",), f"{label} source kind")
+
+
+def _compaction_start_or_end(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("compactionId"), f"{label} compactionId")
+    if "sourceCommandId" in data:
+        _non_empty_string(data["sourceCommandId"], f"{label} sourceCommandId")
+    if data.get("turn") is not None:
+        _count(data.get("turn"), f"{label} turn")
+    if "error" in data:
+        _string(data["error"], f"{label} error")
+
+
+def _compaction_prune(data: dict, event: _Judged) -> None:
+    _shadowed_span(data, event.seq, event.label)
+
+
+def _compaction_summary(data: dict, event: _Judged) -> None:
+    label, version = event.label, event.version
+    if data.get("llmStreamCall") is True and "rawOutput" not in data:
+        raise _fail(label, "llmStreamCall requires rawOutput")
+    _non_empty_string(data.get("compactionId"), f"{label} compactionId")
+    if "sourceCommandId" in data:
+        _non_empty_string(data["sourceCommandId"], f"{label} sourceCommandId")
+    _content_blocks(data.get("summary"), f"{label} summary", version)
+    _shadowed_span(data, event.seq, label)
+    _non_empty_string(data.get("provider"), f"{label} provider")
+    _non_empty_string(data.get("model"), f"{label} model")
+    if "maxTokens" in data:
+        _count(data["maxTokens"], f"{label} maxTokens")
+    if "usage" in data:
+        _usage(data["usage"], f"{label} usage")
+    if "rawOutput" in data:
+        _content_blocks(data["rawOutput"], f"{label} rawOutput", version)
+    if "llmStreamCall" in data:
+        _literal(data["llmStreamCall"], (True,), f"{label} llmStreamCall")
+
+
+def _feedback_record(data: dict, event: _Judged) -> None:
+    _non_empty_string(data.get("text"), f"{event.label} text")
+
+
+def _goal_change_event(data: dict, event: _Judged) -> None:
+    _goal_change(data, event.label)
+
+
+def _hook_invoked(data: dict, event: _Judged) -> None:
+    label = event.label
+    _count(data.get("turn"), f"{label} turn")
+    _non_empty_string(data.get("point"), f"{label} point")
+    _literal(data.get("dialect"), ("claude-code", "codex"), f"{label} dialect")
+    if "matcher" in data:
+        _string(data["matcher"], f"{label} matcher")
+    _non_empty_string(data.get("handlerId"), f"{label} handlerId")
+
+
+def _hook_result(data: dict, event: _Judged) -> None:
+    label = event.label
+    _count(data.get("turn"), f"{label} turn")
+    _non_empty_string(data.get("point"), f"{label} point")
+    _non_empty_string(data.get("handlerId"), f"{label} handlerId")
+    _non_empty_string(data.get("decision"), f"{label} decision")
+    if "exitCode" in data:
+        _safe_integer(data["exitCode"], f"{label} exitCode")
+    if "stderrSummary" in data:
+        _string(data["stderrSummary"], f"{label} stderrSummary")
+    if _finite_number(data.get("durationMs"), f"{label} durationMs") < 0:
+        raise _fail(label, "durationMs must be non-negative")
+
+
+def _llm_retry(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("retryId"), f"{label} retryId")
+    _turn_and_step(data, label)
+    _non_empty_string(data.get("provider"), f"{label} provider")
+    _literal(data.get("mode"), ("normal", "always"), f"{label} mode")
+    _non_empty_string(data.get("policyKey"), f"{label} policyKey")
+    retry = _positive(data.get("retry"), f"{label} retry")
+    if data["mode"] == "normal":
+        if retry > _positive(data.get("maxRetries"), f"{label} maxRetries"):
+            raise _fail(label, "retry exceeds maxRetries")
+    elif "maxRetries" in data:
+        raise _fail(label, "always mode must omit maxRetries")
+    delay = _finite_number(data.get("delayMs"), f"{label} delayMs")
+    if delay < 0:
+        raise _fail(label, "delayMs must be non-negative")
+    if delay > 2147483647:
+        raise _fail(label, "delayMs exceeds the timer range")
+    _failure(data.get("failure"), f"{label} failure")
+
+
+def _llm_retry_started(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("retryId"), f"{label} retryId")
+    _turn_and_step(data, label)
+    _positive(data.get("retry"), f"{label} retry")
+
+
+def _model_selection(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("provider"), f"{label} provider")
+    _non_empty_string(data.get("model"), f"{label} model")
+    if "reasoningEffort" in data:
+        _non_empty_string(data["reasoningEffort"], f"{label} reasoningEffort")
+
+
+def _permission_preset(data: dict, event: _Judged) -> None:
+    _non_empty_string(data.get("preset"), f"{event.label} preset")
+
+
+def _plan_mode(data: dict, event: _Judged) -> None:
+    _boolean(data.get("active"), f"{event.label} active")
+
+
+def _request_context(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("provider"), f"{label} provider")
+    _non_empty_string(data.get("model"), f"{label} model")
+    if "contextWindow" in data:
+        _positive(data["contextWindow"], f"{label} contextWindow")
+
+
+def _request_header_event(data: dict, event: _Judged) -> None:
+    label = event.label
+    _request_header(data.get("header"), f"{label} header", event.fixture)
+    _literal(data.get("reason"), ("initial", "resume", "change", "series"), f"{label} reason")
+    if "startsSeries" in data:
+        _literal(data["startsSeries"], (True,), f"{label} startsSeries")
+
+
+def _sandbox_mode(data: dict, event: _Judged) -> None:
+    label = event.label
+    _literal(data.get("mode"), ("read-only", "workspace-write", "danger-full-access"), f"{label} mode")
+    if "source" in data:
+        _literal(data["source"], ("delegation",), f"{label} source")
+
+
+def _schedule_change_event(data: dict, event: _Judged) -> None:
+    _schedule_change(data, event.label)
+
+
+def _delivery_accepted(data: dict, event: _Judged) -> None:
+    label = event.label
+    if "sessionFormatVersion" in data:
+        accepted = _count(data["sessionFormatVersion"], f"{label} sessionFormatVersion")
+    else:
+        accepted = 0
+    if accepted != event.version:
         return
-    elif kind == "session/title":
-        _non_empty_string(get("title"), f"{label} title")
-        _seq_array(get("messageSeqs"), seq, f"{label} messageSeqs", False)
-        _title_source(get("source"), f"{label} source")
-    elif kind == "session/title-llm-request":
-        _non_empty_string(get("titleProvider"), f"{label} titleProvider")
-        _seq_array(get("messageSeqs"), seq, f"{label} messageSeqs", True)
-        _route(get("route"), f"{label} route")
-        _string(get("system"), f"{label} system")
-        _array(get("messages"), f"{label} messages", lambda m, l: _message(m, f"{label} message", version, None))
-        _positive(get("maxTokens"), f"{label} maxTokens")
-    elif kind in ("step/end", "step/start"):
-        _turn_and_step(data, label)
-    elif kind == "subagent/descriptor":
-        _subagent_descriptor(data, label)
-    elif kind == "subagent/model-selection-policy":
-        seen: set = set()
+    _non_empty_string(data.get("sessionId"), f"{label} sessionId")
+    if not event.fixture:
+        _earlier_seq(data.get("throughSeq"), event.seq, f"{label} throughSeq")
 
-        def route(member, member_label):
-            item = _object_with_keys(member, member_label, ("provider", "model"))
-            _non_empty_string(item["provider"], f"{member_label} provider")
-            _non_empty_string(item["model"], f"{member_label} model")
-            key = (item["provider"], item["model"])
-            if key in seen:
-                raise _fail(f"{label} allowedModels", f"repeats route {key[0]}/{key[1]}")
-            seen.add(key)
 
-        if not _array(get("allowedModels"), f"{label} allowedModels", route):
-            raise _fail(f"{label} allowedModels", "must be non-empty")
-    elif kind == "team/member":
-        _team_selector(data, label)
-        member = _object_with_keys(get("member"), f"{label} member", ("id", "name", "description", "provider", "context", "phase"), ("error",))
-        _non_empty_string(member["id"], f"{label} member id")
-        for key in ("name", "description", "provider"):
-            _string(member[key], f"{label} member {key}")
-        _literal(member["context"], ("fresh", "fork"), f"{label} member context")
-        _literal(member["phase"], ("provisioning", "active", "failed"), f"{label} member phase")
-        if "error" in member:
-            _string(member["error"], f"{label} member error")
-    elif kind == "team/message/delivered":
-        _team_selector(data, label)
-        _non_empty_string(get("messageId"), f"{label} messageId")
-        _non_empty_string(get("targetId"), f"{label} targetId")
-    elif kind == "team/message/queued":
-        _team_selector(data, label)
-        message = _object_with_keys(get("message"), f"{label} message", ("id", "senderId", "senderName", "targetId", "delivery", "content"))
-        for key in ("id", "senderId", "targetId"):
-            _non_empty_string(message[key], f"{label} message {key}")
-        _string(message["senderName"], f"{label} message senderName")
-        _literal(message["delivery"], ("quiet", "wakeup"), f"{label} message delivery")
-        _content_blocks(message["content"], f"{label} message content", version)
-    elif kind == "team/task":
-        _team_selector(data, label)
-        task = _object_with_keys(get("task"), f"{label} task",
-                      ("id", "revision", "subject", "description", "status", "blockedBy", "writeScopes"), ("ownerId",))
-        _non_empty_string(task["id"], f"{label} task id")
-        _positive(task["revision"], f"{label} task revision")
-        _string(task["subject"], f"{label} task subject")
-        _string(task["description"], f"{label} task description")
-        _literal(task["status"], ("pending", "in_progress", "completed", "deleted"), f"{label} task status")
-        if "ownerId" in task:
-            _non_empty_string(task["ownerId"], f"{label} task ownerId")
-        _array(task["blockedBy"], f"{label} task blockedBy", _non_empty_string)
-        _array(task["writeScopes"], f"{label} task writeScopes", _string)
-    elif kind == "todo/write":
-        def todo(member, member_label):
-            item = _object_with_keys(member, member_label, ("content", "status"))
-            _string(item["content"], f"{member_label} content")
-            _literal(item["status"], ("pending", "in_progress", "completed"), f"{member_label} status")
+def _session_title(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("title"), f"{label} title")
+    _seq_array(data.get("messageSeqs"), event.seq, f"{label} messageSeqs", False)
+    _title_source(data.get("source"), f"{label} source")
 
-        _array(get("todos"), f"{label} todos", todo)
-    elif kind in ("tool-workflow/agent-end", "tool-workflow/agent-start"):
-        _non_empty_string(get("runId"), f"{label} runId")
-        _positive(get("seq"), f"{label} seq")
-        if kind == "tool-workflow/agent-end":
-            _literal(get("outcome"), ("completed", "failed", "cancelled"), f"{label} outcome")
-        else:
-            _string(get("label"), f"{label} label")
-            if "phase" in data:
-                _string(data["phase"], f"{label} phase")
-            _non_empty_string(get("childId"), f"{label} childId")
-    elif kind == "tool-workflow/run-end":
-        _non_empty_string(get("runId"), f"{label} runId")
-        _literal(get("stopReason"), ("completed", "cancelled", "error"), f"{label} stopReason")
-    elif kind == "tool-workflow/run-start":
-        _non_empty_string(get("runId"), f"{label} runId")
-        _non_empty_string(get("name"), f"{label} name")
-    elif kind == "tool/call":
-        _turn_and_step(data, label)
-        _non_empty_string(get("callId"), f"{label} callId")
-        _non_empty_string(get("name"), f"{label} name")
-        _string(get("arguments"), f"{label} arguments")
-    elif kind in ("tool/code-dispatch", "tool/code-dispatch-start"):
-        for key in ("rootCallId", "parentCallId", "subCallId", "name"):
-            _non_empty_string(get(key), f"{label} {key}")
-        if kind == "tool/code-dispatch":
-            _boolean(get("isError"), f"{label} isError")
-            _content_blocks(get("content"), f"{label} content", version)
-    elif kind == "tool/result":
-        _turn_and_step(data, label)
-        _message(get("message"), f"{label} message", version, "tool")
-        if "error" in data:
-            error = _object_with_keys(data["error"], f"{label} error", ("name", "code"))
-            _non_empty_string(error["name"], f"{label} error name")
-            _non_empty_string(error["code"], f"{label} error code")
-    elif kind == "turn/end":
-        _count(get("turn"), f"{label} turn")
-        _turn_end_reason(get("reason"), f"{label} reason", version)
-    elif kind == "turn/start":
-        _count(get("turn"), f"{label} turn")
-    elif kind == "user/message":
-        _message(data, label, version, "user")
-    elif kind == "web/deepseek-search-llm-request":
-        _non_empty_string(get("endpoint"), f"{label} endpoint")
-        _non_empty_string(get("apiVersion"), f"{label} apiVersion")
-        _web_search_body(get("body"), f"{label} body")
+
+def _title_llm_request(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("titleProvider"), f"{label} titleProvider")
+    _seq_array(data.get("messageSeqs"), event.seq, f"{label} messageSeqs", True)
+    _route(data.get("route"), f"{label} route")
+    _string(data.get("system"), f"{label} system")
+    _array(data.get("messages"), f"{label} messages",
+           lambda member, _: _message(member, f"{label} message", event.version, None))
+    _positive(data.get("maxTokens"), f"{label} maxTokens")
+
+
+def _step_boundary(data: dict, event: _Judged) -> None:
+    _turn_and_step(data, event.label)
+
+
+def _subagent_descriptor_event(data: dict, event: _Judged) -> None:
+    _subagent_descriptor(data, event.label)
+
+
+def _model_selection_policy(data: dict, event: _Judged) -> None:
+    label = event.label
+    seen: set = set()
+
+    def route(member, member_label):
+        item = _object_with_keys(member, member_label, ("provider", "model"))
+        _non_empty_string(item["provider"], f"{member_label} provider")
+        _non_empty_string(item["model"], f"{member_label} model")
+        key = (item["provider"], item["model"])
+        if key in seen:
+            raise _fail(f"{label} allowedModels", f"repeats route {key[0]}/{key[1]}")
+        seen.add(key)
+
+    if not _array(data.get("allowedModels"), f"{label} allowedModels", route):
+        raise _fail(f"{label} allowedModels", "must be non-empty")
+
+
+def _team_member(data: dict, event: _Judged) -> None:
+    label = event.label
+    _team_selector(data, label)
+    member = _object_with_keys(data.get("member"), f"{label} member",
+                               ("id", "name", "description", "provider", "context", "phase"), ("error",))
+    _non_empty_string(member["id"], f"{label} member id")
+    for key in ("name", "description", "provider"):
+        _string(member[key], f"{label} member {key}")
+    _literal(member["context"], ("fresh", "fork"), f"{label} member context")
+    _literal(member["phase"], ("provisioning", "active", "failed"), f"{label} member phase")
+    if "error" in member:
+        _string(member["error"], f"{label} member error")
+
+
+def _team_message_delivered(data: dict, event: _Judged) -> None:
+    label = event.label
+    _team_selector(data, label)
+    _non_empty_string(data.get("messageId"), f"{label} messageId")
+    _non_empty_string(data.get("targetId"), f"{label} targetId")
+
+
+def _team_message_queued(data: dict, event: _Judged) -> None:
+    label = event.label
+    _team_selector(data, label)
+    message = _object_with_keys(data.get("message"), f"{label} message",
+                                ("id", "senderId", "senderName", "targetId", "delivery", "content"))
+    for key in ("id", "senderId", "targetId"):
+        _non_empty_string(message[key], f"{label} message {key}")
+    _string(message["senderName"], f"{label} message senderName")
+    _literal(message["delivery"], ("quiet", "wakeup"), f"{label} message delivery")
+    _content_blocks(message["content"], f"{label} message content", event.version)
+
+
+def _team_task(data: dict, event: _Judged) -> None:
+    label = event.label
+    _team_selector(data, label)
+    task = _object_with_keys(data.get("task"), f"{label} task",
+                             ("id", "revision", "subject", "description", "status", "blockedBy", "writeScopes"),
+                             ("ownerId",))
+    _non_empty_string(task["id"], f"{label} task id")
+    _positive(task["revision"], f"{label} task revision")
+    _string(task["subject"], f"{label} task subject")
+    _string(task["description"], f"{label} task description")
+    _literal(task["status"], ("pending", "in_progress", "completed", "deleted"), f"{label} task status")
+    if "ownerId" in task:
+        _non_empty_string(task["ownerId"], f"{label} task ownerId")
+    _array(task["blockedBy"], f"{label} task blockedBy", _non_empty_string)
+    _array(task["writeScopes"], f"{label} task writeScopes", _string)
+
+
+def _todo_write(data: dict, event: _Judged) -> None:
+    def todo(member, member_label):
+        item = _object_with_keys(member, member_label, ("content", "status"))
+        _string(item["content"], f"{member_label} content")
+        _literal(item["status"], ("pending", "in_progress", "completed"), f"{member_label} status")
+
+    _array(data.get("todos"), f"{event.label} todos", todo)
+
+
+def _workflow_agent(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("runId"), f"{label} runId")
+    _positive(data.get("seq"), f"{label} seq")
+    if event.kind == "tool-workflow/agent-end":
+        _literal(data.get("outcome"), ("completed", "failed", "cancelled"), f"{label} outcome")
+    else:
+        _string(data.get("label"), f"{label} label")
+        if "phase" in data:
+            _string(data["phase"], f"{label} phase")
+        _non_empty_string(data.get("childId"), f"{label} childId")
+
+
+def _workflow_run_end(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("runId"), f"{label} runId")
+    _literal(data.get("stopReason"), ("completed", "cancelled", "error"), f"{label} stopReason")
+
+
+def _workflow_run_start(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("runId"), f"{label} runId")
+    _non_empty_string(data.get("name"), f"{label} name")
+
+
+def _tool_call(data: dict, event: _Judged) -> None:
+    label = event.label
+    _turn_and_step(data, label)
+    _non_empty_string(data.get("callId"), f"{label} callId")
+    _non_empty_string(data.get("name"), f"{label} name")
+    _string(data.get("arguments"), f"{label} arguments")
+
+
+def _code_dispatch(data: dict, event: _Judged) -> None:
+    label = event.label
+    for key in ("rootCallId", "parentCallId", "subCallId", "name"):
+        _non_empty_string(data.get(key), f"{label} {key}")
+    if event.kind == "tool/code-dispatch":
+        _boolean(data.get("isError"), f"{label} isError")
+        _content_blocks(data.get("content"), f"{label} content", event.version)
+
+
+def _tool_result(data: dict, event: _Judged) -> None:
+    label = event.label
+    _turn_and_step(data, label)
+    _message(data.get("message"), f"{label} message", event.version, "tool")
+    if "error" in data:
+        error = _object_with_keys(data["error"], f"{label} error", ("name", "code"))
+        _non_empty_string(error["name"], f"{label} error name")
+        _non_empty_string(error["code"], f"{label} error code")
+
+
+def _turn_end(data: dict, event: _Judged) -> None:
+    label = event.label
+    _count(data.get("turn"), f"{label} turn")
+    _turn_end_reason(data.get("reason"), f"{label} reason", event.version)
+
+
+def _turn_start(data: dict, event: _Judged) -> None:
+    _count(data.get("turn"), f"{event.label} turn")
+
+
+def _user_message(data: dict, event: _Judged) -> None:
+    _message(data, event.label, event.version, "user")
+
+
+def _web_search_request(data: dict, event: _Judged) -> None:
+    label = event.label
+    _non_empty_string(data.get("endpoint"), f"{label} endpoint")
+    _non_empty_string(data.get("apiVersion"), f"{label} apiVersion")
+    _web_search_body(data.get("body"), f"{label} body")
+
+
+_SEMANTICS: dict[str, Callable[[dict, _Judged], None]] = {
+    "agent-preset/selected": _agent_preset_selected,
+    "agent/inbox/spliced": _agent_inbox_spliced,
+    "approval/asked": _approval_asked,
+    "approval/decided": _approval_decided,
+    "approval/policy": _approval_policy,
+    "assistant/chunk": _assistant_chunk,
+    "assistant/message": _assistant_message,
+    "command/done": _command_done,
+    "command/run": _command_run,
+    "compaction/start": _compaction_start_or_end,
+    "compaction/end": _compaction_start_or_end,
+    "compaction/prune": _compaction_prune,
+    "compaction/summary": _compaction_summary,
+    "feedback/record": _feedback_record,
+    "goal/change": _goal_change_event,
+    "hook/invoked": _hook_invoked,
+    "hook/result": _hook_result,
+    "llm/retry": _llm_retry,
+    "llm/retry-started": _llm_retry_started,
+    "model/selection": _model_selection,
+    "permission/preset": _permission_preset,
+    "plan/mode": _plan_mode,
+    "request/context": _request_context,
+    "request/header": _request_header_event,
+    "sandbox/mode": _sandbox_mode,
+    "schedule/change": _schedule_change_event,
+    "session-log-deepseek/delivery-accepted": _delivery_accepted,
+    # session/end-seed: nothing beyond its members
+    "session/title": _session_title,
+    "session/title-llm-request": _title_llm_request,
+    "step/end": _step_boundary,
+    "step/start": _step_boundary,
+    "subagent/descriptor": _subagent_descriptor_event,
+    "subagent/model-selection-policy": _model_selection_policy,
+    "team/member": _team_member,
+    "team/message/delivered": _team_message_delivered,
+    "team/message/queued": _team_message_queued,
+    "team/task": _team_task,
+    "todo/write": _todo_write,
+    "tool-workflow/agent-end": _workflow_agent,
+    "tool-workflow/agent-start": _workflow_agent,
+    "tool-workflow/run-end": _workflow_run_end,
+    "tool-workflow/run-start": _workflow_run_start,
+    "tool/call": _tool_call,
+    "tool/code-dispatch": _code_dispatch,
+    "tool/code-dispatch-start": _code_dispatch,
+    "tool/result": _tool_result,
+    "turn/end": _turn_end,
+    "turn/start": _turn_start,
+    "user/message": _user_message,
+    "web/deepseek-search-llm-request": _web_search_request,
+}
+"""The semantic checker of each event type; a type not listed has none."""
 
 
 # --------------------------------------------------------------------------- entry points
@@ -1101,7 +1315,8 @@ def _v3_block(value: Any, label: str) -> None:
         _v3_content(block["content"], f"{label}.content")
     if block["type"] == "file":
         _exact_members(block, ("type", "attachment"), (), f'{label} kind "file"')
-        attachment = _object_with_keys(block["attachment"], f'{label} kind "file" attachment', ("attachmentId", "name", "bytes"))
+        attachment = _object_with_keys(block["attachment"], f'{label} kind "file" attachment',
+                                       ("attachmentId", "name", "bytes"))
         if not non_empty_str(attachment["attachmentId"]) or not isinstance(attachment["name"], str):
             raise PayloadError(f'{label} kind "file": file attachment requires attachmentId and name')
         _count(attachment["bytes"], f'{label} kind "file" attachment bytes')
@@ -1122,7 +1337,8 @@ def check_v2_migration(kind: str, seq: int, data: Any, stream_ok: bool = True, f
             return
         _exact_members(record, ("sessionId", "item"), (), kind)
         _string(record["sessionId"], "feedback sessionId")
-        item = _object_with_keys(record["item"], "feedback item", ("messageId", "rating", "version", "createdAt", "updatedAt"), ("note",))
+        item = _object_with_keys(record["item"], "feedback item", ("messageId", "rating", "version", "createdAt", "updatedAt"),
+                                 ("note",))
         _string(item["messageId"], "feedback messageId")
         _string(item["version"], "feedback version")
         _literal(item["rating"], ("positive", "negative"), "feedback rating")
@@ -1179,7 +1395,8 @@ def check_v2_migration(kind: str, seq: int, data: Any, stream_ok: bool = True, f
         _v3_source(record.get("message"))
     if kind == "tool/result" and isinstance(record.get("error"), dict) and record["error"].get("code") == "TOOL_NOT_STARTED":
         message = _object(record.get("message"), "tool result message")
-        if not is_repair_identity(message.get("id"), _object(message.get("source"), "tool result source").get("callId")):
+        call_id = _object(message.get("source"), "tool result source").get("callId")
+        if not is_repair_identity(message.get("id"), call_id):
             raise PayloadError("TOOL_NOT_STARTED repair requires its canonical historical message id")
     if kind in ("agent/inbox/spliced", "session/title-llm-request"):
         for message in record.get("inserted" if kind == "agent/inbox/spliced" else "messages"):
