@@ -336,6 +336,23 @@ def test_v0_chunks_are_read_from_the_folded_stream(tmp_path):
     ]
 
 
+def test_scan_images_takes_a_path_a_pathlike_or_a_logref(v4_log):
+    import msgspec
+
+    from dshctl.images import ImageScan, scan_images
+    from dshctl.source import resolve
+
+    listed = listing(v4_log)
+    for source in (str(v4_log), v4_log, resolve(str(v4_log))[0], v4_log.parent):
+        scan = scan_images(source)
+        assert isinstance(scan, ImageScan) and isinstance(scan, msgspec.Struct)
+        assert [ref.to_json(extraction=False) for ref in scan.refs] == listed
+        assert scan.log_file == str(v4_log) and not scan.problems
+        assert scan.summary()["references"] == 12
+    with pytest.raises(DshctlError):
+        scan_images(v4_log.parent / "missing.jsonl")
+
+
 def test_runs_are_never_expanded(monkeypatch, v4_log):
     import dshctl.stream as stream_mod
 

@@ -135,3 +135,29 @@ def test_semantic_checks_report_the_first_member_at_fault(kind, data, first):
     with pytest.raises(PayloadError) as raised:
         semantics(kind, 7, data, 0)
     assert str(raised.value) == first
+
+
+def test_validate_log_takes_a_path_a_pathlike_or_a_logref(tmp_path: Path, monkeypatch):
+    import io
+
+    import msgspec
+
+    from dshctl.validate.findings import LogReport
+
+    sample = SAMPLES / "tour.session.v2.jsonl"
+    by_ref = validate_log(resolve(str(sample))[0])
+    for source in (str(sample), sample):
+        report = validate_log(source)
+        assert isinstance(report, LogReport) and isinstance(report, msgspec.Struct)
+        assert report.to_json() == by_ref.to_json()
+    missing = validate_log(tmp_path / "nope.jsonl")
+    assert missing.unreadable and [f.rule for f in missing.findings] == ["codec/read"]
+    assert missing.file == str(tmp_path / "nope.jsonl")
+
+    class Stdin:
+        buffer = io.BytesIO(sample.read_bytes())
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    spooled = validate_log("-")
+    assert spooled.file == "<stdin>" and spooled.events == by_ref.events
+    assert [f.to_json()["message"] for f in spooled.findings] == [f.to_json()["message"] for f in by_ref.findings]
