@@ -157,7 +157,9 @@ def test_validate_log_takes_a_path_a_pathlike_or_a_logref(tmp_path: Path, monkey
     class Stdin:
         buffer = io.BytesIO(sample.read_bytes())
 
-    monkeypatch.setattr(sys, "stdin", Stdin)
-    spooled = validate_log("-")
-    assert spooled.file == "<stdin>" and spooled.events == by_ref.events
-    assert [f.to_json()["message"] for f in spooled.findings] == [f.to_json()["message"] for f in by_ref.findings]
+    for source in ("-", lambda: resolve("-")[0]):
+        Stdin.buffer = io.BytesIO(sample.read_bytes())
+        monkeypatch.setattr(sys, "stdin", Stdin)
+        spooled = validate_log(source() if callable(source) else source)
+        assert spooled.file == "<stdin>" and spooled.events == by_ref.events
+        assert [f.to_json()["message"] for f in spooled.findings] == [f.to_json()["message"] for f in by_ref.findings]

@@ -47,14 +47,14 @@ def validate_log(source: str | os.PathLike | LogRef, *, ignore: frozenset[str] =
     """Run every level on one log: a path (file or session directory), ``-`` for standard input, or a
     :class:`~dshctl.source.LogRef`. Never raises for a bad log: problems become findings, and so does a
     path that names no single readable log (``codec/read``, or ``codec/version`` for a newer generation)."""
-    if isinstance(source, LogRef):
+    if isinstance(source, LogRef) and source.path is not None:
         return _validate_ref(source, ignore=ignore, max_errors=max_errors)
-    spec = os.fspath(source)
+    spec = source.display if isinstance(source, LogRef) else os.fspath(source)
     spooled: list[str] = []
     try:
         try:
-            ref = _one_log(spec)
-            if ref.path is None:
+            ref = source if isinstance(source, LogRef) else _one_log(spec)
+            if ref.path is None:  # standard input: validation reads a log twice
                 ref = _spool_stdin(spooled)
         except DshctlError as exc:
             return _unresolved(exc, exc.file or spec, ignore)
