@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dshctl import images as images_mod
+from dshctl.images import store as store_mod
 from dshctl.errors import DshctlError
 from dshctl.cli import app
 from dshctl.images import NameTemplate, probe_image, safe_base_name, scan_log
@@ -335,6 +336,23 @@ def test_v0_chunks_are_read_from_the_folded_stream(tmp_path):
     ]
 
 
+def test_scan_images_takes_a_path_a_pathlike_or_a_logref(v4_log):
+    import msgspec
+
+    from dshctl.images import ImageScan, scan_images
+    from dshctl.source import resolve
+
+    listed = listing(v4_log)
+    for source in (str(v4_log), v4_log, resolve(str(v4_log))[0], v4_log.parent):
+        scan = scan_images(source)
+        assert isinstance(scan, ImageScan) and isinstance(scan, msgspec.Struct)
+        assert [ref.to_json(extraction=False) for ref in scan.refs] == listed
+        assert scan.log_file == str(v4_log) and not scan.problems
+        assert scan.summary()["references"] == 12
+    with pytest.raises(DshctlError):
+        scan_images(v4_log.parent / "missing.jsonl")
+
+
 def test_runs_are_never_expanded(monkeypatch, v4_log):
     import dshctl.stream as stream_mod
 
@@ -447,7 +465,7 @@ def test_name_template_with_hostile_names(tmp_path):
 
 @pytest.mark.parametrize("openat", [True, False], ids=["openat", "path-fallback"])
 def test_tampered_wrong_size_and_missing_objects(tmp_path, monkeypatch, openat):
-    monkeypatch.setattr(images_mod, "_DIR_FD", images_mod._DIR_FD and openat)
+    monkeypatch.setattr(store_mod, "_DIR_FD", store_mod._DIR_FD and openat)
     other = make_png(2, 2)
     wrong_size = dict(ref(PNG2, "image/png", 1, 1), bytes=len(PNG2) + 1)
     wrong_dims = dict(ref(other, "image/png", 2, 2), width=9)
@@ -501,13 +519,13 @@ def test_hostile_ids_never_touch_the_filesystem(tmp_path, monkeypatch, bad_id):
     log = write_log(tmp_path / "s.jsonl", 4, [user([image(hostile), image(JPEG_REF)])])
     store = make_store(tmp_path / "home", JPEG)
     reads = []
-    original = images_mod.Store.read
+    original = store_mod.Store.read
 
     def spy(self, digest, media_type):
         reads.append(digest)
         return original(self, digest, media_type)
 
-    monkeypatch.setattr(images_mod.Store, "read", spy)
+    monkeypatch.setattr(store_mod.Store, "read", spy)
     out = tmp_path / "out"
     result = invoke(str(log), "--out", str(out), "--store", str(store), "--json")
     assert result.exit_code == 1
@@ -519,7 +537,7 @@ def test_hostile_ids_never_touch_the_filesystem(tmp_path, monkeypatch, bad_id):
 
 @pytest.mark.parametrize("openat", [True, False], ids=["openat", "path-fallback"])
 def test_symlinks_out_of_the_store_are_not_followed(tmp_path, monkeypatch, openat):
-    monkeypatch.setattr(images_mod, "_DIR_FD", images_mod._DIR_FD and openat)
+    monkeypatch.setattr(store_mod, "_DIR_FD", store_mod._DIR_FD and openat)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret").write_bytes(PNG)  # right content, wrong place
@@ -542,7 +560,7 @@ def test_symlinks_out_of_the_store_are_not_followed(tmp_path, monkeypatch, opena
 
 @pytest.mark.parametrize("openat", [True, False], ids=["openat", "path-fallback"])
 def test_fifo_in_the_store_is_refused(tmp_path, monkeypatch, openat):
-    monkeypatch.setattr(images_mod, "_DIR_FD", images_mod._DIR_FD and openat)
+    monkeypatch.setattr(store_mod, "_DIR_FD", store_mod._DIR_FD and openat)
     store = make_store(tmp_path / "home")
     (store / "v1" / "objects" / sha(PNG)[:2]).mkdir()
     os.mkfifo(object_path(store, PNG))

@@ -111,3 +111,55 @@ def test_max_errors_suppresses_the_rest(tmp_path: Path):
     assert full.errors > 2
     assert limited.errors == 2 and limited.suppressed == full.errors - 2
     assert exit_status([limited], False) == 1
+
+
+def test_every_released_event_type_has_its_semantic_checker():
+    from dshctl.validate import payload
+
+    released = set(payload.V0_DISPOSITIONS) | set(payload.V2_DISPOSITIONS)
+    # session/end-seed has nothing beyond its members; assistant/attempt is judged by the migration itself
+    assert set(payload._SEMANTICS) == released - {"session/end-seed", "assistant/attempt"}
+
+
+@pytest.mark.parametrize("kind, data, first", [
+    ("llm/retry", {"retryId": "", "turn": -1, "step": 1}, "llm/retry 7 retryId must be a non-empty string"),
+    ("llm/retry", {"retryId": "r", "turn": -1, "step": "x"}, "llm/retry 7 turn must be a non-negative safe integer"),
+    ("hook/invoked", {"turn": 1, "point": "p", "dialect": "x", "matcher": 3}, "hook/invoked 7 dialect must be one of claude-code, codex"),
+    ("compaction/summary", {"llmStreamCall": True, "compactionId": ""}, "compaction/summary 7 llmStreamCall requires rawOutput"),
+    ("turn/end", {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "nope"}}},
+     "turn/end 7 reason abort kind must be one of user, parent, disposed, legacy"),
+])
+def test_semantic_checks_report_the_first_member_at_fault(kind, data, first):
+    from dshctl.validate.payload import PayloadError, semantics
+
+    with pytest.raises(PayloadError) as raised:
+        semantics(kind, 7, data, 0)
+    assert str(raised.value) == first
+
+
+def test_validate_log_takes_a_path_a_pathlike_or_a_logref(tmp_path: Path, monkeypatch):
+    import io
+
+    import msgspec
+
+    from dshctl.validate.findings import LogReport
+
+    sample = SAMPLES / "tour.session.v2.jsonl"
+    by_ref = validate_log(resolve(str(sample))[0])
+    for source in (str(sample), sample):
+        report = validate_log(source)
+        assert isinstance(report, LogReport) and isinstance(report, msgspec.Struct)
+        assert report.to_json() == by_ref.to_json()
+    missing = validate_log(tmp_path / "nope.jsonl")
+    assert missing.unreadable and [f.rule for f in missing.findings] == ["codec/read"]
+    assert missing.file == str(tmp_path / "nope.jsonl")
+
+    class Stdin:
+        buffer = io.BytesIO(sample.read_bytes())
+
+    for source in ("-", lambda: resolve("-")[0]):
+        Stdin.buffer = io.BytesIO(sample.read_bytes())
+        monkeypatch.setattr(sys, "stdin", Stdin)
+        spooled = validate_log(source() if callable(source) else source)
+        assert spooled.file == "<stdin>" and spooled.events == by_ref.events
+        assert [f.to_json()["message"] for f in spooled.findings] == [f.to_json()["message"] for f in by_ref.findings]

@@ -30,20 +30,55 @@ from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, 
 from dshctl.source import LogRef, no_logs_found, resolve
 
 from .codec import run_codec
-from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, LogReport
+from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, Finding, LogReport
 from .formats import FORMATS, render, render_rules
 from .grammar import check_grammar
 from .relationships import Relationships
 from .rules import LEVELS, RULES
 from .settlement import check_settlement
 
-__all__ = ["run_validate", "validate_log", "validate_paths", "exit_status", "RULES", "LEVELS"]
+__all__ = ["run_validate", "validate_log", "validate_paths", "exit_status", "Finding", "LogReport", "RULES", "LEVELS"]
 
 MODEL_LEVELS = ("settlement", "grammar", "relationships")
 
 
-def validate_log(ref: LogRef, *, ignore: frozenset[str] = frozenset(), max_errors: int | None = None) -> LogReport:
-    """Run every level on one log. Never raises for a bad log: problems become findings."""
+def validate_log(source: str | os.PathLike | LogRef, *, ignore: frozenset[str] = frozenset(),
+                 max_errors: int | None = None) -> LogReport:
+    """Run every level on one log: a path (file or session directory), ``-`` for standard input, or a
+    :class:`~dshctl.source.LogRef`. Never raises for a bad log: problems become findings, and so does a
+    path that names no single readable log (``codec/read``, or ``codec/version`` for a newer generation)."""
+    if isinstance(source, LogRef) and source.path is not None:
+        return _validate_ref(source, ignore=ignore, max_errors=max_errors)
+    spec = source.display if isinstance(source, LogRef) else os.fspath(source)
+    spooled: list[str] = []
+    try:
+        try:
+            ref = source if isinstance(source, LogRef) else _one_log(spec)
+            if ref.path is None:  # standard input: validation reads a log twice
+                ref = _spool_stdin(spooled)
+        except DshctlError as exc:
+            return _unresolved(exc, exc.file or spec, ignore)
+        return _validate_ref(ref, ignore=ignore, max_errors=max_errors)
+    finally:
+        _unlink_all(spooled)
+
+
+def _one_log(spec: str) -> LogRef:
+    """The one log a path names. (A2 points this at ``dshctl.source.as_ref`` once it lands.)"""
+    from dshctl.reader import resolve_one
+
+    return resolve_one(spec)
+
+
+def _unresolved(exc: DshctlError, file: str, ignore: frozenset[str]) -> LogReport:
+    """The report of a path that could not be read as a log at all."""
+    col = Collector(file, ignore=ignore)
+    rule = "codec/version" if isinstance(exc, UnsupportedVersion) else "codec/read"
+    col.add(rule, exc.message, line=exc.line)
+    return col.report
+
+
+def _validate_ref(ref: LogRef, *, ignore: frozenset[str], max_errors: int | None) -> LogReport:
     col = Collector(ref.display, ignore=ignore, max_errors=max_errors)
     report = col.report
     try:
@@ -133,10 +168,7 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
             if not found:
                 raise no_logs_found(spec)
         except DshctlError as exc:
-            col = Collector(exc.file or spec, ignore=ignore)
-            rule = "codec/version" if isinstance(exc, UnsupportedVersion) else "codec/read"
-            col.add(rule, exc.message, line=exc.line)
-            reports[len(refs) + len(reports)] = col.report
+            reports[len(refs) + len(reports)] = _unresolved(exc, exc.file or spec, ignore)
             continue
         for ref in found:
             if ref.path is None:
@@ -156,11 +188,7 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
                 result = col.report
             results.append(result)
     finally:
-        for path in spooled:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        _unlink_all(spooled)
     # the paths that could not be resolved come first, then every log in argument order
     return list(reports.values()) + results
 
@@ -204,6 +232,14 @@ def _spool_stdin(spooled: list[str]) -> LogRef:
     from pathlib import Path
 
     return LogRef(path=Path(name), display="<stdin>", generation_from_name=None, session_dir=None)
+
+
+def _unlink_all(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def exit_status(reports: Iterable[LogReport], strict: bool) -> int:

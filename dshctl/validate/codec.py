@@ -121,7 +121,7 @@ class _CodecPass:
         try:
             obj = loads_strict(raw)
         except (ValueError, RecursionError) as exc:
-            col.add("codec/header", f"line 1 is not JSON ({_short_exc(exc)}): not a dsh session log", line=1)
+            col.add("codec/header", f"line 1 is not JSON ({_short_error(exc)}): not a dsh session log", line=1)
             return False
         if not isinstance(obj, dict) or obj.get("type") != "session":
             col.add("codec/header", 'line 1 is not a dsh session header (expected {"type":"session", ...})', line=1)
@@ -176,7 +176,7 @@ class _CodecPass:
             if key in obj and not isinstance(obj[key], str):
                 problems.append(f"{key} must be a string")
         cwd = obj.get("cwd")
-        if isinstance(cwd, str) and not fixture_cwd and not _absolute(cwd):
+        if isinstance(cwd, str) and not fixture_cwd and not _absolute_path(cwd):
             problems.append(f"cwd {short(cwd)} must be an absolute path")
         if "origin" in obj and obj["origin"] != "subagent":
             problems.append('origin must be "subagent"')
@@ -206,7 +206,7 @@ class _CodecPass:
                 try:
                     obj = loads_strict(raw)
                 except (ValueError, RecursionError) as exc:
-                    raise _Damage("codec/json", f"unparsable record: {_short_exc(exc)}")
+                    raise _Damage("codec/json", f"unparsable record: {_short_error(exc)}")
                 if issue is not None:
                     if self._decodes_turn_end(obj, fixture):
                         self._committed(issue, lineno)
@@ -234,8 +234,8 @@ class _CodecPass:
                 try:
                     self._event(obj, lineno, position)
                 except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
-                    col.add("codec/payload", f"{_kind(obj)} has a shape dshctl cannot inspect "
-                            f"({type(exc).__name__}: {_short_exc(exc)})", line=lineno, seq=position)
+                    col.add("codec/payload", f"{_record_type(obj)} has a shape dshctl cannot inspect "
+                            f"({type(exc).__name__}: {_short_error(exc)})", line=lineno, seq=position)
                     result.payload_refused.add(position)
                 position += 1
             except _Damage as damage:
@@ -630,15 +630,16 @@ def _seq_ranges_problem(value: Any, own_seq: Any, *, v0: bool) -> str | None:
     return None
 
 
-def _kind(obj: Any) -> str:
+def _record_type(obj: Any) -> str:
+    """A record's ``type`` for a message, or ``event`` when it has none."""
     kind = obj.get("type") if isinstance(obj, dict) else None
     return kind if isinstance(kind, str) else "event"
 
 
-def _absolute(path: str) -> bool:
+def _absolute_path(path: str) -> bool:
     return path.startswith("/") or path.startswith("\\\\") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
 
 
-def _short_exc(exc: Exception) -> str:
+def _short_error(exc: Exception) -> str:
     text = str(exc)
     return text if len(text) < 160 else text[:157] + "..."

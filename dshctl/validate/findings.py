@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .rules import RULES
 
@@ -15,8 +16,9 @@ STATUS_ERRORS = "errors"
 STATUS_UNREADABLE = "unreadable"
 
 
-@dataclass(slots=True)
-class Finding:
+class Finding(msgspec.Struct):
+    """One finding of one rule in one log. ``to_json`` is its JSON form (field names and order fixed)."""
+
     rule: str
     severity: str
     message: str
@@ -61,16 +63,17 @@ class Finding:
         return f"{where} ({', '.join(extra)})" if extra else where
 
 
-@dataclass
-class LogReport:
+class LogReport(msgspec.Struct):
+    """What ``validate`` found in one log: its findings, what was suppressed, and the levels not run."""
+
     file: str
     generation: int | None = None
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = []
     suppressed: int = 0
     suppressed_errors: int = 0
     unreadable: bool = False
     events: int = 0
-    skipped_levels: list[str] = field(default_factory=list)
+    skipped_levels: list[str] = []
 
     @property
     def errors(self) -> int:

@@ -55,7 +55,7 @@ def check_grammar(event: Event, col: Collector) -> None:
                 reported_after = True
             if kind != "finish":
                 continue
-        key = _key(index)
+        key = _block_key(index)
         if kind in _DELTA_BLOCK:
             wanted = _DELTA_BLOCK[kind]
             if key in closed:
@@ -106,10 +106,16 @@ def check_grammar(event: Event, col: Collector) -> None:
                 elif finish_reason not in ("error", "aborted"):
                     add("grammar/open-at-finish", f"finish {finish_reason} with open block(s) {opened}",
                         record=position, **where)
-    if event.type != "assistant/message":
-        return
+    if event.type == "assistant/message":
+        _settled_message(event, col, where, finished=finished_at is not None, finish_reason=finish_reason)
+
+
+def _settled_message(event: Event, col: Collector, where: dict, *, finished: bool, finish_reason) -> None:
+    """What the stream of a settled ``assistant/message`` owes its message: a finish unless interrupted,
+    and no tool calls kept after a max-tokens finish."""
+    add = col.add
     data = event.data if isinstance(event.data, dict) else {}
-    if finished_at is None and data.get("interrupted") is not True and stream:
+    if not finished and data.get("interrupted") is not True and event.stream:
         add("grammar/no-finish", "the stream of a settled, non-interrupted message does not end with finish", **where)
     if finish_reason == "max-tokens":
         message = data.get("message")
@@ -119,7 +125,7 @@ def check_grammar(event: Event, col: Collector) -> None:
                 "carries tool-call blocks (truncated calls must be dropped)", **where)
 
 
-def _key(index):
+def _block_key(index):
     # JSON 1 and 1.0 name the same block; bools are not indexes.
     if isinstance(index, bool):
         return ("b", index)

@@ -1,0 +1,235 @@
+"""``dshctl images``: list the image references of a session; extract and verify them from the store.
+
+dsh never writes image bytes into a log. An ``image`` content block carries an ``ImageAttachmentRef``
+(FORMAT §5.2: ``attachmentId`` = ``sha256:`` + hex digest of the normalized bytes, ``mediaType``,
+``bytes``, ``width``, ``height``, ``name?``, ``originalDimensions?``); the bytes live in the attachment
+store, ``<DSH_HOME>/attachments/v1/objects/<first 2 hex>/<64 hex>`` (§5.3), or in a web export as
+``media/<attachmentId>.<ext>`` (§1.10).
+
+* :mod:`.scan` finds the references of a log (:func:`scan_images`, :func:`scan_log` → :class:`ImageScan`);
+* :mod:`.store` finds and reads the store, and probes image headers;
+* :mod:`.extract` names, verifies and writes the objects.
+
+Nothing read from a log is executed, fetched, or used as a path: an id must match
+``sha256:[0-9a-f]{64}`` before it touches the filesystem, display names are reduced to a safe base name,
+store objects are opened relative to the store directory without following symlinks, and output files
+are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW`` (``--force``: a private
+temporary file renamed over the target, which replaces a symlink instead of following it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..textsafe import visible_line
+from .extract import (
+    DEFAULT_TEMPLATE,
+    FAILED,
+    STATUSES,
+    NameTemplate,
+    extension_for,
+    extract,
+    object_problem,
+    reference_problem,
+    safe_base_name,
+    verify,
+)
+from .scan import ID_PATTERN, ImageRef, ImageScan, Offload, scan_images, scan_log
+from .store import MEDIA_EXTENSIONS, Store, default_store, detect_store, probe_image
+
+__all__ = [
+    "run_images",
+    "scan_images",
+    "scan_log",
+    "ImageScan",
+    "ImageRef",
+    "Offload",
+    "ID_PATTERN",
+    "MEDIA_EXTENSIONS",
+    "probe_image",
+    "Store",
+    "detect_store",
+    "default_store",
+    "NameTemplate",
+    "DEFAULT_TEMPLATE",
+    "safe_base_name",
+    "extension_for",
+    "object_problem",
+    "reference_problem",
+    "verify",
+    "extract",
+    "STATUSES",
+    "FAILED",
+    "UsageError",
+]
+
+
+def run_images(
+    path: str,
+    *,
+    output: str,
+    out: Path | None,
+    store: Path | None,
+    name_template: str | None,
+    force: bool,
+    all_refs: bool,
+    color: bool = True,
+) -> int:
+    """The ``dshctl images`` command body; returns the exit status."""
+    from ..output import warn
+    from ..present import check_output
+
+    check_output(output)
+    if out is None:
+        used = [flag for flag, on in (("--store", store is not None), ("--name-template", name_template is not None),
+                                      ("--force", force), ("--all", all_refs)) if on]
+        if used:
+            raise UsageError(f"{', '.join(used)} only apply with --out DIR")
+    template = NameTemplate(name_template if name_template is not None else DEFAULT_TEMPLATE)
+    chosen = detect_store(store, how="--store") if store is not None else None
+
+    scan = scan_images(path, on_warning=warn)
+    for problem in scan.problems:
+        warn(f"{scan.path}: {visible_line(problem, 300)}")
+    if out is None:
+        _list_step(scan, output=output, color=color)
+        return EXIT_OK
+    if chosen is None:
+        chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
+    return _extract_step(scan, output=output, out=out, store=chosen, template=template, force=force, all_refs=all_refs,
+                    color=color)
+
+
+# --------------------------------------------------------------------------------------------------
+# Listing
+
+
+_LIST_COLUMNS = [("seq", "right"), ("n", "right"), ("turn/step", "right"), ("where", "left"), ("attachmentId", "left"),
+                 ("mediaType", "left"), ("bytes", "right"), ("size", "right"), ("name", "left")]
+
+
+def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
+    """Without ``--out``: every reference, as a table, one JSON document or NDJSON records."""
+    from ..output import print_table
+    from ..present import emit
+
+    refs = scan.refs
+    summary = scan.summary()
+
+    def table() -> None:
+        columns = list(_LIST_COLUMNS)
+        marked = any(ref.offloaded for ref in refs)
+        if marked:
+            columns.append(("offloaded", "left"))
+        rows = []
+        for ref in refs:
+            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _short_id(ref), _cell(ref.declared("mediaType"), 24),
+                   _cell(ref.declared("bytes"), 12), _dimensions(ref), _cell(ref.declared("name"))]
+            if marked:
+                row.append(_offload_mark(ref))
+            rows.append(row)
+        caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
+        if summary["offloaded"] or scan.offloads:
+            caption += f"; {summary['offloaded']} offloaded ({len(scan.offloads)} image/offload event(s))"
+        print_table(None, columns, rows, caption=caption, color=color)
+
+    emit(
+        output,
+        document=lambda: {"path": scan.path, "images": [ref.to_json(extraction=False) for ref in refs],
+                          "offloads": [offload.to_json() for offload in scan.offloads], "summary": summary},
+        records=lambda: (ref.to_json(extraction=False) for ref in refs),
+        table=table,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Extraction
+
+
+_EXTRACT_COLUMNS = [("seq", "right"), ("n", "right"), ("where", "left"), ("attachmentId", "left"), ("status", "left"),
+                    ("file / problem", "left")]
+
+
+def _extract_step(scan: ImageScan, *, output: str, out: Path, store: Store, template: NameTemplate, force: bool,
+             all_refs: bool, color: bool) -> int:
+    """With ``--out``: extract, then the manifest of what became of every reference."""
+    from ..output import print_table, warn
+    from ..present import emit
+
+    refs = scan.refs
+    extract(refs, store=store, out=out, template=template, force=force, all_refs=all_refs)
+    if store.missing:
+        warn(store.missing)
+    counts = {status: 0 for status in STATUSES}
+    for ref in refs:
+        counts[ref.status] = counts.get(ref.status, 0) + 1
+
+    def table() -> None:
+        rows = [[ref.seq, ref.n, ref.where, _short_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
+        parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+        caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out), 200)} "
+                   f"(store: {_cell(str(store.path), 200)})")
+        print_table(None, _EXTRACT_COLUMNS, rows, caption=caption, color=color)
+
+    emit(
+        output,
+        document=lambda: {"path": scan.path, "out": str(out), "store": store.to_json(),
+                          "images": [ref.to_json(extraction=True) for ref in refs],
+                          "offloads": [offload.to_json() for offload in scan.offloads],
+                          "summary": {**scan.summary(), **counts}},
+        records=lambda: (ref.to_json(extraction=True) for ref in refs),
+        table=table,
+    )
+    failed = sum(counts[s] for s in FAILED)
+    if failed:
+        warn(f"{scan.path}: {failed} image(s) not extracted: "
+             + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in FAILED and counts[s]))
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------
+# Table cells
+
+
+def _cell(value: Any, limit: int = 48) -> str:
+    """A log value for a table cell: one line, control characters as pictures, cut short. The table
+    shows it literally (cells are never markup)."""
+    return visible_line(value, limit)
+
+
+def _short_id(ref: ImageRef) -> str:
+    digest = ref.hex_digest
+    if digest is not None:
+        return f"{digest[:10]}…"
+    return _cell(ref.attachment_id, 24)
+
+
+def _turn_step(ref: ImageRef) -> str:
+    if ref.turn is None and ref.step is None:
+        return ""
+    return f"{'' if ref.turn is None else ref.turn}/{'' if ref.step is None else ref.step}"
+
+
+def _dimensions(ref: ImageRef) -> str:
+    """``width×height`` as the reference declares them (the ``size`` column)."""
+    width, height = ref.declared("width"), ref.declared("height")
+    if width is None and height is None:
+        return ""
+    return f"{_cell(width, 8)}×{_cell(height, 8)}"
+
+
+def _offload_mark(ref: ImageRef) -> str:
+    if ref.offloaded_by is not None:
+        return "by seq " + str(ref.offloaded_by)
+    return "yes" if ref.offloaded else ""
+
+
+def _file_or_problem(ref: ImageRef) -> str:
+    """The written file's name, or why there is none."""
+    if ref.path and ref.status in ("written", "duplicate") and not ref.error:
+        return _cell(os.path.basename(ref.path), 60)
+    return _cell(ref.error or "", 80)
