@@ -36,9 +36,10 @@ from .generations.v0 import (
     decode_source_event_seqs,
     fold_chunks,
 )
+from .jsvalues import MAX_SAFE_INTEGER
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, resolve_named
-from .stream import MAX_SAFE_INTEGER, SafeInt
+from .stream import SafeInt
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()

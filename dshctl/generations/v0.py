@@ -25,16 +25,16 @@ reader stays lenient and notes it on the event; ``dshctl validate`` reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Iterator
+from typing import Any, Iterator
 
 import msgspec
 
 from ..errors import FormatError
+from ..jsvalues import is_plain_safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
-from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
+from ..stream import Accumulator, BlockIndex, Members, ReasoningChunks, SafeInt, TextChunks, ToolCallChunks
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
-_MAX_SAFE = 2**53 - 1
 
 
 @dataclass(slots=True)
@@ -50,30 +50,25 @@ class PackedRow:
     last_time: int
 
 
-def _safe_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_SAFE <= value <= _MAX_SAFE
-
-
-_SafeInt = Annotated[int, msgspec.Meta(ge=-_MAX_SAFE, le=_MAX_SAFE)]
-_Index = Annotated[int, msgspec.Meta(ge=0, le=_MAX_SAFE)]
-_Members = Annotated[list[str], msgspec.Meta(min_length=1)]
+_Seq = BlockIndex
+"""A seq is bounded as a block index is: a non-negative safe integer."""
 
 
 class _TextRowData(msgspec.Struct, forbid_unknown_fields=True):
     turn: int | float
     step: int | float
-    index: _Index
-    dt: list[_SafeInt]
-    texts: _Members
+    index: BlockIndex
+    dt: list[SafeInt]
+    texts: Members
 
 
 class _ToolRowData(msgspec.Struct, forbid_unknown_fields=True):
     turn: int | float
     step: int | float
-    index: _Index
+    index: BlockIndex
     id: str
-    dt: list[_SafeInt]
-    args: _Members
+    dt: list[SafeInt]
+    args: Members
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -91,7 +86,7 @@ def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
         raise _bad_row(tag, line, str(exc))
     if "seq0" in obj:
         seq0, time0 = obj["seq0"], obj["time0"]
-        if not _safe_int(seq0) or seq0 < 0 or not _safe_int(time0):
+        if not is_plain_safe_int(seq0) or seq0 < 0 or not is_plain_safe_int(time0):
             raise _bad_row(tag, line, "seq0 and time0 must be safe integers")
     else:
         seq0, time0 = position, 0
@@ -108,7 +103,7 @@ def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowD
     if len(dt) != len(members) - 1:
         raise _bad_row(tag, line, "dt must hold one safe integer per member after the first")
     last_time = time0 + sum(dt)
-    if not _safe_int(last_time) or not _safe_int(seq0 + len(members) - 1):
+    if not is_plain_safe_int(last_time) or not is_plain_safe_int(seq0 + len(members) - 1):
         raise _bad_row(tag, line, "member seq or time leaves the safe-integer range")
     if tag == "tool-call-chunks":
         record = ToolCallChunks(time0=time0, index=data.index, dt=dt, id=data.id, name=data.name, args=members)
@@ -121,15 +116,15 @@ def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowD
 
 class _WireTextRow(msgspec.Struct, forbid_unknown_fields=True):
     type: str
-    seq0: _Index
-    time0: _SafeInt
+    seq0: _Seq
+    time0: SafeInt
     data: _TextRowData
 
 
 class _WireToolRow(msgspec.Struct, forbid_unknown_fields=True):
     type: str
-    seq0: _Index
-    time0: _SafeInt
+    seq0: _Seq
+    time0: SafeInt
     data: _ToolRowData
 
 
