@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 import msgspec
 
-from .errors import DshctlError, FormatError, SourceError
+from .errors import DshctlError, FormatError
 from .generations import parse_header
 from .generations.current import attach_stream
 from .generations.v0 import (
@@ -38,7 +38,7 @@ from .generations.v0 import (
 )
 from .jsvalues import MAX_SAFE_INTEGER
 from .model import KNOWN_EVENT_TYPES, Event, Header
-from .source import LineReader, LogRef, TornTail, resolve_named
+from .source import LineReader, LogRef, TornTail, as_ref
 from .stream import SafeInt
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
@@ -348,16 +348,6 @@ def _short(exc: Exception) -> str:
     return text if len(text) < 200 else text[:197] + "..."
 
 
-def resolve_one(spec: str) -> LogRef:
-    """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
-    refs = resolve_named(spec)
-    if len(refs) != 1:
-        raise SourceError(
-            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
-        )
-    return refs[0]
-
-
 def open_log(
     source: str | LogRef,
     *,
@@ -371,7 +361,7 @@ def open_log(
 
     ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
     validator uses it to read only what precedes damage its stricter codec found)."""
-    ref = resolve_one(source) if isinstance(source, str) else source
+    ref = as_ref(source)
     reader = LineReader(ref, max_line_bytes=max_line_bytes)
     lines = iter(reader)
     try:
