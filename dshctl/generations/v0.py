@@ -25,7 +25,7 @@ reader stays lenient and notes it on the event; ``dshctl validate`` reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -180,96 +180,111 @@ class LegacyNormalizer:
     """Frequent types no legacy rule touches: skipped without a call's worth of checks."""
 
     def normalize(self, event: Event) -> None:
+        """Upgrade one event in place: ``compact/*`` is renamed ``compaction/*``, then the rule of its
+        type (if any) rewrites an object payload."""
         kind = event.type
-        data = event.data
         if kind.startswith("compact/"):
             event.type = kind = "compaction/" + kind[len("compact/") :]
+        data = event.data
         if not isinstance(data, dict):
             return
-        if kind == "turn/start":
-            if set(data) == {"turn", "trigger"}:
-                event.data = {"turn": data["turn"]}
-        elif kind == "turn/end":
-            self._turn_end(event, data)
-        elif kind == "steering/message":
-            event.type = "user/message"
-            if isinstance(data.get("message"), dict):
-                event.data = data["message"]
-            else:
-                event.data = {
-                    "id": self.legacy_id(event.seq),
-                    "role": "user",
-                    "content": data.get("content", []),
-                    "source": data.get("source", {"kind": "user"}),
-                }
-            event.note("legacy steering/message normalized to user/message")
-        elif kind == "user/message":
-            if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
-                event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
-            source = event.data.get("source")
-            if self.compaction_id is not None and isinstance(source, dict) and source.get("kind") == "plugin" \
-                    and source.get("plugin") == "compact" and "compactionId" not in source:
-                event.data = {**event.data, "source": {**source, "compactionId": self.compaction_id}}
-        elif kind == "assistant/message":
-            if "content" in data and "provenance" in data and "message" not in data:
-                rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
-                provenance = data["provenance"] if isinstance(data["provenance"], dict) else {}
-                rest["message"] = {
-                    "id": self.legacy_id(event.seq),
-                    "role": "assistant",
-                    "content": data["content"],
-                    "source": {**provenance, "kind": "model"},
-                }
-                event.data = rest
-        elif kind == "tool/result":
-            if {"callId", "content", "isError"} <= set(data) and "message" not in data:
-                message_id = self.legacy_id(event.seq)
-                op = event.surfaceOp
-                if isinstance(op, dict) and op.get("op") == "replace":
-                    message_id = self.tool_result_ids.get(op.get("start"), message_id)
-                rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
-                rest["message"] = {
-                    "id": message_id,
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool-result",
-                            "toolCallId": data["callId"],
-                            "content": data["content"],
-                            "isError": data["isError"],
-                        }
-                    ],
-                    "source": {"kind": "tool", "callId": data["callId"]},
-                }
-                event.data = rest
-            message = event.data.get("message")
-            if isinstance(message, dict) and isinstance(message.get("id"), str):
-                self.tool_result_ids[event.seq] = message["id"]
-        elif kind == "llm/retry":
-            if "retryId" not in data:
-                chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
-                retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
-                event.data = {"retryId": retry_id, **data}
-        elif kind == "compaction/start":
-            # [v01] normalizeLegacyCompaction: one minted id per legacy compaction, shared by its summary,
-            # its end and its `compact` checkpoint message
-            existing = data.get("compactionId")
-            if isinstance(existing, str) and existing:
-                self.compaction_id = existing
-            elif "compactionId" not in data:
-                self.compaction_id = f"legacy-compaction:{self.session_id}:{event.seq}"
-                event.data = {**data, "compactionId": self.compaction_id}
-        elif kind in ("compaction/summary", "compaction/end"):
-            if self.compaction_id is not None and "compactionId" not in data:
-                event.data = {**data, "compactionId": self.compaction_id}
-            if kind == "compaction/end":
-                self.compaction_id = None
-        elif kind == "session/end-seed":
-            self.compaction_id = None
-        elif kind == "request/header":
-            header = data.get("header")
-            if isinstance(header, dict) and "messagePrefix" in header:
-                event.data = {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
+        rule = self._RULES.get(kind)
+        if rule is not None:
+            rule(self, event, data)
+
+    def _turn_start(self, event: Event, data: dict) -> None:
+        if set(data) == {"turn", "trigger"}:
+            event.data = {"turn": data["turn"]}
+
+    def _steering_message(self, event: Event, data: dict) -> None:
+        event.type = "user/message"
+        if isinstance(data.get("message"), dict):
+            event.data = data["message"]
+        else:
+            event.data = {
+                "id": self.legacy_id(event.seq),
+                "role": "user",
+                "content": data.get("content", []),
+                "source": data.get("source", {"kind": "user"}),
+            }
+        event.note("legacy steering/message normalized to user/message")
+
+    def _user_message(self, event: Event, data: dict) -> None:
+        if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
+            event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
+        source = event.data.get("source")
+        if self.compaction_id is not None and isinstance(source, dict) and source.get("kind") == "plugin" \
+                and source.get("plugin") == "compact" and "compactionId" not in source:
+            event.data = {**event.data, "source": {**source, "compactionId": self.compaction_id}}
+
+    def _assistant_message(self, event: Event, data: dict) -> None:
+        if "content" in data and "provenance" in data and "message" not in data:
+            rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+            provenance = data["provenance"] if isinstance(data["provenance"], dict) else {}
+            rest["message"] = {
+                "id": self.legacy_id(event.seq),
+                "role": "assistant",
+                "content": data["content"],
+                "source": {**provenance, "kind": "model"},
+            }
+            event.data = rest
+
+    def _tool_result(self, event: Event, data: dict) -> None:
+        if {"callId", "content", "isError"} <= set(data) and "message" not in data:
+            message_id = self.legacy_id(event.seq)
+            op = event.surfaceOp
+            if isinstance(op, dict) and op.get("op") == "replace":
+                message_id = self.tool_result_ids.get(op.get("start"), message_id)
+            rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+            rest["message"] = {
+                "id": message_id,
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": data["callId"],
+                        "content": data["content"],
+                        "isError": data["isError"],
+                    }
+                ],
+                "source": {"kind": "tool", "callId": data["callId"]},
+            }
+            event.data = rest
+        message = event.data.get("message")
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            self.tool_result_ids[event.seq] = message["id"]
+
+    def _llm_retry(self, event: Event, data: dict) -> None:
+        if "retryId" not in data:
+            chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
+            retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
+            event.data = {"retryId": retry_id, **data}
+
+    def _compaction_start(self, event: Event, data: dict) -> None:
+        # [v01] normalizeLegacyCompaction: one minted id per legacy compaction, shared by its summary,
+        # its end and its `compact` checkpoint message
+        existing = data.get("compactionId")
+        if isinstance(existing, str) and existing:
+            self.compaction_id = existing
+        elif "compactionId" not in data:
+            self.compaction_id = f"legacy-compaction:{self.session_id}:{event.seq}"
+            event.data = {**data, "compactionId": self.compaction_id}
+
+    def _compaction_summary(self, event: Event, data: dict) -> None:
+        if self.compaction_id is not None and "compactionId" not in data:
+            event.data = {**data, "compactionId": self.compaction_id}
+
+    def _compaction_end(self, event: Event, data: dict) -> None:
+        self._compaction_summary(event, data)
+        self.compaction_id = None
+
+    def _end_seed(self, event: Event, data: dict) -> None:
+        self.compaction_id = None
+
+    def _request_header(self, event: Event, data: dict) -> None:
+        header = data.get("header")
+        if isinstance(header, dict) and "messagePrefix" in header:
+            event.data = {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
 
     def _turn_end(self, event: Event, data: dict) -> None:
         reason = data.get("reason")
@@ -290,6 +305,22 @@ class LegacyNormalizer:
             event.data = {**data, "reason": {"kind": "error", "error": error}}
         elif kind in _SIMPLE_TURN_END and set(reason) != {"kind"}:
             event.note(f"turn/end reason {kind!r} carries extra keys")
+
+    _RULES: dict[str, Callable[[LegacyNormalizer, Event, dict], None]] = {
+        "turn/start": _turn_start,
+        "turn/end": _turn_end,
+        "steering/message": _steering_message,
+        "user/message": _user_message,
+        "assistant/message": _assistant_message,
+        "tool/result": _tool_result,
+        "llm/retry": _llm_retry,
+        "compaction/start": _compaction_start,
+        "compaction/summary": _compaction_summary,
+        "compaction/end": _compaction_end,
+        "session/end-seed": _end_seed,
+        "request/header": _request_header,
+    }
+    """The legacy rule of each event type that has one (FORMAT §2.5), by its (renamed) type."""
 
 
 # ---------------------------------------------------------------------------
