@@ -231,21 +231,21 @@ def decode_seq_ranges(value: Any, own_seq: int) -> list[int] | None:
     the bound one pair like ``[0, 1e12]`` would allocate without limit)."""
     if not isinstance(value, list):
         return None
-    out: list[int] = []
+    seqs: list[int] = []
     for item in value:
         if isinstance(item, int) and not isinstance(item, bool):
-            out.append(item)
+            seqs.append(item)
         elif (
             isinstance(item, list)
             and len(item) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
             and item[0] <= item[1]
-            and item[1] - item[0] + 1 <= own_seq - len(out)
+            and item[1] - item[0] + 1 <= own_seq - len(seqs)
         ):
-            out.extend(range(item[0], item[1] + 1))
+            seqs.extend(range(item[0], item[1] + 1))
         else:
             return None
-    return out
+    return seqs
 
 
 def seq_runs(value: Any) -> list[list[int]] | None:
@@ -261,7 +261,7 @@ def seq_runs(value: Any) -> list[list[int]] | None:
         elif (
             isinstance(item, list)
             and len(item) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
             and item[0] <= item[1]
         ):
             first, last = item
@@ -276,16 +276,16 @@ def seq_runs(value: Any) -> list[list[int]] | None:
 
 def encode_seq_ranges(seqs: list[int]) -> list[Any]:
     """Range form of a strictly increasing seq list: runs of ≥ 3 become ``[first, last]``."""
-    out: list[Any] = []
-    i = 0
-    n = len(seqs)
-    while i < n:
-        j = i
-        while j + 1 < n and seqs[j + 1] == seqs[j] + 1:
-            j += 1
-        if j - i >= 2:
-            out.append([seqs[i], seqs[j]])
+    encoded: list[Any] = []
+    first = 0
+    total = len(seqs)
+    while first < total:
+        last = first  # extend [first, last] over consecutive seqs
+        while last + 1 < total and seqs[last + 1] == seqs[last] + 1:
+            last += 1
+        if last - first >= 2:
+            encoded.append([seqs[first], seqs[last]])
         else:
-            out.extend(seqs[i : j + 1])
-        i = j + 1
-    return out
+            encoded.extend(seqs[first : last + 1])
+        first = last + 1
+    return encoded

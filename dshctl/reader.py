@@ -140,7 +140,7 @@ class Log:
         try:
             if self.generation <= 1:
                 normalizer = LegacyNormalizer(self.header.id)
-                logical = self._legacy(self._physical(), normalizer)
+                logical = self._normalize_legacy(self._physical(), normalizer)
                 yield from fold_chunks(logical, time_known=not self.fixture)
             else:
                 for item in self._physical():
@@ -150,11 +150,11 @@ class Log:
             raise exc.located(file=self.display)
         finally:
             self.reader.close()
-        self._finish()
+        self._report_torn_tail()
 
     # -- internals ---------------------------------------------------------
 
-    def _legacy(self, items, normalizer: LegacyNormalizer):
+    def _normalize_legacy(self, items, normalizer: LegacyNormalizer):
         known = KNOWN_EVENT_TYPES[self.generation]
         untouched = normalizer.UNTOUCHED
         for item in items:
@@ -346,7 +346,7 @@ class Log:
                 self.cut = seq
         return event
 
-    def _finish(self) -> None:
+    def _report_torn_tail(self) -> None:
         torn = self.reader.torn_tail
         if torn is not None:
             if torn.compressed_bytes is not None:

@@ -72,20 +72,20 @@ class _ToolRowData(msgspec.Struct, forbid_unknown_fields=True):
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
-def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
+def decode_row(row: dict, line: int, position: int, fixture: bool) -> PackedRow:
     """Decode one packed row (exact key sets, FORMAT §2.4). ``position`` is the seq it must start at,
     used when the fixture form omitted ``seq0``/``time0``. Member types and ranges are checked by
     msgspec in C, so a 500-member row costs little more than its JSON decode."""
-    tag = obj["type"]
-    envelope_keys = {"type", "data"} if fixture and "seq0" not in obj else {"type", "seq0", "time0", "data"}
-    if obj.keys() != envelope_keys:
-        raise _bad_row(tag, line, f"envelope keys {sorted(obj)}")
+    tag = row["type"]
+    envelope_keys = {"type", "data"} if fixture and "seq0" not in row else {"type", "seq0", "time0", "data"}
+    if row.keys() != envelope_keys:
+        raise _bad_row(tag, line, f"envelope keys {sorted(row)}")
     try:
-        data = msgspec.convert(obj["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
+        data = msgspec.convert(row["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
     except msgspec.ValidationError as exc:
         raise _bad_row(tag, line, str(exc))
-    if "seq0" in obj:
-        seq0, time0 = obj["seq0"], obj["time0"]
+    if "seq0" in row:
+        seq0, time0 = row["seq0"], row["time0"]
         if not is_plain_safe_int(seq0) or seq0 < 0 or not is_plain_safe_int(time0):
             raise _bad_row(tag, line, "seq0 and time0 must be safe integers")
     else:
@@ -142,15 +142,15 @@ def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
     which the general path then decodes and judges. Its errors are the general path's own."""
     if not raw.startswith(_ROW_PREFIX):
         return None
-    end = raw.find(b'"', 9, 27)
-    decode = _wire_row_decoders.get(raw[9:end]) if end > 0 else None
+    tag_end = raw.find(b'"', 9, 27)
+    decode = _wire_row_decoders.get(raw[9:tag_end]) if tag_end > 0 else None
     if decode is None:
         return None
     try:
         wire = decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if wire.type.encode() != raw[9:end]:
+    if wire.type.encode() != raw[9:tag_end]:
         return None  # an escaped spelling of the tag: leave it to the general path
     try:
         return _packed_row(wire.type, wire.seq0, wire.time0, wire.data, line)
@@ -350,13 +350,13 @@ class _Group:
         self.last_seq = last
 
     def range_form(self) -> list[Any]:
-        out: list[Any] = []
+        encoded: list[Any] = []
         for first, last in self.seq_runs:
             if last - first >= 2:
-                out.append([first, last])
+                encoded.append([first, last])
             else:
-                out.extend(range(first, last + 1))
-        return out
+                encoded.extend(range(first, last + 1))
+        return encoded
 
 
 _SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})

@@ -68,13 +68,13 @@ def parse_generation_name(name: str) -> tuple[int, bool] | None:
     ``session.v01.jsonl``, temp files and generations beyond a safe integer are
     not canonical (dsh ``parseGenerationLogFilename``).
     """
-    m = _GENERATION_NAME.fullmatch(name)
-    if m is None:
+    match = _GENERATION_NAME.fullmatch(name)
+    if match is None:
         return None
-    gen = 0 if m.group(1) is None else int(m.group(1))
-    if gen > MAX_SAFE_INTEGER:
+    generation = 0 if match.group(1) is None else int(match.group(1))
+    if generation > MAX_SAFE_INTEGER:
         return None
-    return gen, m.group(2) is not None
+    return generation, match.group(2) is not None
 
 
 def project_key(cwd: str) -> str:
@@ -87,17 +87,17 @@ def project_key(cwd: str) -> str:
     """
     if not cwd:
         raise ValueError("cannot encode an empty project path")
-    out: list[str] = []
+    slug_parts: list[str] = []
     separator_run = False
     for unit in _utf16_units(cwd):
         if unit in (0x2F, 0x5C, 0x3A):  # / \ :
             if not separator_run:
-                out.append("-")
+                slug_parts.append("-")
             separator_run = True
             continue
         separator_run = False
-        out.append(chr(unit) if _is_safe_unit(unit) else f"~{unit:04X}")
-    slug = "".join(out).lstrip("-") or "root"
+        slug_parts.append(chr(unit) if _is_safe_unit(unit) else f"~{unit:04X}")
+    slug = "".join(slug_parts).lstrip("-") or "root"
     return f"--{slug[:251]}--"
 
 
@@ -111,22 +111,23 @@ def decode_session_dir_name(name: str) -> str:
     if "~" not in name:
         return name
     units: list[int] = []
-    i, n = 0, len(name)
-    while i < n:
-        ch = name[i]
-        if ch == "~" and i + 5 <= n and _is_hex4(name[i + 1 : i + 5]):
-            units.append(int(name[i + 1 : i + 5], 16))
-            i += 5
+    position, length = 0, len(name)
+    while position < length:
+        char = name[position]
+        escape = name[position + 1 : position + 5]
+        if char == "~" and position + 5 <= length and _is_hex4(escape):
+            units.append(int(escape, 16))
+            position += 5
             continue
-        units.extend(_utf16_units(ch))
-        i += 1
-    raw = b"".join(u.to_bytes(2, "little") for u in units)
-    return raw.decode("utf-16-le", "surrogatepass")
+        units.extend(_utf16_units(char))
+        position += 1
+    encoded = b"".join(unit.to_bytes(2, "little") for unit in units)
+    return encoded.decode("utf-16-le", "surrogatepass")
 
 
 def _utf16_units(text: str) -> list[int]:
-    raw = text.encode("utf-16-le", "surrogatepass")
-    return [int.from_bytes(raw[i : i + 2], "little") for i in range(0, len(raw), 2)]
+    encoded = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(encoded[offset : offset + 2], "little") for offset in range(0, len(encoded), 2)]
 
 
 def _is_safe_unit(unit: int) -> bool:
@@ -139,7 +140,7 @@ def _is_safe_unit(unit: int) -> bool:
 
 
 def _is_hex4(text: str) -> bool:
-    return len(text) == 4 and all(c in "0123456789abcdefABCDEF" for c in text)
+    return len(text) == 4 and all(char in "0123456789abcdefABCDEF" for char in text)
 
 
 # --------------------------------------------------------------------------- resolve
@@ -270,7 +271,7 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
             "looks like an unzipped dsh session export but has no session.jsonl next to subagents/",
             file=display,
         )
-    if not _meaningful(entries) and _may_be_root(path):
+    if not _has_non_scratch_entries(entries) and _may_be_root(path):
         return []
     raise SourceError(
         "not a dsh log location: expected a session directory (session[.vN].jsonl[.zstd]), "
@@ -282,20 +283,20 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
 def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
     """``(name, is_dir)`` of every entry, symlinks followed; sorted by name."""
     try:
-        out = []
-        with os.scandir(path) as it:
-            for entry in it:
+        found = []
+        with os.scandir(path) as entries:
+            for entry in entries:
                 try:
                     is_dir = entry.is_dir()
                     if not is_dir and not entry.is_file():
                         continue  # fifo, socket, dangling link: never a log location
                 except OSError:
                     continue
-                out.append((entry.name, is_dir))
+                found.append((entry.name, is_dir))
     except OSError as exc:
         raise SourceError(os_error_reason(exc), file=display) from None
-    out.sort()
-    return out
+    found.sort()
+    return found
 
 
 def _session_logs(
@@ -344,16 +345,16 @@ def _choose_generation(path: Path, display: str, entries: list[tuple[str, bool]]
             found.append((parsed[0], parsed[1], name))
     if not found:
         return None
-    raw = [name for _, zstd, name in found if not zstd]
-    packed = [name for _, zstd, name in found if zstd]
-    if raw and packed:
+    plain_names = [name for _, zstd, name in found if not zstd]
+    zstd_names = [name for _, zstd, name in found if zstd]
+    if plain_names and zstd_names:
         raise SourceError(
-            f"session directory holds both raw and zstd generation files ({raw[0]}, {packed[0]}); "
+            f"session directory holds both raw and zstd generation files ({plain_names[0]}, {zstd_names[0]}); "
             "dsh refuses a directory that mixes encodings",
             file=display,
         )
-    gen, _, name = max(found)
-    if gen > MAX_SUPPORTED_GENERATION:
+    generation, _, name = max(found)
+    if generation > MAX_SUPPORTED_GENERATION:
         raise UnsupportedVersion(
             f"written by a newer dsh than this tool supports ({name}); "
             f"dshctl reads generations 0-{MAX_SUPPORTED_GENERATION}",
@@ -362,7 +363,7 @@ def _choose_generation(path: Path, display: str, entries: list[tuple[str, bool]]
     return LogRef(
         path=path / name,
         display=os.path.join(display, name),
-        generation_from_name=gen,
+        generation_from_name=generation,
         session_dir=path,
     )
 
@@ -404,7 +405,7 @@ def _real_name(path: Path) -> str:
     return name
 
 
-def _meaningful(entries: list[tuple[str, bool]]) -> bool:
+def _has_non_scratch_entries(entries: list[tuple[str, bool]]) -> bool:
     return any(
         not (name.startswith(".dsh-mkdir-") or name.endswith(".tmp") or name == "session.lock")
         for name, _ in entries
