@@ -389,7 +389,7 @@ class _SuspectTail:
 
 
 def _brief(exc: Exception) -> str:
-    """An exception's text, cut to one readable line."""
+    """An exception's text, cut to 200 characters."""
     text = str(exc)
     return text if len(text) < 200 else text[:197] + "..."
 
