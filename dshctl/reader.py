@@ -177,19 +177,25 @@ class Log:
         """The records after the header, in seq order, under the damage policy of the module doc.
 
         The first record shows the envelope form (:meth:`_learn_form`); after it, lines written as
-        dsh writes them take the one-pass typed decode (:meth:`_decode_typed`) and anything else the
-        general path (:meth:`_decode_general`), which judges it. Damage either ends the log here or
-        starts a suspect tail (:meth:`_suspect_tail`)."""
+        dsh writes them take a one-pass typed decode (a v0 packed row: :func:`decode_row_line`; an
+        event: :meth:`_decode_wire_event`) and anything else the general path
+        (:meth:`_decode_general`), which judges it. Damage either ends the log here or starts a
+        suspect tail (:meth:`_suspect_tail`)."""
         lines = self._lines
         assert lines is not None
-        self._v0 = self.generation <= 1
+        self._v0 = v0 = self.generation <= 1
         self._known = KNOWN_EVENT_TYPES[self.generation]
         position = 0  # the seq the next record must have
         suspect: _SuspectTail | None = None
         typed = False  # whether the typed decode applies: known from the first record
-        decode_typed = self._decode_typed
+        decode_wire_event = self._decode_wire_event
         for lineno, raw in lines:
-            item = decode_typed(raw, lineno, position) if typed else None
+            item = None
+            if typed:
+                if v0 and b'-chunks"' in raw[:30]:
+                    item = decode_row_line(raw, lineno)
+                if item is None:
+                    item = decode_wire_event(raw, lineno, position)
             problem = None
             if item is None:
                 item, problem = self._decode_general(raw, lineno, position)
@@ -222,14 +228,10 @@ class Log:
         if self.fixture:
             self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
 
-    def _decode_typed(self, raw: bytes, lineno: int, position: int) -> Event | PackedRow | None:
-        """A line written as dsh writes it, decoded in one typed pass without a dict in between: a v0
-        packed row, or an event whose envelope has exactly the known keys and types. ``None`` for
-        anything else, which :meth:`_decode_general` then decodes and judges."""
-        if self._v0 and b'-chunks"' in raw[:30]:
-            row = decode_row_line(raw, lineno)
-            if row is not None:
-                return row
+    def _decode_wire_event(self, raw: bytes, lineno: int, position: int) -> Event | None:
+        """An event line written as dsh writes it, decoded in one typed pass without a dict in between:
+        its envelope has exactly the known keys and types. ``None`` for anything else, which
+        :meth:`_decode_general` then decodes and judges."""
         try:
             wire = _decode_wire(raw)
         except _WIRE_ERRORS:
