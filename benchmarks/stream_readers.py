@@ -22,10 +22,9 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dshctl.assembler import BlockAssembler  # noqa: E402
+from dshctl.assembler import BlockAssembler, assemble  # noqa: E402
 from dshctl.stream import (  # noqa: E402
     Accumulator,
-    assemble,
     first_token_time,
     is_token_delta,
     iter_members,

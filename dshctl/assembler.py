@@ -1,5 +1,5 @@
 """Chunks → content blocks: dsh's ``BlockAssembler`` (FORMAT.md §4.6), the algorithm behind every
-``assistant/message.content``.
+``assistant/message.content``, and :func:`assemble`, which feeds it a compact stream run by run.
 
 Rules, as dsh's ``packages/llm/llm/src/assembler.ts`` applies them:
 
@@ -35,11 +35,14 @@ not an object, or whose ``blocks`` is null, is returned as-is; a non-string ``te
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
-from dshctl.stream import has_non_whitespace
+import msgspec
 
-__all__ = ["BlockAssembler"]
+from dshctl.jsvalues import has_non_whitespace
+from dshctl.stream import RawChunk, ReasoningChunks, Record, TextChunks
+
+__all__ = ["BlockAssembler", "assemble"]
 
 _STOP = {"kind": "stop"}
 
@@ -194,3 +197,35 @@ class BlockAssembler:
             pruned["response"] = envelope["response"]
         pruned["blocks"] = [entry for entry, keep in zip(entries, kept) if keep]
         return pruned
+
+
+def assemble(stream: Iterable[Record], assembler: BlockAssembler | None = None) -> BlockAssembler:
+    """Feed a compact stream to a ``BlockAssembler``: one joined delta per run, raw chunks as recorded.
+
+    Equivalent to pushing every member, because assembly only concatenates a block's fragments and a
+    run never spans a ``block-end``. Trusts its input.
+    """
+    if assembler is None:
+        assembler = BlockAssembler()
+    push = assembler.push
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            push(record.chunk)
+        elif cls is TextChunks:
+            push({"type": "text-delta", "index": record.index, "text": "".join(record.texts)})
+        elif cls is ReasoningChunks:
+            push({"type": "reasoning-delta", "index": record.index, "text": "".join(record.texts)})
+        elif record.name is msgspec.UNSET:
+            push({"type": "tool-call-delta", "index": record.index, "id": record.id, "argumentsDelta": "".join(record.args)})
+        else:
+            push(
+                {
+                    "type": "tool-call-delta",
+                    "index": record.index,
+                    "id": record.id,
+                    "name": record.name,
+                    "argumentsDelta": "".join(record.args),
+                }
+            )
+    return assembler

@@ -61,8 +61,7 @@ def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool,
 
 def _raw(path: str, *, strict: bool) -> int:
     from .errors import FormatError
-    from .reader import resolve_one
-    from .source import LineReader
+    from .source import LineReader, resolve_one
 
     ref = resolve_one(path)
     reader = LineReader(ref)

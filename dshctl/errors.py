@@ -72,3 +72,9 @@ class UsageError(DshctlError):
 class OutputError(DshctlError):
     """Output cannot be written: standard output closed or failing (disk full, I/O error), or an
     export file that cannot be created."""
+
+
+def os_error_reason(exc: OSError) -> str:
+    """What went wrong in an OSError, for a one-line message: its ``strerror`` (``No such file or
+    directory``), else whatever the exception says."""
+    return exc.strerror or str(exc)

@@ -231,21 +231,21 @@ def decode_seq_ranges(value: Any, own_seq: int) -> list[int] | None:
     the bound one pair like ``[0, 1e12]`` would allocate without limit)."""
     if not isinstance(value, list):
         return None
-    out: list[int] = []
+    seqs: list[int] = []
     for item in value:
         if isinstance(item, int) and not isinstance(item, bool):
-            out.append(item)
+            seqs.append(item)
         elif (
             isinstance(item, list)
             and len(item) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
             and item[0] <= item[1]
-            and item[1] - item[0] + 1 <= own_seq - len(out)
+            and item[1] - item[0] + 1 <= own_seq - len(seqs)
         ):
-            out.extend(range(item[0], item[1] + 1))
+            seqs.extend(range(item[0], item[1] + 1))
         else:
             return None
-    return out
+    return seqs
 
 
 def seq_runs(value: Any) -> list[list[int]] | None:
@@ -261,7 +261,7 @@ def seq_runs(value: Any) -> list[list[int]] | None:
         elif (
             isinstance(item, list)
             and len(item) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in item)
+            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
             and item[0] <= item[1]
         ):
             first, last = item
@@ -276,281 +276,16 @@ def seq_runs(value: Any) -> list[list[int]] | None:
 
 def encode_seq_ranges(seqs: list[int]) -> list[Any]:
     """Range form of a strictly increasing seq list: runs of ≥ 3 become ``[first, last]``."""
-    out: list[Any] = []
-    i = 0
-    n = len(seqs)
-    while i < n:
-        j = i
-        while j + 1 < n and seqs[j + 1] == seqs[j] + 1:
-            j += 1
-        if j - i >= 2:
-            out.append([seqs[i], seqs[j]])
+    encoded: list[Any] = []
+    first = 0
+    total = len(seqs)
+    while first < total:
+        last = first  # extend [first, last] over consecutive seqs
+        while last + 1 < total and seqs[last + 1] == seqs[last] + 1:
+            last += 1
+        if last - first >= 2:
+            encoded.append([seqs[first], seqs[last]])
         else:
-            out.extend(seqs[i : j + 1])
-        i = j + 1
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Typed payloads: a checked, attribute-access view of the events commands use.
-#
-# ``payload(event)`` converts ``event.data`` into the Struct for its type (FORMAT §3.4–§3.6, §5, §6).
-# Unknown extra keys are ignored, so later same-version growth (FORMAT §2.10.11) still converts;
-# ``dshctl validate`` is where exact key sets are enforced. Content blocks of kinds dshctl does not
-# model (``plugin:*``) become :class:`OtherBlock`.
-
-
-class TextBlock(msgspec.Struct, tag="text", tag_field="type", kw_only=True):
-    text: str
-
-
-class ReasoningBlock(msgspec.Struct, tag="reasoning", tag_field="type", kw_only=True):
-    text: str
-
-
-class Dimensions(msgspec.Struct, kw_only=True):
-    width: int
-    height: int
-
-
-class ImageAttachmentRef(msgspec.Struct, kw_only=True, omit_defaults=True):
-    attachmentId: str
-    mediaType: str
-    bytes: int
-    width: int
-    height: int
-    name: str | None = None
-    originalDimensions: Dimensions | None = None
-
-
-class ImageBlock(msgspec.Struct, tag="image", tag_field="type", kw_only=True, omit_defaults=True):
-    attachment: ImageAttachmentRef
-    offloaded: bool = False
-
-
-class FileAttachmentRef(msgspec.Struct, kw_only=True, omit_defaults=True):
-    attachmentId: str
-    name: str
-    bytes: int
-    mediaType: str | None = None
-
-
-class FileBlock(msgspec.Struct, tag="file", tag_field="type", kw_only=True):
-    attachment: FileAttachmentRef
-
-
-class ToolCallBlock(msgspec.Struct, tag="tool-call", tag_field="type", kw_only=True):
-    id: str
-    name: str
-    arguments: str
-
-
-class ToolResultBlock(msgspec.Struct, tag="tool-result", tag_field="type", kw_only=True, omit_defaults=True):
-    """v0–v3 only: the wrapper of a tool result's blocks (FORMAT §5.1)."""
-
-    toolCallId: str
-    content: list["ContentBlock"]
-    isError: bool = False
-
-
-class ToolAdditionBlock(msgspec.Struct, tag="tool-addition", tag_field="type", kw_only=True):
-    toolName: str
-
-
-class ToolRemovalBlock(msgspec.Struct, tag="tool-removal", tag_field="type", kw_only=True):
-    toolName: str
-
-
-class OtherBlock(msgspec.Struct, tag="other", tag_field="type", kw_only=True):
-    """A content block of a kind dshctl does not model (e.g. ``plugin:<kind>`` from migration)."""
-
-    kind: str
-    fields: dict[str, Any]
-
-
-ContentBlock = (
-    TextBlock
-    | ReasoningBlock
-    | ImageBlock
-    | FileBlock
-    | ToolCallBlock
-    | ToolResultBlock
-    | ToolAdditionBlock
-    | ToolRemovalBlock
-    | OtherBlock
-)
-_BLOCK_TAGS = frozenset({"text", "reasoning", "image", "file", "tool-call", "tool-result", "tool-addition", "tool-removal"})
-
-
-class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A surface message (user, assistant, tool, system, developer). ``source`` stays JSON: its kinds
-    are producer-owned and open-ended (FORMAT §2.10.3, §3.8)."""
-
-    id: str
-    role: str
-    content: list[ContentBlock]
-    source: dict[str, Any]
-    toolCallId: str | None = None
-    isError: bool | None = None
-
-
-class TokenUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
-    inputTokens: int
-    outputTokens: int
-    totalTokens: int | None = None
-    cacheReadTokens: int | None = None
-    cacheWriteTokens: int | None = None
-    reasoningTokens: int | None = None
-
-
-class TurnStart(msgspec.Struct, kw_only=True):
-    turn: int
-
-
-class TurnEnd(msgspec.Struct, kw_only=True):
-    turn: int
-    reason: dict[str, Any]
-
-    @property
-    def kind(self) -> str:
-        return str(self.reason.get("kind"))
-
-
-class StepBoundary(msgspec.Struct, kw_only=True):
-    turn: int
-    step: int
-
-
-class AssistantMessageData(msgspec.Struct, kw_only=True, omit_defaults=True):
-    turn: int
-    step: int
-    message: Message
-    usage: TokenUsage | None = None
-    interrupted: bool = False
-
-
-class AssistantAttemptData(msgspec.Struct, kw_only=True):
-    turn: int
-    step: int
-
-
-class SurfaceMessageData(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """``system/message``, ``developer/message`` and ``tool/result`` data."""
-
-    message: Message
-    turn: int | None = None
-    step: int | None = None
-    error: dict[str, Any] | None = None
-    meta: Any = None
-    headerSeq: int | None = None
-
-
-class ToolCall(msgspec.Struct, kw_only=True):
-    turn: int
-    step: int
-    callId: str
-    name: str
-    arguments: str
-
-
-class RequestHeader(msgspec.Struct, kw_only=True, omit_defaults=True):
-    header: dict[str, Any]
-    reason: str | None = None
-    startsSeries: bool = False
-
-    @property
-    def provider(self) -> str | None:
-        config = self.header.get("config")
-        return config.get("provider") if isinstance(config, dict) else None
-
-    @property
-    def model(self) -> str | None:
-        config = self.header.get("config")
-        return config.get("model") if isinstance(config, dict) else None
-
-
-class RequestContext(msgspec.Struct, kw_only=True, omit_defaults=True):
-    provider: str
-    model: str
-    contextWindow: int | None = None
-    systemPromptUpdate: str | None = None
-
-
-class LlmRetry(msgspec.Struct, kw_only=True, omit_defaults=True):
-    retryId: str
-    turn: int
-    step: int
-    provider: str
-    retry: int
-    delayMs: float
-    failure: dict[str, Any]
-    mode: str | None = None
-    policyKey: Any = None
-    maxRetries: int | None = None
-
-
-class LlmRetryStarted(msgspec.Struct, kw_only=True):
-    retryId: str
-    turn: int
-    step: int
-    retry: int
-
-
-class SessionTitle(msgspec.Struct, kw_only=True):
-    title: str
-    messageSeqs: list[int]
-    source: dict[str, Any]
-
-
-class EndSeed(msgspec.Struct, kw_only=True, omit_defaults=True):
-    inherited: bool = False
-
-
-PAYLOAD_TYPES: dict[str, type] = {
-    "turn/start": TurnStart,
-    "turn/end": TurnEnd,
-    "step/start": StepBoundary,
-    "step/end": StepBoundary,
-    "user/message": Message,
-    "assistant/message": AssistantMessageData,
-    "assistant/attempt": AssistantAttemptData,
-    "system/message": SurfaceMessageData,
-    "developer/message": SurfaceMessageData,
-    "tool/result": SurfaceMessageData,
-    "tool/call": ToolCall,
-    "request/header": RequestHeader,
-    "request/context": RequestContext,
-    "llm/retry": LlmRetry,
-    "llm/retry-started": LlmRetryStarted,
-    "session/title": SessionTitle,
-    "session/end-seed": EndSeed,
-}
-
-
-def _with_other_blocks(value: Any) -> Any:
-    """Rewrite content blocks of unmodeled kinds, at any depth under a ``content`` key, as ``other``."""
-    if isinstance(value, dict):
-        return {
-            key: [_block(item) for item in item_value] if key == "content" and isinstance(item_value, list) else _with_other_blocks(item_value)
-            for key, item_value in value.items()
-        }
-    if isinstance(value, list):
-        return [_with_other_blocks(item) for item in value]
-    return value
-
-
-def _block(block: Any) -> Any:
-    if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] not in _BLOCK_TAGS:
-        return {"type": "other", "kind": block["type"], "fields": {k: v for k, v in block.items() if k != "type"}}
-    return _with_other_blocks(block)
-
-
-def payload(event: Event) -> Any:
-    """``event.data`` as the typed Struct of its type, or ``None`` for types dshctl does not model.
-
-    Raises :class:`msgspec.ValidationError` naming the offending path when the data does not have the
-    shape dsh writes for that type."""
-    kind = PAYLOAD_TYPES.get(event.type)
-    if kind is None:
-        return None
-    return msgspec.convert(_with_other_blocks(event.data), kind)
+            encoded.extend(seqs[first : last + 1])
+        first = last + 1
+    return encoded

@@ -18,13 +18,14 @@ With ``strict=True`` any dropped tail is an error.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import takewhile
 from typing import Any, Callable, Iterator
 
 import msgspec
 
-from .errors import DshctlError, FormatError, SourceError
+from .errors import DshctlError, FormatError
 from .generations import parse_header
 from .generations.current import attach_stream
 from .generations.v0 import (
@@ -36,9 +37,10 @@ from .generations.v0 import (
     decode_source_event_seqs,
     fold_chunks,
 )
+from .jsvalues import MAX_SAFE_INTEGER
 from .model import KNOWN_EVENT_TYPES, Event, Header
-from .source import LineReader, LogRef, TornTail, resolve_named
-from .stream import MAX_SAFE_INTEGER, SafeInt
+from .source import LineReader, LogRef, TornTail, as_ref
+from .stream import SafeInt
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
@@ -57,7 +59,8 @@ class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
     ignorable: Any = None
 
 
-_wire_decoder = msgspec.json.Decoder(_WireEvent)
+_decode_wire = msgspec.json.Decoder(_WireEvent).decode
+_WIRE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 @dataclass
@@ -79,6 +82,11 @@ class Log:
     dropped_tail: str | None = None
     _lines: Iterator[tuple[int, bytes]] | None = None
     _consumed: bool = False
+    # Set when streaming starts: whether the generation is v0/v1, and its event-type inventory.
+    _v0: bool = field(default=False, init=False, repr=False)
+    _known: frozenset = field(default=frozenset(), init=False, repr=False)
+    _form_known: bool = field(default=False, init=False, repr=False)
+    """Whether the first record has shown the envelope form (:attr:`fixture`)."""
 
     @property
     def generation(self) -> int:
@@ -108,6 +116,12 @@ class Log:
     def close(self) -> None:
         self.reader.close()
 
+    def __enter__(self) -> "Log":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def body_lines(self) -> Iterator[tuple[int, bytes]]:
         """The physical lines after the header, undecoded: ``(line number, bytes)``. For readers that
         look for one thing cheaply (``dshctl ls`` scans for titles); it consumes the log like
@@ -126,7 +140,7 @@ class Log:
         try:
             if self.generation <= 1:
                 normalizer = LegacyNormalizer(self.header.id)
-                logical = self._legacy(self._physical(), normalizer)
+                logical = self._normalize_legacy(self._physical(), normalizer)
                 yield from fold_chunks(logical, time_known=not self.fixture)
             else:
                 for item in self._physical():
@@ -136,11 +150,11 @@ class Log:
             raise exc.located(file=self.display)
         finally:
             self.reader.close()
-        self._finish()
+        self._report_torn_tail()
 
     # -- internals ---------------------------------------------------------
 
-    def _legacy(self, items, normalizer: LegacyNormalizer):
+    def _normalize_legacy(self, items, normalizer: LegacyNormalizer):
         known = KNOWN_EVENT_TYPES[self.generation]
         untouched = normalizer.UNTOUCHED
         for item in items:
@@ -160,61 +174,34 @@ class Log:
             event.note("unknown event type; dsh refuses a log holding it unless it is marked ignorable")
 
     def _physical(self) -> Iterator[Event | PackedRow]:
+        """The records after the header, in seq order, under the damage policy of the module doc.
+
+        The first record shows the envelope form (:meth:`_learn_form`); after it, lines written as
+        dsh writes them take a one-pass typed decode (a v0 packed row: :func:`decode_row_line`; an
+        event: :meth:`_decode_wire_event`) and anything else the general path
+        (:meth:`_decode_general`), which judges it. Damage either ends the log here or starts a
+        suspect tail (:meth:`_suspect_tail`)."""
         lines = self._lines
         assert lines is not None
-        v0 = self.generation <= 1
-        known = KNOWN_EVENT_TYPES[self.generation]
-        position = 0
-        issue: FormatError | None = None
-        dropped = 0
-        first = True
-        decode = _decoder.decode
-        decode_wire = _wire_decoder.decode
-        wire_errors = (msgspec.DecodeError, msgspec.ValidationError)
-        fast = False
+        self._v0 = v0 = self.generation <= 1
+        self._known = KNOWN_EVENT_TYPES[self.generation]
+        position = 0  # the seq the next record must have
+        suspect: _SuspectTail | None = None
+        typed = False  # whether the typed decode applies: known from the first record
+        decode_wire_event = self._decode_wire_event
         for lineno, raw in lines:
-            item: Event | PackedRow | None = None
-            problem = None
-            if fast:
+            item = None
+            if typed:
                 if v0 and b'-chunks"' in raw[:30]:
                     item = decode_row_line(raw, lineno)
                 if item is None:
-                    try:
-                        wire = decode_wire(raw)
-                    except wire_errors:
-                        wire = None
-                    if wire is not None:
-                        item = self._event_from_wire(wire, lineno, position, v0, known)
+                    item = decode_wire_event(raw, lineno, position)
+            problem = None
             if item is None:
-                try:
-                    obj = decode(raw)
-                except msgspec.DecodeError as exc:
-                    obj = None
-                    problem = FormatError(f"unparsable committed record: {_short(exc)}", line=lineno, seq=position)
-            if problem is None and item is None:
-                if type(obj) is not dict:
-                    problem = FormatError(
-                        f"record is JSON {type(obj).__name__}, not an event object", line=lineno, seq=position
-                    )
-                else:
-                    if first:
-                        first = False
-                        self.fixture = "seq" not in obj and "seq0" not in obj
-                        fast = not self.fixture
-                        if self.fixture:
-                            self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
-                    try:
-                        item = self._decode_record(obj, lineno, position, v0, known)
-                    except FormatError as exc:
-                        problem = exc.located(line=lineno, seq=position)
-            if issue is not None:
-                dropped += 1
-                if _is_turn_end(item):
-                    raise FormatError(
-                        f"{issue.message}; a later turn/end at line {lineno} shows the damage is in the committed region",
-                        line=issue.line,
-                        seq=issue.seq,
-                    )
+                item, problem = self._decode_general(raw, lineno, position)
+                typed = self._form_known and not self.fixture
+            if suspect is not None:
+                suspect.saw(item, lineno)
                 continue
             if problem is None:
                 if type(item) is PackedRow:
@@ -228,28 +215,27 @@ class Log:
                 problem = FormatError(
                     f"seq gap in committed region: expected seq {position}, found {seq}", line=lineno, seq=position
                 )
-            if self.reader.compressed and not self._in_torn_frame(lineno):
-                raise problem.located(file=self.display)
-            if _is_turn_end(item):
-                raise problem
-            issue = problem
-            dropped = 1
+            suspect = self._suspect_tail(problem, item, lineno)
         self.event_count = position
-        if issue is not None:
-            self.dropped_tail = issue.message
-            text = (
-                f"line {issue.line}: {issue.message}; dropped {dropped} line(s) from there as the torn tail "
-                "(no later turn/end, as dsh does)"
-            )
-            if self.strict:
-                raise FormatError(text, line=issue.line, seq=issue.seq)
-            self.warn(text)
+        if suspect is not None:
+            self._drop_tail(suspect)
 
-    def _in_torn_frame(self, lineno: int) -> bool:
-        start = getattr(self.reader, "torn_frame_start_line", None)
-        return start is not None and lineno >= start
+    def _learn_form(self, first: dict) -> None:
+        """The first record shows the envelope form: dsh's own, or the test-fixture projection without
+        seq and time (seq is then assigned by position)."""
+        self._form_known = True
+        self.fixture = "seq" not in first and "seq0" not in first
+        if self.fixture:
+            self.warn("events carry no seq/time (test-fixture form): seq assigned by position, times unknown")
 
-    def _event_from_wire(self, wire: _WireEvent, lineno: int, position: int, v0: bool, known) -> Event:
+    def _decode_wire_event(self, raw: bytes, lineno: int, position: int) -> Event | None:
+        """An event line written as dsh writes it, decoded in one typed pass without a dict in between:
+        its envelope has exactly the known keys and types. ``None`` for anything else, which
+        :meth:`_decode_general` then decodes and judges."""
+        try:
+            wire = _decode_wire(raw)
+        except _WIRE_ERRORS:
+            return None
         kind = wire.type
         event = Event(
             type=kind,
@@ -261,33 +247,74 @@ class Log:
             ignorable=wire.ignorable is True,
         )
         if wire.sourceEventSeqs is not None:
-            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, v0, position)
-        if not v0 and kind not in known:
+            event.sourceEventSeqs = self._citation(wire.sourceEventSeqs, event, position)
+        if not self._v0 and kind not in self._known:
             self._flag_unknown(event)
         if kind == "session/end-seed" and self.generation >= 2 and isinstance(wire.data, dict):
             if wire.data.get("inherited") is True:
                 self.cut = wire.seq
         return event
 
-    @staticmethod
-    def _citation(value: Any, event: Event, v0: bool, position: int) -> Any:
+    def _decode_general(self, raw: bytes, lineno: int, position: int) -> tuple[Event | PackedRow | None, FormatError | None]:
+        """Any line: parsed as JSON and judged as a record. ``(record, None)``, or ``(None, the problem)``
+        when it is damaged."""
+        try:
+            record = _decoder.decode(raw)
+        except msgspec.DecodeError as exc:
+            return None, FormatError(f"unparsable committed record: {_brief(exc)}", line=lineno, seq=position)
+        if type(record) is not dict:
+            return None, FormatError(f"record is JSON {type(record).__name__}, not an event object", line=lineno, seq=position)
+        if not self._form_known:
+            self._learn_form(record)
+        try:
+            return self._decode_record(record, lineno, position), None
+        except FormatError as exc:
+            return None, exc.located(line=lineno, seq=position)
+
+    def _suspect_tail(self, problem: FormatError, item: Event | PackedRow | None, lineno: int) -> _SuspectTail:
+        """Damage at ``lineno``: fatal inside a complete zstd frame, or when the damaged record itself
+        decoded to a ``turn/end``; otherwise where a torn tail may begin."""
+        if self.reader.compressed and not self._in_torn_frame(lineno):
+            raise problem.located(file=self.display)
+        if _is_turn_end(item):
+            raise problem
+        return _SuspectTail(problem)
+
+    def _drop_tail(self, suspect: _SuspectTail) -> None:
+        """No later ``turn/end`` proved the damage committed: the lines from it on are the torn tail."""
+        issue = suspect.issue
+        self.dropped_tail = issue.message
+        text = (
+            f"line {issue.line}: {issue.message}; dropped {suspect.dropped} line(s) from there as the torn tail "
+            "(no later turn/end, as dsh does)"
+        )
+        if self.strict:
+            raise FormatError(text, line=issue.line, seq=issue.seq)
+        self.warn(text)
+
+    def _in_torn_frame(self, lineno: int) -> bool:
+        start = getattr(self.reader, "torn_frame_start_line", None)
+        return start is not None and lineno >= start
+
+    def _citation(self, value: Any, event: Event, position: int) -> Any:
         """Decoded ``sourceEventSeqs`` (``position``: the seq the event must have); a v0 message's stays as
         written for :func:`fold_chunks`, which compares it with the pending attempt's seq runs without
         expanding it."""
-        if v0 and event.type == "assistant/message":
+        if self._v0 and event.type == "assistant/message":
             return value
         return decode_source_event_seqs(value, event, position)
 
-    def _decode_record(self, obj: dict, lineno: int, position: int, v0: bool, known) -> Event | PackedRow:
-        kind = obj.get("type")
+    def _decode_record(self, record: dict, lineno: int, position: int) -> Event | PackedRow:
+        """A parsed record judged: a v0 packed row or an event, or FormatError saying what is wrong."""
+        kind = record.get("type")
         if not isinstance(kind, str):
             raise FormatError("record has no string type")
-        if v0 and kind in ROW_TAGS and "data" in obj and ("seq0" in obj or self.fixture):
-            return decode_row(obj, lineno, position, self.fixture)
+        if self._v0 and kind in ROW_TAGS and "data" in record and ("seq0" in record or self.fixture):
+            return decode_row(record, lineno, position, self.fixture)
         if self.fixture:
             seq, time = position, None
         else:
-            seq, time = obj.get("seq"), obj.get("time")
+            seq, time = record.get("seq"), record.get("time")
             if not isinstance(seq, int) or isinstance(seq, bool):
                 raise FormatError("event has no integer seq")
             if not isinstance(time, int) or isinstance(time, bool):
@@ -298,30 +325,30 @@ class Log:
             if not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
                 # dsh's codec refuses it too; every clock computation downstream assumes it
                 raise FormatError("event time is not a safe integer")
-        if "data" not in obj:
+        if "data" not in record:
             raise FormatError("event has no data")
         event = Event(
             type=kind,
             seq=seq,
             time=time,
-            data=obj["data"],
+            data=record["data"],
             line=lineno,
-            surfaceOp=obj.get("surfaceOp"),
-            ignorable=obj.get("ignorable") is True,
+            surfaceOp=record.get("surfaceOp"),
+            ignorable=record.get("ignorable") is True,
         )
-        if "sourceEventSeqs" in obj:
-            event.sourceEventSeqs = self._citation(obj["sourceEventSeqs"], event, v0, position)
-        if not obj.keys() <= _ENVELOPE_KEYS:
-            extra = obj.keys() - _ENVELOPE_KEYS
+        if "sourceEventSeqs" in record:
+            event.sourceEventSeqs = self._citation(record["sourceEventSeqs"], event, position)
+        if not record.keys() <= _ENVELOPE_KEYS:
+            extra = record.keys() - _ENVELOPE_KEYS
             event.note(f"envelope has keys dsh refuses: {', '.join(sorted(extra))}")
-        if not v0 and kind not in known:
+        if not self._v0 and kind not in self._known:
             self._flag_unknown(event)
         if kind == "session/end-seed" and isinstance(event.data, dict):
             if self.generation >= 2 and event.data.get("inherited") is True:
                 self.cut = seq
         return event
 
-    def _finish(self) -> None:
+    def _report_torn_tail(self) -> None:
         torn = self.reader.torn_tail
         if torn is not None:
             if torn.compressed_bytes is not None:
@@ -342,35 +369,51 @@ def _is_turn_end(item) -> bool:
     return type(item) is Event and item.type == "turn/end"
 
 
-def _short(exc: Exception) -> str:
+class _SuspectTail:
+    """Damage where a torn tail may begin (FORMAT §8.5): the lines from it on are dropped, unless a later
+    record decodes to a ``turn/end``, which proves the damage lies in the committed region."""
+
+    __slots__ = ("issue", "dropped")
+
+    def __init__(self, issue: FormatError):
+        self.issue = issue
+        self.dropped = 1  # lines dropped so far, the damaged one included
+
+    def saw(self, item: Event | PackedRow | None, lineno: int) -> None:
+        """One more line after the damage; refuse the log if it is a ``turn/end``."""
+        self.dropped += 1
+        if _is_turn_end(item):
+            raise FormatError(
+                f"{self.issue.message}; a later turn/end at line {lineno} shows the damage is in the committed region",
+                line=self.issue.line,
+                seq=self.issue.seq,
+            )
+
+
+def _brief(exc: Exception) -> str:
+    """An exception's text, cut to 200 characters."""
     text = str(exc)
     return text if len(text) < 200 else text[:197] + "..."
 
 
-def resolve_one(spec: str) -> LogRef:
-    """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
-    refs = resolve_named(spec)
-    if len(refs) != 1:
-        raise SourceError(
-            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
-        )
-    return refs[0]
-
-
 def open_log(
-    source: str | LogRef,
+    source: str | os.PathLike | LogRef,
     *,
     strict: bool = False,
     on_warning: Callable[[str], None] | None = None,
     max_line_bytes: int | None = None,
     stop_at_line: int | None = None,
 ) -> Log:
-    """Open one log and read its header. ``source`` is a path string (file or session directory) or
-    ``-`` for stdin, or a :class:`~dshctl.source.LogRef` from :func:`dshctl.source.resolve`.
+    """Open one log and read its header. ``source`` is a path (``str`` or ``os.PathLike``: a file or a
+    session directory; the string ``-`` is stdin) or a :class:`~dshctl.source.LogRef` from
+    :func:`dshctl.source.resolve` (see :func:`dshctl.source.as_ref`). The log is a context manager::
+
+        with open_log(path) as log:
+            for event in log.events(): ...
 
     ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
     validator uses it to read only what precedes damage its stricter codec found)."""
-    ref = resolve_one(source) if isinstance(source, str) else source
+    ref = as_ref(source)
     reader = LineReader(ref, max_line_bytes=max_line_bytes)
     lines = iter(reader)
     try:
@@ -382,11 +425,11 @@ def open_log(
                 raise FormatError("the header line is not terminated by LF (torn before the first record)", line=1)
             raise FormatError("no header line: not a dsh session log", line=1)
         try:
-            obj = _decoder.decode(raw)
+            header_json = _decoder.decode(raw)
         except msgspec.DecodeError as exc:
-            raise FormatError(f"line 1 is not JSON ({_short(exc)}): not a dsh session log", line=1)
+            raise FormatError(f"line 1 is not JSON ({_brief(exc)}): not a dsh session log", line=1)
         log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning)
-        log.header = parse_header(obj, log.warn)
+        log.header = parse_header(header_json, log.warn)
         if log.header.version <= 1 and log.header.seedLength is not None:
             log.cut = log.header.seedLength
         log._lines = lines if stop_at_line is None else takewhile(lambda item: item[0] < stop_at_line, lines)

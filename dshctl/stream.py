@@ -18,43 +18,42 @@ What lives here, and why:
   appends whole v0/v1 packed rows with ``push_run`` the way the v1→v2 fold does (§2.4, §2.6).
 * ``expand_strict`` is the validating path for records read at a durable boundary (§4.4). It works on
   raw JSON values, not typed records, because the rules are about the JSON (exact key sets, ``-0``, safe
-  integers). Use ``loads_strict`` to parse the JSON so that the literal ``-0`` stays detectable.
+  integers). Parse the JSON with :func:`dshctl.jsvalues.loads_strict` so that the literal ``-0`` stays
+  detectable.
 * ``decode_stream`` and ``stream_from_builtins`` type a stream only when every run has a shape readers
   can follow (``check_shape``): at least one member, one ``dt`` entry per further member, safe-integer
   times, gaps and indexes. A damaged stream raises instead, so no reader ever meets a run whose members
   and times disagree; ``expand_strict`` (below) remains the full §4.4 check.
 * The readers (§4.5) answer the common questions — first token time, visible content, last usage,
-  joined text, assembly — straight from typed records without building a dict per member, with early
-  exit, in O(records) where dsh's readers are. They trust their input, like dsh's: validate first.
+  joined text — straight from typed records without building a dict per member, with early exit, in
+  O(records) where dsh's readers are. They trust their input, like dsh's: validate first. (Assembly into
+  content blocks is :func:`dshctl.assembler.assemble`.)
 * ``is_token_delta``, ``is_visible_chunk`` and ``chunk_has_visible_text`` are the one home of the
   per-chunk rules every timing and visibility fold in dshctl must share.
 
-"Whitespace" means JavaScript's ``\\s`` (dsh tests ``/\\S/`` and ``String.prototype.trim``): the ECMAScript
-WhiteSpace and LineTerminator code points, which are TAB, LF, VT, FF, CR, SPACE, U+00A0, U+1680,
-U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and U+FEFF. This is *not* Python's ``str.isspace``:
-Python also counts U+001C–U+001F and U+0085, and does not count U+FEFF.
+The number and whitespace rules these lean on (safe integers, ``-0``, lossless JSON, JavaScript's ``\\s``)
+are JavaScript's, and live in :mod:`dshctl.jsvalues`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from itertools import accumulate, islice
-from typing import TYPE_CHECKING, Annotated, Any, Iterable, Iterator, Union
+from typing import Annotated, Any, Iterable, Iterator, Union
 
 import msgspec
 
 from dshctl.errors import StreamError
-
-if TYPE_CHECKING:
-    from dshctl.assembler import BlockAssembler
+from dshctl.jsvalues import (
+    MAX_SAFE_INTEGER,
+    NON_WHITESPACE,
+    has_non_whitespace,
+    is_lossless_json,
+    safe_index,
+    safe_int,
+)
 
 __all__ = [
-    "MAX_SAFE_INTEGER",
-    "NEG_ZERO",
     "RAW_CHUNK_TYPES",
-    "JS_WHITESPACE",
     "TextChunks",
     "ReasoningChunks",
     "ToolCallChunks",
@@ -65,12 +64,10 @@ __all__ = [
     "decode_stream",
     "stream_from_builtins",
     "check_shape",
-    "loads_strict",
     "expand_strict",
     "iter_members",
     "run_times",
     "record_member_count",
-    "has_non_whitespace",
     "is_token_delta",
     "is_visible_chunk",
     "chunk_has_visible_text",
@@ -83,20 +80,7 @@ __all__ = [
     "last_raw_chunk",
     "raw_chunks",
     "joined_text",
-    "assemble",
 ]
-
-MAX_SAFE_INTEGER = 2**53 - 1
-"""JavaScript's ``Number.MAX_SAFE_INTEGER``; dsh requires every time, gap and index within ±this."""
-
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-"""The code points JavaScript's ``\\s`` matches (ECMAScript WhiteSpace + LineTerminator)."""
-
-_NON_WHITESPACE = re.compile("[^" + re.escape(JS_WHITESPACE) + "]")
-
 
 # --------------------------------------------------------------------------------------------------
 # Records (§4.2)
@@ -195,95 +179,6 @@ def _member_times_are_safe(record: TextChunks | ReasoningChunks | ToolCallChunks
     return -MAX_SAFE_INTEGER <= min(times) and max(times) <= MAX_SAFE_INTEGER
 
 
-# --------------------------------------------------------------------------------------------------
-# JSON numbers as JavaScript sees them
-
-
-class _NegativeZero(int):
-    """The JSON literal ``-0``: equal to 0 for arithmetic, but distinguishable (JavaScript keeps -0)."""
-
-    def __repr__(self) -> str:
-        return "NEG_ZERO"
-
-
-NEG_ZERO = _NegativeZero(0)
-"""What ``loads_strict`` yields for the JSON text ``-0``."""
-
-
-def _parse_int(literal: str) -> int:
-    return NEG_ZERO if literal == "-0" else int(literal)
-
-
-def _refuse_constant(literal: str) -> float:
-    raise ValueError(f"{literal} is not JSON")
-
-
-def loads_strict(text: str | bytes) -> Any:
-    """Parse JSON keeping what JavaScript would see: ``-0`` → ``NEG_ZERO``, ``-0.0`` stays ``-0.0``.
-
-    NaN and Infinity literals (accepted by Python's ``json`` but not JSON) are refused.
-    """
-    return json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant)
-
-
-def _safe_int(value: Any) -> int | None:
-    """The value as an int if JavaScript's ``Number.isSafeInteger`` accepts it, else None.
-
-    An integral float (``3.0``) counts, as it does in JSON/JS; a bool is not a number.
-    """
-    cls = value.__class__
-    if cls is int or cls is _NegativeZero:
-        return int(value) if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
-    if cls is float:
-        if value.is_integer() and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            return int(value)
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value) if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else None
-    return None
-
-
-def _is_negative_zero(value: Any) -> bool:
-    return value.__class__ is _NegativeZero or (value.__class__ is float and value == 0 and math.copysign(1.0, value) < 0)
-
-
-def _safe_index(value: Any) -> int | None:
-    """A non-negative safe integer that is not -0, as dsh's ``safeIndex`` requires."""
-    if _is_negative_zero(value):
-        return None
-    index = _safe_int(value)
-    return index if index is not None and index >= 0 else None
-
-
-def _is_lossless_json(value: Any) -> bool:
-    """Whether the value survives a JSON round trip in JavaScript unchanged (dsh ``isJsonValue``).
-
-    Refuses non-finite numbers and -0 anywhere, non-string keys and non-JSON types.
-    """
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        cls = current.__class__
-        if cls is str or cls is int or cls is bool or current is None:
-            continue
-        if cls is float:
-            if not math.isfinite(current) or (current == 0 and math.copysign(1.0, current) < 0):
-                return False
-            continue
-        if cls is dict:
-            for key in current:
-                if key.__class__ is not str:
-                    return False
-            pending.extend(current.values())
-            continue
-        if cls is list:
-            pending.extend(current)
-            continue
-        # NEG_ZERO, tuples, sets, arbitrary objects
-        return False
-    return True
-
-
 def _time_gap(previous: int, time: int) -> int | None:
     gap = time - previous
     return gap if -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER else None
@@ -334,13 +229,13 @@ class Accumulator:
         if time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
             safe_time = time
         else:
-            safe_time = _safe_int(time)
+            safe_time = safe_int(time)
             if safe_time is None:
                 raise ValueError(f"assistant stream time must be a safe integer, got {time!r}")
         if not isinstance(chunk, dict):
             raise ValueError(f"assistant stream chunk must be an object, got {type(chunk).__name__}")
         for value in chunk.values():
-            if value.__class__ is not str and value.__class__ is not int and not _is_lossless_json(value):
+            if value.__class__ is not str and value.__class__ is not int and not is_lossless_json(value):
                 raise ValueError("assistant stream chunk must be losslessly JSON-serializable")
         kind = chunk.get("type")
         records = self._records
@@ -348,7 +243,7 @@ class Accumulator:
         if kind == "text-delta" or kind == "reasoning-delta":
             index = chunk.get("index")
             if index.__class__ is not int or index < 0 or index > MAX_SAFE_INTEGER:
-                index = _safe_index(index)
+                index = safe_index(index)
                 if index is None:
                     raise ValueError(f"{kind} index must be a non-negative safe integer, got {chunk.get('index')!r}")
             text = chunk.get("text")
@@ -370,7 +265,7 @@ class Accumulator:
 
         previous = records[-1] if records else None
         if kind == "tool-call-delta":
-            index = _safe_index(chunk.get("index"))
+            index = safe_index(chunk.get("index"))
             if index is None:
                 raise ValueError(f"tool-call-delta index must be a non-negative safe integer, got {chunk.get('index')!r}")
             call_id = chunk.get("id")
@@ -412,7 +307,7 @@ class Accumulator:
         cls = record.__class__
         if cls not in _RUN_CLASSES:
             raise ValueError(f"push_run takes a packed run, got {cls.__name__}")
-        time0 = _safe_int(record.time0)
+        time0 = safe_int(record.time0)
         if time0 is None:
             raise ValueError(f"run time0 must be a safe integer, got {record.time0!r}")
         members = record.args if cls is ToolCallChunks else record.texts
@@ -522,16 +417,16 @@ def _is_string_list(value: Any) -> bool:
 
 def _validated_run_times(record: dict, members: int, position: int, label: str) -> tuple[int, list[int]]:
     """Check time0, index and dt (§4.4) and return the index and every member's time."""
-    time0 = _safe_int(record["time0"])
+    time0 = safe_int(record["time0"])
     if time0 is None:
         raise _refuse(position, "safe-integer", f"{label} time0 must be a safe integer, got {record['time0']!r}")
-    index = _safe_index(record["index"])
+    index = safe_index(record["index"])
     if index is None:
         raise _refuse(position, "index", f"{label} index must be a non-negative safe integer (not -0), got {record['index']!r}")
     dt = record["dt"]
     if dt.__class__ is not list:
         raise _refuse(position, "safe-integer", f"{label} dt must be an array of safe integers")
-    gaps = [_safe_int(gap) for gap in dt]
+    gaps = [safe_int(gap) for gap in dt]
     if None in gaps:
         bad = dt[gaps.index(None)]
         raise _refuse(position, "safe-integer", f"{label} dt entries must be safe integers, got {bad!r}")
@@ -594,13 +489,13 @@ def expand_strict(records: Iterable[Any]) -> Iterator[tuple[int, dict]]:
                 yield time, chunk
         elif kind == "chunk":
             _require_exact_keys(record, _RAW_KEYS, position, "chunk")
-            time = _safe_int(record["time"])
+            time = safe_int(record["time"])
             if time is None:
                 raise _refuse(position, "safe-integer", f"raw chunk time must be a safe integer, got {record['time']!r}")
             chunk = record["chunk"]
             if not isinstance(chunk, dict):
                 raise _refuse(position, "raw-chunk", "raw chunk must be a non-null, non-array object")
-            if not _is_lossless_json(chunk):
+            if not is_lossless_json(chunk):
                 raise _refuse(position, "raw-chunk", "raw chunk must be lossless JSON (no -0, NaN or Infinity)")
             yield time, chunk
         else:
@@ -609,11 +504,6 @@ def expand_strict(records: Iterable[Any]) -> Iterator[tuple[int, dict]]:
 
 # --------------------------------------------------------------------------------------------------
 # Chunk rules (§4.5) — the one home for them
-
-
-def has_non_whitespace(text: Any) -> bool:
-    """JavaScript's ``/\\S/.test(text)`` for a string; a non-string (malformed input) counts as no text."""
-    return text.__class__ is str and _NON_WHITESPACE.search(text) is not None
 
 
 def is_token_delta(chunk: dict) -> bool:
@@ -695,7 +585,7 @@ def run_first_visible_time(record: TextChunks | ReasoningChunks | ToolCallChunks
     """The time of the first non-whitespace member of a text/reasoning run; tool-call runs have none."""
     if record.__class__ is ToolCallChunks:
         return None
-    search = _NON_WHITESPACE.search
+    search = NON_WHITESPACE.search
     for position, text in enumerate(record.texts):
         if search(text) is not None:
             return record.time0 if position == 0 else _member_time(record, position)
@@ -737,7 +627,7 @@ def has_visible_content(stream: Iterable[Record]) -> bool:
                 return True
         elif cls is not ToolCallChunks:
             # One search over the joined run answers "does any member have a non-whitespace character".
-            if _NON_WHITESPACE.search("".join(record.texts)) is not None:
+            if NON_WHITESPACE.search("".join(record.texts)) is not None:
                 return True
     return False
 
@@ -747,7 +637,7 @@ def has_visible_text(stream: Iterable[Record]) -> bool:
     for record in stream:
         cls = record.__class__
         if cls is TextChunks:
-            if _NON_WHITESPACE.search("".join(record.texts)) is not None:
+            if NON_WHITESPACE.search("".join(record.texts)) is not None:
                 return True
         elif cls is RawChunk and chunk_has_visible_text(record.chunk):
             return True
@@ -788,37 +678,3 @@ def joined_text(stream: Iterable[Record]) -> str:
         elif cls is RawChunk and record.chunk.get("type") == "text-delta":
             parts.append(record.chunk.get("text"))
     return "".join(parts)
-
-
-def assemble(stream: Iterable[Record], assembler: "BlockAssembler | None" = None) -> "BlockAssembler":
-    """Feed a stream to a ``BlockAssembler``: one joined delta per run, raw chunks as recorded.
-
-    Equivalent to pushing every member, because assembly only concatenates a block's fragments and a
-    run never spans a ``block-end``. Trusts its input.
-    """
-    from dshctl.assembler import BlockAssembler
-
-    if assembler is None:
-        assembler = BlockAssembler()
-    push = assembler.push
-    for record in stream:
-        cls = record.__class__
-        if cls is RawChunk:
-            push(record.chunk)
-        elif cls is TextChunks:
-            push({"type": "text-delta", "index": record.index, "text": "".join(record.texts)})
-        elif cls is ReasoningChunks:
-            push({"type": "reasoning-delta", "index": record.index, "text": "".join(record.texts)})
-        elif record.name is msgspec.UNSET:
-            push({"type": "tool-call-delta", "index": record.index, "id": record.id, "argumentsDelta": "".join(record.args)})
-        else:
-            push(
-                {
-                    "type": "tool-call-delta",
-                    "index": record.index,
-                    "id": record.id,
-                    "name": record.name,
-                    "argumentsDelta": "".join(record.args),
-                }
-            )
-    return assembler

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.assembler import BlockAssembler
-from dshctl.stream import Accumulator, ToolCallChunks, assemble, loads_strict, stream_from_builtins
+from dshctl.assembler import BlockAssembler, assemble
+from dshctl.jsvalues import loads_strict
+from dshctl.stream import Accumulator, ToolCallChunks, stream_from_builtins
 
 from chunks import call, end, start, text  # noqa: E402
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from dshctl.assembler import assemble
 from dshctl.errors import FormatError
 from dshctl.reader import open_log
-from dshctl.stream import assemble
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")

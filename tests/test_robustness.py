@@ -246,3 +246,47 @@ def test_unusual_envelopes_take_the_general_path(tmp_path):
     assert [e.time for e in events] == [1000, 1001, 1002, 1003]
     assert events[2].notes and "extra" in events[2].notes[0]
     assert not events[1].notes
+
+
+# --------------------------------------------------------------------------------------------------
+# the library door: what open_log accepts, and closing
+
+
+def test_open_log_takes_a_path_object_a_string_or_a_log_ref(tmp_path):
+    from pathlib import Path
+
+    from dshctl.reader import open_log
+    from dshctl.source import as_ref, resolve
+
+    path = tmp_path / "session.v4.jsonl"
+    path.write_bytes(line(HEADER) + good_body())
+    for source in (path, str(path), resolve(str(path))[0], as_ref(path)):
+        with open_log(source) as log:
+            assert [event.seq for event in log.events()] == [0, 1, 2, 3]
+    with pytest.raises(TypeError, match="not int"):
+        open_log(3)  # type: ignore[arg-type]
+    assert as_ref(Path(str(tmp_path))).path == path  # a session directory, as a string names it
+
+
+def test_a_path_object_named_dash_is_a_file_not_stdin(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from dshctl.reader import open_log
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_bytes(line(HEADER) + good_body())
+    with open_log(Path("-")) as log:
+        assert log.display == os.path.join(".", "-")
+        assert len(list(log.events())) == 4
+
+
+def test_leaving_the_with_block_closes_a_log_read_halfway(tmp_path):
+    from dshctl.reader import open_log
+
+    path = tmp_path / "session.v4.jsonl"
+    path.write_bytes(line(HEADER) + good_body())
+    with open_log(path) as log:
+        events = log.events()
+        next(events)
+        assert log.reader._file is not None
+    assert log.reader._file is None

@@ -9,10 +9,18 @@ import msgspec
 import pytest
 
 from dshctl.errors import StreamError
-from dshctl.stream import (
+from dshctl.jsvalues import (
     JS_WHITESPACE,
     MAX_SAFE_INTEGER,
     NEG_ZERO,
+    has_non_whitespace,
+    is_negative_zero,
+    is_plain_safe_int,
+    loads_strict,
+    safe_index,
+    safe_int,
+)
+from dshctl.stream import (
     Accumulator,
     RawChunk,
     ReasoningChunks,
@@ -23,7 +31,6 @@ from dshctl.stream import (
     expand_strict,
     first_token_time,
     first_visible_time,
-    has_non_whitespace,
     has_visible_content,
     has_visible_text,
     is_token_delta,
@@ -31,7 +38,6 @@ from dshctl.stream import (
     iter_members,
     joined_text,
     last_raw_chunk,
-    loads_strict,
     raw_chunks,
     record_member_count,
     run_times,
@@ -295,6 +301,35 @@ def test_loads_strict_keeps_negative_zero_detectable():
     assert value == 0 and str(value) == "-0.0"
     with pytest.raises(ValueError):
         loads_strict("NaN")
+
+
+@pytest.mark.parametrize(
+    "value, as_safe_int, plain",
+    [
+        (3, 3, True),
+        (3.0, 3, False),  # JSON/JavaScript: an integral float is an integer; a v0 row field is not
+        (3.5, None, False),
+        (True, None, False),
+        (NEG_ZERO, 0, True),
+        (MAX_SAFE_INTEGER, MAX_SAFE_INTEGER, True),
+        (-MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, True),
+        (MAX_SAFE_INTEGER + 1, None, False),
+        (float(MAX_SAFE_INTEGER + 1), None, False),
+        ("3", None, False),
+        (None, None, False),
+    ],
+)
+def test_the_two_safe_integer_rules(value, as_safe_int, plain):
+    assert safe_int(value) == as_safe_int
+    assert safe_int(value).__class__ is (int if as_safe_int is not None else type(None))
+    assert is_plain_safe_int(value) is plain
+
+
+def test_negative_zero_is_no_index():
+    assert is_negative_zero(NEG_ZERO) and is_negative_zero(-0.0)
+    assert not is_negative_zero(0) and not is_negative_zero(0.0)
+    assert safe_index(NEG_ZERO) is None and safe_index(-0.0) is None
+    assert safe_index(0) == 0 and safe_index(2.0) == 2 and safe_index(-1) is None
 
 
 def _refusal(records) -> StreamError:

@@ -10,18 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dshctl.assembler import BlockAssembler
+from dshctl.assembler import BlockAssembler, assemble
 from dshctl.errors import StreamError
+from dshctl.jsvalues import MAX_SAFE_INTEGER, NEG_ZERO
 from dshctl.stream import (
-    MAX_SAFE_INTEGER,
-    NEG_ZERO,
     RAW_CHUNK_TYPES,
     Accumulator,
     RawChunk,
     ReasoningChunks,
     TextChunks,
     ToolCallChunks,
-    assemble,
     chunk_has_visible_text,
     expand_strict,
     first_token_time,

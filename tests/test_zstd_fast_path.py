@@ -129,3 +129,13 @@ def test_damage_after_a_large_unsized_frame_is_reported_once(tmp_path):
     numbers = [n for n, _ in outcome["lines"]]
     assert numbers == list(range(1, len(numbers) + 1))
     assert outcome["torn_tail"] is not None and outcome["error"] is None
+
+
+def test_the_walks_frame_header_arithmetic_is_libzstds():
+    """The walk sizes frame headers itself (libzstd's parser refuses headers the walk reports later,
+    differently); its arithmetic must still be libzstd's for every descriptor byte."""
+    from dshctl.source.zstd import ZSTD_MAGIC, frame_header_layout
+
+    for descriptor in range(256):
+        header_size, _ = frame_header_layout(descriptor)
+        assert header_size == zstandard.frame_header_size(ZSTD_MAGIC + bytes([descriptor])), hex(descriptor)

@@ -29,11 +29,11 @@ _HEADER_FIELDS = {
 }
 
 
-def parse_header(obj: Any, warn: Callable[[str], None]) -> Header:
+def parse_header(header_json: Any, warn: Callable[[str], None]) -> Header:
     """Line 1 → :class:`Header`. Refuses what dsh refuses before anything else (FORMAT §1.9)."""
-    if not isinstance(obj, dict) or obj.get("type") != "session":
+    if not isinstance(header_json, dict) or header_json.get("type") != "session":
         raise FormatError("line 1 is not a dsh session header (expected {\"type\":\"session\", ...})", line=1)
-    version = obj.get("version")
+    version = header_json.get("version")
     if isinstance(version, bool) or not isinstance(version, (int, float)):
         raise FormatError("line 1 is not a dsh session header: it has no numeric version", line=1)
     if version != int(version) or version < 0:
@@ -45,12 +45,13 @@ def parse_header(obj: Any, warn: Callable[[str], None]) -> Header:
             f"dshctl reads v0-v{max(SUPPORTED_GENERATIONS)}",
             line=1,
         )
-    extra = {k: v for k, v in obj.items() if k not in _HEADER_FIELDS}
+    extra = {key: value for key, value in header_json.items() if key not in _HEADER_FIELDS}
     if extra:
         warn(f"header has keys dsh's released codecs refuse: {', '.join(sorted(extra))}")
 
-    def field(name: str, kind: type | tuple) -> Any:
-        value = obj.get(name)
+    def optional(name: str, kind: type | tuple) -> Any:
+        """The header member ``name`` if it has the type ``kind``; a wrong type is warned about and dropped."""
+        value = header_json.get(name)
         if value is None:
             return None
         if isinstance(value, bool) and kind is not bool:
@@ -63,15 +64,15 @@ def parse_header(obj: Any, warn: Callable[[str], None]) -> Header:
 
     header = Header(
         version=version,
-        id=field("id", str),
-        createdAt=field("createdAt", int),
-        cwd=field("cwd", str),
-        parentSession=field("parentSession", str),
-        seedLength=field("seedLength", int),
-        isSeeded=field("isSeeded", bool),
-        origin=field("origin", str),
-        delegationDepth=field("delegationDepth", int),
-        agentPreset=field("agentPreset", str),
+        id=optional("id", str),
+        createdAt=optional("createdAt", int),
+        cwd=optional("cwd", str),
+        parentSession=optional("parentSession", str),
+        seedLength=optional("seedLength", int),
+        isSeeded=optional("isSeeded", bool),
+        origin=optional("origin", str),
+        delegationDepth=optional("delegationDepth", int),
+        agentPreset=optional("agentPreset", str),
         extra=extra or None,
     )
     if header.delegationDepth is None:

@@ -25,16 +25,16 @@ reader stays lenient and notes it on the event; ``dshctl validate`` reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
 from ..errors import FormatError
+from ..jsvalues import is_plain_safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
-from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
+from ..stream import Accumulator, BlockIndex, Members, ReasoningChunks, SafeInt, TextChunks, ToolCallChunks
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
-_MAX_SAFE = 2**53 - 1
 
 
 @dataclass(slots=True)
@@ -50,48 +50,43 @@ class PackedRow:
     last_time: int
 
 
-def _safe_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_SAFE <= value <= _MAX_SAFE
-
-
-_SafeInt = Annotated[int, msgspec.Meta(ge=-_MAX_SAFE, le=_MAX_SAFE)]
-_Index = Annotated[int, msgspec.Meta(ge=0, le=_MAX_SAFE)]
-_Members = Annotated[list[str], msgspec.Meta(min_length=1)]
+_Seq = BlockIndex
+"""A seq is bounded as a block index is: a non-negative safe integer."""
 
 
 class _TextRowData(msgspec.Struct, forbid_unknown_fields=True):
     turn: int | float
     step: int | float
-    index: _Index
-    dt: list[_SafeInt]
-    texts: _Members
+    index: BlockIndex
+    dt: list[SafeInt]
+    texts: Members
 
 
 class _ToolRowData(msgspec.Struct, forbid_unknown_fields=True):
     turn: int | float
     step: int | float
-    index: _Index
+    index: BlockIndex
     id: str
-    dt: list[_SafeInt]
-    args: _Members
+    dt: list[SafeInt]
+    args: Members
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
-def decode_row(obj: dict, line: int, position: int, fixture: bool) -> PackedRow:
+def decode_row(row: dict, line: int, position: int, fixture: bool) -> PackedRow:
     """Decode one packed row (exact key sets, FORMAT §2.4). ``position`` is the seq it must start at,
     used when the fixture form omitted ``seq0``/``time0``. Member types and ranges are checked by
     msgspec in C, so a 500-member row costs little more than its JSON decode."""
-    tag = obj["type"]
-    envelope_keys = {"type", "data"} if fixture and "seq0" not in obj else {"type", "seq0", "time0", "data"}
-    if obj.keys() != envelope_keys:
-        raise _bad_row(tag, line, f"envelope keys {sorted(obj)}")
+    tag = row["type"]
+    envelope_keys = {"type", "data"} if fixture and "seq0" not in row else {"type", "seq0", "time0", "data"}
+    if row.keys() != envelope_keys:
+        raise _bad_row(tag, line, f"envelope keys {sorted(row)}")
     try:
-        data = msgspec.convert(obj["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
+        data = msgspec.convert(row["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
     except msgspec.ValidationError as exc:
         raise _bad_row(tag, line, str(exc))
-    if "seq0" in obj:
-        seq0, time0 = obj["seq0"], obj["time0"]
-        if not _safe_int(seq0) or seq0 < 0 or not _safe_int(time0):
+    if "seq0" in row:
+        seq0, time0 = row["seq0"], row["time0"]
+        if not is_plain_safe_int(seq0) or seq0 < 0 or not is_plain_safe_int(time0):
             raise _bad_row(tag, line, "seq0 and time0 must be safe integers")
     else:
         seq0, time0 = position, 0
@@ -108,7 +103,7 @@ def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowD
     if len(dt) != len(members) - 1:
         raise _bad_row(tag, line, "dt must hold one safe integer per member after the first")
     last_time = time0 + sum(dt)
-    if not _safe_int(last_time) or not _safe_int(seq0 + len(members) - 1):
+    if not is_plain_safe_int(last_time) or not is_plain_safe_int(seq0 + len(members) - 1):
         raise _bad_row(tag, line, "member seq or time leaves the safe-integer range")
     if tag == "tool-call-chunks":
         record = ToolCallChunks(time0=time0, index=data.index, dt=dt, id=data.id, name=data.name, args=members)
@@ -121,15 +116,15 @@ def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowD
 
 class _WireTextRow(msgspec.Struct, forbid_unknown_fields=True):
     type: str
-    seq0: _Index
-    time0: _SafeInt
+    seq0: _Seq
+    time0: SafeInt
     data: _TextRowData
 
 
 class _WireToolRow(msgspec.Struct, forbid_unknown_fields=True):
     type: str
-    seq0: _Index
-    time0: _SafeInt
+    seq0: _Seq
+    time0: SafeInt
     data: _ToolRowData
 
 
@@ -147,15 +142,15 @@ def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
     which the general path then decodes and judges. Its errors are the general path's own."""
     if not raw.startswith(_ROW_PREFIX):
         return None
-    end = raw.find(b'"', 9, 27)
-    decode = _wire_row_decoders.get(raw[9:end]) if end > 0 else None
+    tag_end = raw.find(b'"', 9, 27)
+    decode = _wire_row_decoders.get(raw[9:tag_end]) if tag_end > 0 else None
     if decode is None:
         return None
     try:
         wire = decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if wire.type.encode() != raw[9:end]:
+    if wire.type.encode() != raw[9:tag_end]:
         return None  # an escaped spelling of the tag: leave it to the general path
     try:
         return _packed_row(wire.type, wire.seq0, wire.time0, wire.data, line)
@@ -185,96 +180,111 @@ class LegacyNormalizer:
     """Frequent types no legacy rule touches: skipped without a call's worth of checks."""
 
     def normalize(self, event: Event) -> None:
+        """Upgrade one event in place: ``compact/*`` is renamed ``compaction/*``, then the rule of its
+        type (if any) rewrites an object payload."""
         kind = event.type
-        data = event.data
         if kind.startswith("compact/"):
             event.type = kind = "compaction/" + kind[len("compact/") :]
+        data = event.data
         if not isinstance(data, dict):
             return
-        if kind == "turn/start":
-            if set(data) == {"turn", "trigger"}:
-                event.data = {"turn": data["turn"]}
-        elif kind == "turn/end":
-            self._turn_end(event, data)
-        elif kind == "steering/message":
-            event.type = "user/message"
-            if isinstance(data.get("message"), dict):
-                event.data = data["message"]
-            else:
-                event.data = {
-                    "id": self.legacy_id(event.seq),
-                    "role": "user",
-                    "content": data.get("content", []),
-                    "source": data.get("source", {"kind": "user"}),
-                }
-            event.note("legacy steering/message normalized to user/message")
-        elif kind == "user/message":
-            if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
-                event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
-            source = event.data.get("source")
-            if self.compaction_id is not None and isinstance(source, dict) and source.get("kind") == "plugin" \
-                    and source.get("plugin") == "compact" and "compactionId" not in source:
-                event.data = {**event.data, "source": {**source, "compactionId": self.compaction_id}}
-        elif kind == "assistant/message":
-            if "content" in data and "provenance" in data and "message" not in data:
-                rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
-                provenance = data["provenance"] if isinstance(data["provenance"], dict) else {}
-                rest["message"] = {
-                    "id": self.legacy_id(event.seq),
-                    "role": "assistant",
-                    "content": data["content"],
-                    "source": {**provenance, "kind": "model"},
-                }
-                event.data = rest
-        elif kind == "tool/result":
-            if {"callId", "content", "isError"} <= set(data) and "message" not in data:
-                message_id = self.legacy_id(event.seq)
-                op = event.surfaceOp
-                if isinstance(op, dict) and op.get("op") == "replace":
-                    message_id = self.tool_result_ids.get(op.get("start"), message_id)
-                rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
-                rest["message"] = {
-                    "id": message_id,
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool-result",
-                            "toolCallId": data["callId"],
-                            "content": data["content"],
-                            "isError": data["isError"],
-                        }
-                    ],
-                    "source": {"kind": "tool", "callId": data["callId"]},
-                }
-                event.data = rest
-            message = event.data.get("message")
-            if isinstance(message, dict) and isinstance(message.get("id"), str):
-                self.tool_result_ids[event.seq] = message["id"]
-        elif kind == "llm/retry":
-            if "retryId" not in data:
-                chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
-                retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
-                event.data = {"retryId": retry_id, **data}
-        elif kind == "compaction/start":
-            # [v01] normalizeLegacyCompaction: one minted id per legacy compaction, shared by its summary,
-            # its end and its `compact` checkpoint message
-            existing = data.get("compactionId")
-            if isinstance(existing, str) and existing:
-                self.compaction_id = existing
-            elif "compactionId" not in data:
-                self.compaction_id = f"legacy-compaction:{self.session_id}:{event.seq}"
-                event.data = {**data, "compactionId": self.compaction_id}
-        elif kind in ("compaction/summary", "compaction/end"):
-            if self.compaction_id is not None and "compactionId" not in data:
-                event.data = {**data, "compactionId": self.compaction_id}
-            if kind == "compaction/end":
-                self.compaction_id = None
-        elif kind == "session/end-seed":
-            self.compaction_id = None
-        elif kind == "request/header":
-            header = data.get("header")
-            if isinstance(header, dict) and "messagePrefix" in header:
-                event.data = {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
+        rule = self._RULES.get(kind)
+        if rule is not None:
+            rule(self, event, data)
+
+    def _turn_start(self, event: Event, data: dict) -> None:
+        if set(data) == {"turn", "trigger"}:
+            event.data = {"turn": data["turn"]}
+
+    def _steering_message(self, event: Event, data: dict) -> None:
+        event.type = "user/message"
+        if isinstance(data.get("message"), dict):
+            event.data = data["message"]
+        else:
+            event.data = {
+                "id": self.legacy_id(event.seq),
+                "role": "user",
+                "content": data.get("content", []),
+                "source": data.get("source", {"kind": "user"}),
+            }
+        event.note("legacy steering/message normalized to user/message")
+
+    def _user_message(self, event: Event, data: dict) -> None:
+        if "content" in data and "source" in data and "id" not in data and "role" not in data and "message" not in data:
+            event.data = {"id": self.legacy_id(event.seq), "role": "user", **data}
+        source = event.data.get("source")
+        if self.compaction_id is not None and isinstance(source, dict) and source.get("kind") == "plugin" \
+                and source.get("plugin") == "compact" and "compactionId" not in source:
+            event.data = {**event.data, "source": {**source, "compactionId": self.compaction_id}}
+
+    def _assistant_message(self, event: Event, data: dict) -> None:
+        if "content" in data and "provenance" in data and "message" not in data:
+            rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+            provenance = data["provenance"] if isinstance(data["provenance"], dict) else {}
+            rest["message"] = {
+                "id": self.legacy_id(event.seq),
+                "role": "assistant",
+                "content": data["content"],
+                "source": {**provenance, "kind": "model"},
+            }
+            event.data = rest
+
+    def _tool_result(self, event: Event, data: dict) -> None:
+        if {"callId", "content", "isError"} <= set(data) and "message" not in data:
+            message_id = self.legacy_id(event.seq)
+            op = event.surfaceOp
+            if isinstance(op, dict) and op.get("op") == "replace":
+                message_id = self.tool_result_ids.get(op.get("start"), message_id)
+            rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+            rest["message"] = {
+                "id": message_id,
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool-result",
+                        "toolCallId": data["callId"],
+                        "content": data["content"],
+                        "isError": data["isError"],
+                    }
+                ],
+                "source": {"kind": "tool", "callId": data["callId"]},
+            }
+            event.data = rest
+        message = event.data.get("message")
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            self.tool_result_ids[event.seq] = message["id"]
+
+    def _llm_retry(self, event: Event, data: dict) -> None:
+        if "retryId" not in data:
+            chain = (data.get("turn"), data.get("step"), data.get("provider"), str(data.get("policyKey")))
+            retry_id = self.retry_chains.setdefault(chain, f"legacy-retry:{self.session_id}:{event.seq}")
+            event.data = {"retryId": retry_id, **data}
+
+    def _compaction_start(self, event: Event, data: dict) -> None:
+        # [v01] normalizeLegacyCompaction: one minted id per legacy compaction, shared by its summary,
+        # its end and its `compact` checkpoint message
+        existing = data.get("compactionId")
+        if isinstance(existing, str) and existing:
+            self.compaction_id = existing
+        elif "compactionId" not in data:
+            self.compaction_id = f"legacy-compaction:{self.session_id}:{event.seq}"
+            event.data = {**data, "compactionId": self.compaction_id}
+
+    def _compaction_summary(self, event: Event, data: dict) -> None:
+        if self.compaction_id is not None and "compactionId" not in data:
+            event.data = {**data, "compactionId": self.compaction_id}
+
+    def _compaction_end(self, event: Event, data: dict) -> None:
+        self._compaction_summary(event, data)
+        self.compaction_id = None
+
+    def _end_seed(self, event: Event, data: dict) -> None:
+        self.compaction_id = None
+
+    def _request_header(self, event: Event, data: dict) -> None:
+        header = data.get("header")
+        if isinstance(header, dict) and "messagePrefix" in header:
+            event.data = {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
 
     def _turn_end(self, event: Event, data: dict) -> None:
         reason = data.get("reason")
@@ -295,6 +305,22 @@ class LegacyNormalizer:
             event.data = {**data, "reason": {"kind": "error", "error": error}}
         elif kind in _SIMPLE_TURN_END and set(reason) != {"kind"}:
             event.note(f"turn/end reason {kind!r} carries extra keys")
+
+    _RULES: dict[str, Callable[[LegacyNormalizer, Event, dict], None]] = {
+        "turn/start": _turn_start,
+        "turn/end": _turn_end,
+        "steering/message": _steering_message,
+        "user/message": _user_message,
+        "assistant/message": _assistant_message,
+        "tool/result": _tool_result,
+        "llm/retry": _llm_retry,
+        "compaction/start": _compaction_start,
+        "compaction/summary": _compaction_summary,
+        "compaction/end": _compaction_end,
+        "session/end-seed": _end_seed,
+        "request/header": _request_header,
+    }
+    """The legacy rule of each event type that has one (FORMAT §2.5), by its (renamed) type."""
 
 
 # ---------------------------------------------------------------------------
@@ -324,13 +350,13 @@ class _Group:
         self.last_seq = last
 
     def range_form(self) -> list[Any]:
-        out: list[Any] = []
+        encoded: list[Any] = []
         for first, last in self.seq_runs:
             if last - first >= 2:
-                out.append([first, last])
+                encoded.append([first, last])
             else:
-                out.extend(range(first, last + 1))
-        return out
+                encoded.extend(range(first, last + 1))
+        return encoded
 
 
 _SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})

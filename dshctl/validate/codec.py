@@ -25,9 +25,9 @@ from typing import Any
 
 from dshctl.errors import DshctlError
 from dshctl.generations.v0 import ROW_TAGS, LegacyNormalizer, decode_row
+from dshctl.jsvalues import loads_strict
 from dshctl.model import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, Event
 from dshctl.source import LineReader, LogRef, MAX_SUPPORTED_GENERATION
-from dshctl.stream import loads_strict
 
 from . import payload
 from .findings import Collector

@@ -16,7 +16,9 @@ from typing import Any, Callable
 
 import msgspec
 
-from .values import count, finite_number, is_placeholder, non_empty_str, positive, safe_integer, _is_lossless_json
+from dshctl.jsvalues import MAX_SAFE_INTEGER, is_lossless_json
+
+from .values import count, finite_number, is_placeholder, non_empty_str, positive, safe_integer
 
 __all__ = [
     "PayloadError",
@@ -1271,7 +1273,7 @@ def check_v0_event(kind: str, seq: int, data: Any, fixture: bool = False, genera
     required, optional, opaque = disposition
     _exact_members(record, required, optional, f"{kind} {seq} data")
     for key in opaque:
-        if key in record and not _is_lossless_json(record[key]):
+        if key in record and not is_lossless_json(record[key]):
             raise _fail(f"{kind} {seq}", f"opaque {key} is not lossless JSON")
     semantics(kind, seq, record, 0, fixture)
 
@@ -1411,7 +1413,7 @@ def is_repair_identity(message_id: Any, call_id: Any) -> bool:
     if not message_id.startswith(prefix):
         return False
     suffix = message_id[len(prefix):]
-    return re.fullmatch(r"0|[1-9]\d*", suffix) is not None and int(suffix) <= 2**53 - 1
+    return re.fullmatch(r"0|[1-9]\d*", suffix) is not None and int(suffix) <= MAX_SAFE_INTEGER
 
 
 def _system_message(data: Any, version: int) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from dshctl.model import Event
-from dshctl.stream import assemble
+from dshctl.assembler import assemble
 
 from .findings import Collector
 

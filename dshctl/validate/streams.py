@@ -19,11 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from dshctl.errors import StreamError
+from dshctl.jsvalues import is_lossless_json
 from dshctl.stream import Accumulator, expand_strict
 
 from . import payload
 from .findings import Collector
-from .values import _is_lossless_json
 
 __all__ = ["check_embedded_stream", "check_chunk_event"]
 
@@ -51,7 +51,7 @@ def check_chunk_event(chunk: Any, col: Collector, where: dict) -> bool:
     try:
         if not isinstance(chunk, dict):
             raise ValueError("chunk must be an object")
-        if not _is_lossless_json(chunk):
+        if not is_lossless_json(chunk):
             raise ValueError("chunk must be lossless JSON (no -0, NaN or Infinity)")
         Accumulator().push(0, chunk)
     except (ValueError, TypeError) as exc:

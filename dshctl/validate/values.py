@@ -5,42 +5,37 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# The number rules of dsh's codecs live with the stream rules; reuse them rather than restate them.
-from dshctl.stream import NEG_ZERO, _is_lossless_json, _is_negative_zero, _safe_int  # noqa: F401
+# The number rules of dsh's codecs are JavaScript's; reuse them rather than restate them.
+from dshctl.jsvalues import is_negative_zero, safe_int
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}]+\}\}")
 
 
-def is_int(value: Any) -> bool:
-    """A JSON number JavaScript's ``Number.isSafeInteger`` accepts (integral floats count, bools do not)."""
-    return _safe_int(value) is not None
-
-
 def safe_integer(value: Any) -> bool:
     """dsh ``sessionFormatSafeInteger``: a safe integer that is not ``-0``."""
-    return _safe_int(value) is not None and not _is_negative_zero(value)
+    return safe_int(value) is not None and not is_negative_zero(value)
 
 
 def count(value: Any) -> bool:
     """dsh ``sessionFormatCount``: a non-negative safe integer that is not ``-0``."""
-    number = _safe_int(value)
-    return number is not None and number >= 0 and not _is_negative_zero(value)
+    number = safe_int(value)
+    return number is not None and number >= 0 and not is_negative_zero(value)
 
 
 def positive(value: Any) -> bool:
-    number = _safe_int(value)
+    number = safe_int(value)
     return number is not None and number > 0
 
 
 def as_int(value: Any) -> int | None:
-    return _safe_int(value)
+    return safe_int(value)
 
 
 def finite_number(value: Any) -> bool:
     """dsh ``finiteNumberValue``: a finite number, not ``-0``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    if _is_negative_zero(value):
+    if is_negative_zero(value):
         return False
     if isinstance(value, float):
         return value == value and value not in (float("inf"), float("-inf"))

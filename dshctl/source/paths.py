@@ -1,0 +1,426 @@
+"""Where dsh session logs live: from what the user typed to the log files to read.
+
+:func:`resolve` turns a command-line argument (``-``, a log file, a session directory, a project
+directory, a sessions root, or an unzipped web export) into :class:`LogRef` objects, choosing the
+generation file the way dsh does (FORMAT.md §1.2–§1.4, §1.10, Appendix A). :func:`as_ref` is the
+library's door: a path (``str`` or ``os.PathLike``) naming one log, or a ``LogRef`` already chosen.
+
+Nothing here opens a log; :mod:`dshctl.source.lines` reads the one a ``LogRef`` names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
+from dshctl.jsvalues import MAX_SAFE_INTEGER
+
+__all__ = [
+    "MAX_SUPPORTED_GENERATION",
+    "NO_CWD_DIR",
+    "LogRef",
+    "as_ref",
+    "decode_session_dir_name",
+    "no_logs_found",
+    "parse_generation_name",
+    "project_key",
+    "resolve",
+    "resolve_named",
+    "resolve_one",
+    "sessions_root",
+]
+
+MAX_SUPPORTED_GENERATION = 4
+
+_GENERATION_NAME = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
+_PROJECT_DIR_NAME = re.compile(r"--.+--")
+NO_CWD_DIR = "_no-cwd"
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def sessions_root() -> Path:
+    """dsh's default JSONL root: ``$DSH_HOME/sessions``, else ``~/.dsh/sessions`` (§1.1).
+
+    As in dsh's ``resolveDshHome``: a blank or whitespace-only ``DSH_HOME`` is
+    unset, a leading ``~``/``~/`` is expanded, and the result is made absolute.
+    """
+    home = os.environ.get("DSH_HOME")
+    if home is None or not home.strip():
+        return Path.home() / ".dsh" / "sessions"
+    if home == "~":
+        home = str(Path.home())
+    elif home.startswith("~/") or home.startswith("~\\"):
+        home = str(Path.home() / home[2:])
+    return Path(os.path.abspath(home)) / "sessions"
+
+
+def parse_generation_name(name: str) -> tuple[int, bool] | None:
+    """``(generation, zstd)`` for a canonical generation file name, else ``None``.
+
+    Canonical: ``session.jsonl`` (0) or ``session.vN.jsonl`` (N >= 1, no leading
+    zero, lowercase), optionally followed by ``.zstd``. ``session.v0.jsonl``,
+    ``session.v01.jsonl``, temp files and generations beyond a safe integer are
+    not canonical (dsh ``parseGenerationLogFilename``).
+    """
+    match = _GENERATION_NAME.fullmatch(name)
+    if match is None:
+        return None
+    generation = 0 if match.group(1) is None else int(match.group(1))
+    if generation > MAX_SAFE_INTEGER:
+        return None
+    return generation, match.group(2) is not None
+
+
+def project_key(cwd: str) -> str:
+    """dsh ``projectKey``: the lossy ``--<slug>--`` directory name of a project cwd (§1.2).
+
+    Works on UTF-16 code units like dsh: ``/``, ``\\`` and ``:`` become ``-`` (a
+    run of them one ``-``), ``[A-Za-z0-9._-]`` stay, anything else (``~``
+    included) becomes ``~XXXX``; leading ``-`` are stripped (empty → ``root``);
+    the slug is cut to 251 characters.
+    """
+    if not cwd:
+        raise ValueError("cannot encode an empty project path")
+    slug_parts: list[str] = []
+    separator_run = False
+    for unit in _utf16_units(cwd):
+        if unit in (0x2F, 0x5C, 0x3A):  # / \ :
+            if not separator_run:
+                slug_parts.append("-")
+            separator_run = True
+            continue
+        separator_run = False
+        slug_parts.append(chr(unit) if _is_safe_unit(unit) else f"~{unit:04X}")
+    slug = "".join(slug_parts).lstrip("-") or "root"
+    return f"--{slug[:251]}--"
+
+
+def decode_session_dir_name(name: str) -> str:
+    """Inverse of dsh ``encodeSegment``: ``~XXXX`` → one UTF-16 code unit.
+
+    Surrogate pairs written as two escapes are combined; a lone surrogate stays
+    a lone surrogate (Python ``str`` can hold it). A ``~`` not followed by four
+    hex digits cannot come from dsh and is kept literally.
+    """
+    if "~" not in name:
+        return name
+    units: list[int] = []
+    position, length = 0, len(name)
+    while position < length:
+        char = name[position]
+        escape = name[position + 1 : position + 5]
+        if char == "~" and position + 5 <= length and _is_hex4(escape):
+            units.append(int(escape, 16))
+            position += 5
+            continue
+        units.extend(_utf16_units(char))
+        position += 1
+    encoded = b"".join(unit.to_bytes(2, "little") for unit in units)
+    return encoded.decode("utf-16-le", "surrogatepass")
+
+
+def _utf16_units(text: str) -> list[int]:
+    encoded = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(encoded[offset : offset + 2], "little") for offset in range(0, len(encoded), 2)]
+
+
+def _is_safe_unit(unit: int) -> bool:
+    return (
+        0x30 <= unit <= 0x39
+        or 0x41 <= unit <= 0x5A
+        or 0x61 <= unit <= 0x7A
+        or unit in (0x2E, 0x5F, 0x2D)  # . _ -
+    )
+
+
+def _is_hex4(text: str) -> bool:
+    return len(text) == 4 and all(char in "0123456789abcdefABCDEF" for char in text)
+
+
+# --------------------------------------------------------------------------- resolve
+
+
+@dataclass(frozen=True)
+class LogRef:
+    """One log file chosen to read.
+
+    ``generation_from_name`` is what the *file name* says (0 for
+    ``session.jsonl[.zstd]``, N for ``session.vN.jsonl[.zstd]``, ``None`` when
+    the name is not canonical). The header's ``version`` is authoritative.
+    Logs found inside an unzipped web export are ``None`` too: dsh exports
+    every generation under the logical name ``session.jsonl`` (§1.10).
+
+    ``problem`` is set only for entries found while walking a root, project
+    dir or export whose directory could not be resolved (newer generation,
+    mixed encodings, obsolete flat layout). Walking continues so one odd
+    session does not hide the others; :class:`LineReader` raises ``problem``
+    when iterated. An explicitly named session directory raises at once.
+    """
+
+    path: Path | None
+    display: str
+    generation_from_name: int | None
+    session_dir: Path | None
+    problem: DshctlError | None = field(default=None, compare=False)
+
+
+def resolve(spec: str) -> list[LogRef]:
+    """Turn a command-line argument into the logs it names.
+
+    * ``-`` → stdin.
+    * a file (any name) → that file.
+    * a session directory (holds canonical generation files) → its highest
+      generation; mixed raw/zstd encodings → :class:`SourceError`; highest
+      generation above 4 → :class:`UnsupportedVersion` (never a fallback).
+      A session directory with a ``subagents/`` (or ``media/``) subdirectory is
+      an unzipped dsh web export (§1.10): its ``subagents/<id>/`` logs are
+      returned as separate logs after the root log.
+    * a project directory (``--<slug>--`` or ``_no-cwd``) or a sessions root
+      (holds project directories) → the chosen log of every session directory
+      in it, sorted by path; session directories without any log are skipped.
+
+    Results other than stdin are sorted by path.
+    """
+    if spec == "-":
+        if sys.stdin is None:  # the process started with standard input closed
+            raise SourceError("standard input is closed", file="<stdin>")
+        return [LogRef(path=None, display="<stdin>", generation_from_name=None, session_dir=None)]
+    if spec == "":
+        raise SourceError("no such file or directory", file=spec)
+    path = Path(spec)
+    try:
+        is_dir = path.is_dir()
+        exists = is_dir or path.exists()
+    except OSError as exc:  # e.g. permission denied on a parent, name too long
+        raise SourceError(os_error_reason(exc), file=spec) from None
+    if not exists:
+        raise SourceError("no such file or directory", file=spec)
+    if not is_dir:
+        parsed = parse_generation_name(path.name)
+        return [
+            LogRef(
+                path=path,
+                display=spec,
+                generation_from_name=None if parsed is None else parsed[0],
+                session_dir=None,
+            )
+        ]
+    return _resolve_dir(path, spec)
+
+
+def resolve_named(spec: str) -> list[LogRef]:
+    """:func:`resolve` for a path the user named: one that holds no log is an error, so a mistyped
+    path cannot read as an empty, clean result (a CI job would pass on nothing)."""
+    refs = resolve(spec)
+    if not refs:
+        raise no_logs_found(spec)
+    return refs
+
+
+def no_logs_found(spec: str) -> SourceError:
+    return SourceError("no dsh session logs found", file=spec)
+
+
+def resolve_one(spec: str) -> LogRef:
+    """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
+    refs = resolve_named(spec)
+    if len(refs) != 1:
+        raise SourceError(
+            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
+        )
+    return refs[0]
+
+
+def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
+    """The log ``source`` names: a :class:`LogRef` as given; a path string as :func:`resolve_one` reads it
+    (``-`` is standard input); an ``os.PathLike`` (a :class:`~pathlib.Path`) always as a path, so
+    ``Path("-")`` is the file named ``-``, shown as ``./-``."""
+    if isinstance(source, LogRef):
+        return source
+    if isinstance(source, str):
+        return resolve_one(source)
+    if isinstance(source, os.PathLike):
+        spec = os.fsdecode(source)
+        return resolve_one(os.path.join(".", spec) if spec == "-" else spec)
+    raise TypeError(f"a log source is a path (str or os.PathLike) or a LogRef, not {type(source).__name__}")
+
+
+def _resolve_dir(path: Path, display: str) -> list[LogRef]:
+    entries = _scan(path, display)
+    if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
+        refs = _session_logs(path, display, entries, explicit=True)
+        return sorted(refs, key=_sort_key)
+    if _is_project_dir_name(_real_name(path)):
+        return sorted(_project_logs(path, display, entries), key=_sort_key)
+    project_dirs = [name for name, is_dir in entries if is_dir and _is_project_dir_name(name)]
+    if project_dirs:
+        refs: list[LogRef] = []
+        for name in project_dirs:
+            sub = path / name
+            sub_display = os.path.join(display, name)
+            refs.extend(_project_logs(sub, sub_display, _scan(sub, sub_display)))
+        return sorted(refs, key=_sort_key)
+    if any(is_dir and name == "subagents" for name, is_dir in entries):
+        raise SourceError(
+            "looks like an unzipped dsh session export but has no session.jsonl next to subagents/",
+            file=display,
+        )
+    if not _has_non_scratch_entries(entries) and _may_be_root(path):
+        return []
+    raise SourceError(
+        "not a dsh log location: expected a session directory (session[.vN].jsonl[.zstd]), "
+        "a project directory (--<slug>--/<session>/) or a sessions root (--<slug>--/ subdirectories)",
+        file=display,
+    )
+
+
+def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
+    """``(name, is_dir)`` of every entry, symlinks followed; sorted by name."""
+    try:
+        found = []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                    if not is_dir and not entry.is_file():
+                        continue  # fifo, socket, dangling link: never a log location
+                except OSError:
+                    continue
+                found.append((entry.name, is_dir))
+    except OSError as exc:
+        raise SourceError(os_error_reason(exc), file=display) from None
+    found.sort()
+    return found
+
+
+def _session_logs(
+    path: Path, display: str, entries: list[tuple[str, bool]], *, explicit: bool, exported: bool = False
+) -> list[LogRef]:
+    """The chosen log of one session directory, plus its export subagents.
+
+    ``explicit``: errors choosing this directory's own log are raised;
+    otherwise they become a ``problem`` ref. A directory without any log
+    returns ``[]`` (only called for explicit dirs when logs exist).
+    """
+    is_export = exported or any(is_dir and name in ("subagents", "media") for name, is_dir in entries)
+    refs: list[LogRef] = []
+    try:
+        own = _choose_generation(path, display, entries)
+    except DshctlError as exc:
+        if explicit:
+            raise
+        own = LogRef(path=path, display=display, generation_from_name=None, session_dir=path, problem=exc)
+    if own is not None:
+        if is_export and own.problem is None and own.path is not None and own.path.name == "session.jsonl":
+            own = LogRef(path=own.path, display=own.display, generation_from_name=None, session_dir=path)
+        refs.append(own)
+    if is_export and any(is_dir and name == "subagents" for name, is_dir in entries):
+        sub_root = path / "subagents"
+        sub_root_display = os.path.join(display, "subagents")
+        for name, is_dir in _scan(sub_root, sub_root_display):
+            if not is_dir:
+                continue
+            child = sub_root / name
+            child_display = os.path.join(sub_root_display, name)
+            refs.extend(
+                _session_logs(child, child_display, _scan(child, child_display), explicit=False, exported=True)
+            )
+    return refs
+
+
+def _choose_generation(path: Path, display: str, entries: list[tuple[str, bool]]) -> LogRef | None:
+    """dsh ``resolveGenerationInDirectory`` for either encoding (§1.3, §1.4)."""
+    found: list[tuple[int, bool, str]] = []
+    for name, is_dir in entries:
+        if is_dir:
+            continue
+        parsed = parse_generation_name(name)
+        if parsed is not None:
+            found.append((parsed[0], parsed[1], name))
+    if not found:
+        return None
+    plain_names = [name for _, zstd, name in found if not zstd]
+    zstd_names = [name for _, zstd, name in found if zstd]
+    if plain_names and zstd_names:
+        raise SourceError(
+            f"session directory holds both raw and zstd generation files ({plain_names[0]}, {zstd_names[0]}); "
+            "dsh refuses a directory that mixes encodings",
+            file=display,
+        )
+    generation, _, name = max(found)
+    if generation > MAX_SUPPORTED_GENERATION:
+        raise UnsupportedVersion(
+            f"written by a newer dsh than this tool supports ({name}); "
+            f"dshctl reads generations 0-{MAX_SUPPORTED_GENERATION}",
+            file=os.path.join(display, name),
+        )
+    return LogRef(
+        path=path / name,
+        display=os.path.join(display, name),
+        generation_from_name=generation,
+        session_dir=path,
+    )
+
+
+def _project_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
+    refs: list[LogRef] = []
+    for name, is_dir in entries:
+        sub_display = os.path.join(display, name)
+        if not is_dir:
+            if name.endswith(".jsonl") or name.endswith(".jsonl.zstd"):
+                problem = SourceError(
+                    "log file directly inside a project directory: the obsolete flat layout, "
+                    "which dsh refuses; pass the file itself to read it",
+                    file=sub_display,
+                )
+                refs.append(
+                    LogRef(path=path / name, display=sub_display, generation_from_name=None,
+                           session_dir=None, problem=problem)
+                )
+            continue
+        if name.startswith(".dsh-mkdir-"):
+            continue
+        sub = path / name
+        refs.extend(_session_logs(sub, sub_display, _scan(sub, sub_display), explicit=False))
+    return refs
+
+
+def _is_project_dir_name(name: str) -> bool:
+    return name == NO_CWD_DIR or _PROJECT_DIR_NAME.fullmatch(name) is not None
+
+
+def _real_name(path: Path) -> str:
+    name = path.name
+    if name in ("", ".", ".."):
+        try:
+            name = path.resolve().name
+        except OSError:
+            pass
+    return name
+
+
+def _has_non_scratch_entries(entries: list[tuple[str, bool]]) -> bool:
+    return any(
+        not (name.startswith(".dsh-mkdir-") or name.endswith(".tmp") or name == "session.lock")
+        for name, _ in entries
+    )
+
+
+def _may_be_root(path: Path) -> bool:
+    """An empty directory is an (empty) root only if it looks like one."""
+    if _real_name(path) == "sessions":
+        return True
+    try:
+        return os.path.samefile(path, sessions_root())
+    except OSError:
+        return False
+
+
+def _sort_key(ref: LogRef) -> str:
+    return str(ref.path) if ref.path is not None else ""
