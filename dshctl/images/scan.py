@@ -157,10 +157,8 @@ def scan_images(source: str | os.PathLike | LogRef, *, on_warning: Callable[[str
     """Open one log (a path, a session directory, ``-``, or a :class:`~dshctl.source.LogRef`) and scan it
     with :func:`scan_log`. Raises :class:`~dshctl.errors.DshctlError` when the log cannot be read."""
     from ..reader import open_log
-    from ..source import LogRef
 
-    # A2 points this at dshctl.source.as_ref once it lands.
-    log = open_log(source if isinstance(source, LogRef) else os.fspath(source), on_warning=on_warning)
+    log = open_log(source, on_warning=on_warning)
     return scan_log(log)
 
 

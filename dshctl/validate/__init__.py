@@ -27,7 +27,7 @@ import time
 from typing import Iterable
 
 from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion, UsageError
-from dshctl.source import LogRef, no_logs_found, resolve
+from dshctl.source import LogRef, as_ref, no_logs_found, resolve
 
 from .codec import run_codec
 from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, Finding, LogReport
@@ -53,7 +53,7 @@ def validate_log(source: str | os.PathLike | LogRef, *, ignore: frozenset[str] =
     spooled: list[str] = []
     try:
         try:
-            ref = source if isinstance(source, LogRef) else _one_log(spec)
+            ref = as_ref(source)
             if ref.path is None:  # standard input: validation reads a log twice
                 ref = _spool_stdin(spooled)
         except DshctlError as exc:
@@ -61,13 +61,6 @@ def validate_log(source: str | os.PathLike | LogRef, *, ignore: frozenset[str] =
         return _validate_ref(ref, ignore=ignore, max_errors=max_errors)
     finally:
         _unlink_all(spooled)
-
-
-def _one_log(spec: str) -> LogRef:
-    """The one log a path names. (A2 points this at ``dshctl.source.as_ref`` once it lands.)"""
-    from dshctl.reader import resolve_one
-
-    return resolve_one(spec)
 
 
 def _unresolved(exc: DshctlError, file: str, ignore: frozenset[str]) -> LogReport:
