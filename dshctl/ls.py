@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
-from .output import iso_utc
+from .humanize import format_bytes, utc_moment
 
 _TITLE_MARK = b'"session/title"'
 
@@ -43,7 +43,7 @@ def session_row(ref) -> dict[str, Any]:
             id=header.id,
             cwd=header.cwd,
             createdAt=header.createdAt,
-            created=iso_utc(header.createdAt),
+            created=utc_moment(header.createdAt),
             generation=header.version,
             compression="zstd" if log.compressed else "none",
         )
@@ -90,16 +90,6 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return ""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
 def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
     from .output import emit_json, emit_ndjson, print_table, warn
 
@@ -122,7 +112,7 @@ def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
                     row["created"],
                     f"v{row['generation']}" if row["generation"] is not None else "",
                     "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
-                    _size(row["bytes"]),
+                    format_bytes(row["bytes"]),
                     row["title"] if not row["error"] else f"(unreadable: {row['error']})",
                 ]
                 for row in rows

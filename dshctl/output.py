@@ -109,19 +109,6 @@ def emit_ndjson(values: Iterable[Any]) -> None:
         out.write(escape_json_bytes(b"\n".join(batch)))
 
 
-def iso_utc(ms: int | None) -> str | None:
-    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); None for missing, non-positive or
-    out-of-range values (fixtures carry ``createdAt: 0``)."""
-    import datetime as _dt
-
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 @contextmanager
 def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     """A text file written whole or not at all: the text goes to a temporary file beside ``path`` that

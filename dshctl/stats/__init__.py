@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from .aggregate import Aggregate
 from .fold import StatsFold
-from ..output import iso_utc
+from ..humanize import utc_moment
 from .timespec import parse_time_ms
 
 SCHEMA = "dshctl-stats/1"
@@ -54,7 +54,7 @@ def log_stats(
         "path": log.display,
         "id": header.id,
         "createdAt": header.createdAt,
-        "created": iso_utc(header.createdAt),
+        "created": utc_moment(header.createdAt),
         "generation": header.version,
         "cwd": header.cwd,
         "seeded": header.seeded,
