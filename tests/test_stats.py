@@ -1,6 +1,6 @@
 """dshctl stats: dsh's figures on small crafted logs in every generation, computed by hand.
 
-The logs are in ``test_stats_logs.py`` (raw JSONL with explicit seq/time). Each expectation below carries
+The logs are in ``stats_logs.py`` (raw JSONL with explicit seq/time). Each expectation below carries
 its arithmetic; the rules are FORMAT.md §7 (sessionStats, token meter 0.1.5 line, context pressure).
 """
 
@@ -26,7 +26,7 @@ from dshctl.stats.figures import (
 from dshctl.stats.timespec import parse_time_ms
 from dshctl.errors import UsageError
 
-from test_stats_logs import FILE_NAMES, fixture_form, generations
+from stats_logs import FILE_NAMES, fixture_form, generations
 
 GENERATIONS = ("v0", "v2", "v3", "v4")
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
