@@ -90,36 +90,39 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
-    from .output import emit_json, emit_ndjson, print_table, warn
+_TABLE_COLUMNS = [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")]
 
+
+def _table_cells(row: dict[str, Any]) -> list[Any]:
+    """A listing row as the table shows it."""
+    return [
+        row["id"] or row["path"],
+        row["cwd"],
+        row["created"],
+        f"v{row['generation']}" if row["generation"] is not None else "",
+        "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
+        format_bytes(row["bytes"]),
+        row["title"] if not row["error"] else f"(unreadable: {row['error']})",
+    ]
+
+
+def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
+    from .output import print_table, warn
+    from .present import check_output, emit
+
+    check_output(output)
     rows = list(iter_session_rows(root, color=color))
     failed = [row for row in rows if row["error"]]
     for row in failed:
         warn(f"{row['path']}: {row['error']}")
-    if output == "json":
-        emit_json({"sessions": rows})
-    elif output == "ndjson":
-        emit_ndjson(rows)
-    else:
-        print_table(
-            None,
-            [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")],
-            (
-                [
-                    row["id"] or row["path"],
-                    row["cwd"],
-                    row["created"],
-                    f"v{row['generation']}" if row["generation"] is not None else "",
-                    "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
-                    format_bytes(row["bytes"]),
-                    row["title"] if not row["error"] else f"(unreadable: {row['error']})",
-                ]
-                for row in rows
-            ),
-            caption=f"{len(rows)} session(s)",
-            color=color,
-        )
+    emit(
+        output,
+        document=lambda: {"sessions": rows},
+        records=lambda: rows,
+        table=lambda: print_table(
+            None, _TABLE_COLUMNS, (_table_cells(row) for row in rows), caption=f"{len(rows)} session(s)", color=color
+        ),
+    )
     if failed and len(failed) == len(rows) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK
