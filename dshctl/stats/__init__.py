@@ -4,9 +4,10 @@ Library use::
 
     from dshctl.stats import log_stats
     result = log_stats("session.v4.jsonl.zstd", by="step")
-    result["session"]["meanTtftMs"], result["steps"][0]["tokensPerSecond"]
+    result.session["meanTtftMs"], result.steps[0]["tokensPerSecond"]
 
-The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS) and
+:func:`log_stats` returns a :class:`LogStats`; its records are the JSON objects ``dshctl stats --json``
+prints. The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS) and
 in :mod:`dshctl.stats.fold`.
 """
 
@@ -21,12 +22,13 @@ from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from .aggregate import Aggregate
 from .fold import StatsFold
 from ..humanize import utc_moment
+from .results import InheritedPrefix, LogStats, StatsSamples
 from .timespec import parse_time_ms
 
 SCHEMA = "dshctl-stats/1"
 BY_CHOICES = ("session", "turn", "step")
 
-__all__ = ["SCHEMA", "StatsFold", "log_stats", "run_stats"]
+__all__ = ["SCHEMA", "InheritedPrefix", "LogStats", "StatsFold", "StatsSamples", "log_stats", "run_stats"]
 
 
 def log_stats(
@@ -36,12 +38,11 @@ def log_stats(
     since_ms: int | None = None,
     until_ms: int | None = None,
     strict: bool = False,
-) -> dict:
+) -> LogStats:
     """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
 
-    Returns ``{"session": {...}, "turns": [...] | None, "steps": [...] | None, "samples": {...},
-    "skipped": bool}``; ``skipped`` is True (and nothing else is read) when the header's ``createdAt``
-    falls outside ``[since_ms, until_ms)``.
+    ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
+    nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
     """
     from ..reader import open_log
 
@@ -69,7 +70,7 @@ def log_stats(
             or (until_ms is not None and created >= until_ms)
         ):
             log.close()
-            return {"session": identity, "turns": None, "steps": None, "samples": None, "skipped": True}
+            return LogStats(session=identity, turns=None, steps=None, samples=None, skipped=True)
     seed_length = log.cut if log.generation <= 1 else None
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length)
     fold.run(log.events())
@@ -83,7 +84,7 @@ def log_stats(
     session["warnings"] = list(log.warnings)
     turns = [_placed(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
     steps = [_placed(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
-    return {"session": session, "turns": turns, "steps": steps, "samples": fold.samples(), "skipped": False}
+    return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
 def _placed(row: dict, session_id: Any, path: str) -> dict:
@@ -92,10 +93,10 @@ def _placed(row: dict, session_id: Any, path: str) -> dict:
     return out
 
 
-def _worker(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool) -> dict:
+def _worker(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool) -> LogStats:
     result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
-    if not spark and result["samples"] is not None:
-        del result["samples"]["spark"]  # only a single log's table draws it: not sent back from a worker
+    if not spark and result.samples is not None:
+        result.samples.spark = None  # only a single log's table draws it: not sent back from a worker
     return result
 
 
@@ -154,7 +155,7 @@ def run_stats(
         refs = opened
     errors: list[dict] = []
 
-    def results() -> Iterator[dict]:
+    def results() -> Iterator[LogStats]:
         for ref, result in map_logs(func, refs, jobs=jobs, label="stats", color=color):
             if isinstance(result, DshctlError):
                 if single:
@@ -163,12 +164,12 @@ def run_stats(
                 aggregate.failed += 1
                 errors.append({"path": ref.display, "error": result.message})
                 continue
-            if result["skipped"]:
+            if result.skipped:
                 aggregate.skipped += 1
                 continue
-            for text in result["session"]["warnings"]:
+            for text in result.session["warnings"]:
                 warn(f"{ref.display}: {text}")
-            aggregate.add(result["session"], result["samples"])
+            aggregate.add(result.session, result.samples)
             yield result
 
     if output == "ndjson":
@@ -176,24 +177,23 @@ def run_stats(
         def records() -> Iterator[dict]:
             for result in results():
                 if by == "session":
-                    yield result["session"]
+                    yield result.session
                 else:
-                    yield from result["turns" if by == "turn" else "steps"]
+                    yield from result.turns if by == "turn" else result.steps
 
         emit_ndjson(records())
     else:
         sessions: list[dict] = []
         rows: list[dict] = []
+        spark = None
         for result in results():
-            sessions.append(result["session"])
+            sessions.append(result.session)
             if by != "session":
-                rows.extend(result["turns" if by == "turn" else "steps"])
-            if single and by == "session":
-                sessions[-1]["_spark"] = result["samples"]["spark"]
+                rows.extend(result.turns if by == "turn" else result.steps)
+            elif single:
+                spark = result.samples.spark
         summary = aggregate.record()
         if output == "json":
-            for session in sessions:
-                session.pop("_spark", None)
             document: dict = {"schema": SCHEMA, "by": by, "sessions": sessions}
             if by == "turn":
                 document["turns"] = rows
@@ -205,5 +205,7 @@ def run_stats(
         else:
             from .render import render, stats_tables
 
-            render(stats_tables(color), by=by, sessions=sessions, rows=rows, aggregate=summary, errors=errors, multi=not single)
+            render(
+                stats_tables(color), by=by, sessions=sessions, rows=rows, aggregate=summary, errors=errors, multi=not single, spark=spark
+            )
     return EXIT_FINDINGS if errors else EXIT_OK

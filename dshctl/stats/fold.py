@@ -48,6 +48,7 @@ from ..stream import (
     run_times,
 )
 from .figures import cache_hit_percent, counter_percentiles, mean, number, occupancy_percent, percent_number, percentiles, rate
+from .results import InheritedPrefix, StatsSamples
 
 STALL_MS = 1000
 """An inter-token gap longer than this is a stall (dshctl's own figure)."""
@@ -321,7 +322,7 @@ class StatsFold:
         # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
         # with session/end-seed {inherited: true}
         self.seed_length = seed_length
-        self.prefix: dict | None = None  # what the events before the cut contributed: {"record", "samples"}
+        self.prefix: InheritedPrefix | None = None  # what the events before the cut contributed
         # dsh sessionStats state
         self.turns = 0
         self.steps = 0
@@ -606,7 +607,7 @@ class StatsFold:
             row["inherited"] = True
         for row in self.step_rows:
             row["inherited"] = True
-        self.prefix = {"record": self.session(), "samples": _copied(self.samples())}
+        self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
         data = event.data
@@ -986,19 +987,20 @@ class StatsFold:
             },
         }
 
-    def samples(self) -> dict:
-        """Per-step and per-turn observations the multi-log aggregate needs (picklable)."""
-        return {
-            "ttftMs": self.step_ttft,
-            "tokensPerSecond": self.step_rate,
-            "providerTtftMs": self.step_provider_ttft,
-            "firstVisibleMs": self.step_first_visible,
-            "outputTokensPerTurn": self.turn_output,
-            "billedInputTokensPerTurn": self.turn_billed,
-            "gaps": self._clamped_gaps(),
-            "spark": self.spark,
-            "inherited": self.prefix,
-        }
+    def samples(self) -> StatsSamples:
+        """Per-step and per-turn observations the multi-log aggregate needs, the spark, and the inherited
+        prefix (picklable; the arrays are the fold's own, not copies)."""
+        return StatsSamples(
+            ttft_ms=self.step_ttft,
+            tokens_per_second=self.step_rate,
+            provider_ttft_ms=self.step_provider_ttft,
+            first_visible_ms=self.step_first_visible,
+            output_tokens_per_turn=self.turn_output,
+            billed_input_tokens_per_turn=self.turn_billed,
+            gaps=self._clamped_gaps(),
+            spark=self.spark,
+            inherited=self.prefix,
+        )
 
 
 _INHERITED_KEYS = (
@@ -1007,23 +1009,12 @@ _INHERITED_KEYS = (
 )
 
 
-def _inherited_figures(prefix: dict | None) -> dict | None:
+def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
     """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
     if prefix is None:
         return None
-    record = prefix["record"]
+    record = prefix.record
     return {key: record[key] for key in _INHERITED_KEYS}
-
-
-def _copied(samples: dict) -> dict:
-    """The sample arrays and the gap histogram as they are now (the fold goes on appending to its own)."""
-    out: dict = {}
-    for key, value in samples.items():
-        if value.__class__ is array:
-            out[key] = array(value.typecode, value)
-        elif value.__class__ is Counter:
-            out[key] = Counter(value)
-    return out
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:

@@ -324,7 +324,18 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     )
 
 
-def render(out: Tables, *, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, errors: list[dict], multi: bool) -> None:
+def render(
+    out: Tables,
+    *,
+    by: str,
+    sessions: list[dict],
+    rows: list[dict],
+    aggregate: dict,
+    errors: list[dict],
+    multi: bool,
+    spark: Any = None,
+) -> None:
+    """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown)."""
     if not sessions:
         note = f"no sessions ({aggregate['skipped']} outside --since/--until)" if aggregate["skipped"] else "no sessions"
         out.table(None, [("stats", "left")], [[note]])
@@ -333,7 +344,7 @@ def render(out: Tables, *, by: str, sessions: list[dict], rows: list[dict], aggr
         s = sessions[0]
         title = f"{s['id'] or s['path']} (v{s['generation']})"
         if by == "session":
-            _summary(out, s, title, s.get("_spark"))
+            _summary(out, s, title, spark)
         elif by == "turn":
             _turn_table(out, rows, False, caption=f"{title}: {stats_line(s)}")
         else:
