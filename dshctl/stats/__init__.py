@@ -85,12 +85,12 @@ def log_stats(
     session["cut"] = log.cut
     session.update(fold.session())
     session["warnings"] = list(log.warnings)
-    turns = [_placed(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [_placed(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    turns = [_with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
+    steps = [_with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
-def _placed(row: dict, session_id: Any, path: str) -> dict:
+def _with_session(row: dict, session_id: Any, path: str) -> dict:
     out = {"kind": row.pop("kind"), "session": session_id, "path": path}
     out.update(row)
     return out
