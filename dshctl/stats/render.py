@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..humanize import utc_moment
 from ..output import Tables
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
@@ -306,7 +307,7 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
         [
             [
                 _short_session(session["id"], session["path"]) + (f" {SEEDED_MARK}" if session["seeded"] else ""),
-                (session["created"] or "—").replace("T", " ").rstrip("Z"),
+                utc_moment(session["createdAt"], "%Y-%m-%d %H:%M:%S") or "—",
                 f"v{session['generation']}",
                 _number_text(session["turns"]),
                 _number_text(session["steps"]),
