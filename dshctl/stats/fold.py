@@ -529,7 +529,6 @@ class StatsFold:
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
-        observed = self.observed
         for step in placed:
             attempts += step.attempts
             retries += step.retries
@@ -545,23 +544,12 @@ class StatsFold:
             if step.decode_ms is not None:
                 decode_ms += step.decode_ms
                 decode_tokens += step.decode_tokens or 0
-            if step.ttft_ms is not None:
-                observed.ttft_ms.append(step.ttft_ms)
-            step_rate = rate(step.decode_tokens, step.decode_ms)
-            if step_rate is not None:
-                observed.tokens_per_second.append(step_rate)
-            observed.spark.append(step_rate if step_rate is not None else float("nan"))
-            if step.provider_ttft_ms is not None:
-                observed.provider_ttft_ms.append(step.provider_ttft_ms)
-            if step.first_visible_ms is not None:
-                observed.first_visible_ms.append(step.first_visible_ms)
-            if self.keep_steps:
-                self.step_rows.append(step.row(self.timing_known))
+            self._observe_step(step)
         if not (record.started or placed):
             return
         if totals is not None:
-            observed.output_tokens_per_turn.append(totals[1])
-            observed.billed_input_tokens_per_turn.append(totals[0] + totals[2] + totals[3])
+            self.observed.output_tokens_per_turn.append(totals[1])
+            self.observed.billed_input_tokens_per_turn.append(totals[0] + totals[2] + totals[3])
         if self.keep_turns:
             timed = self.timing_known
             tokens_timed = self._first_tokens_timed()
@@ -591,6 +579,22 @@ class StatsFold:
                     "stepRates": [rate(s.decode_tokens, s.decode_ms) for s in placed],
                 }
             )
+
+    def _observe_step(self, step: StepFigures) -> None:
+        """A finished step's observations, and its row when the steps are kept."""
+        observed = self.observed
+        if step.ttft_ms is not None:
+            observed.ttft_ms.append(step.ttft_ms)
+        step_rate = rate(step.decode_tokens, step.decode_ms)
+        if step_rate is not None:
+            observed.tokens_per_second.append(step_rate)
+        observed.spark.append(step_rate if step_rate is not None else float("nan"))
+        if step.provider_ttft_ms is not None:
+            observed.provider_ttft_ms.append(step.provider_ttft_ms)
+        if step.first_visible_ms is not None:
+            observed.first_visible_ms.append(step.first_visible_ms)
+        if self.keep_steps:
+            self.step_rows.append(step.row(self.timing_known))
 
     # -- handlers -------------------------------------------------------------------------------------
 
