@@ -87,7 +87,7 @@ from dshctl.stats import log_stats
 from dshctl.output import to_json
 t1 = time.perf_counter()
 result = log_stats(sys.argv[1])
-document = to_json(result["session"])
+document = to_json(result.session)
 t2 = time.perf_counter()
 print(f"0 0 {t1 - t0:.6f} {t2 - t1:.6f}")
 """

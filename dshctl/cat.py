@@ -53,13 +53,13 @@ def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool,
     from .reader import open_log
 
     if raw:
-        return _raw(path, strict=strict)
+        return _print_raw_lines(path, strict=strict)
     log = open_log(path, strict=strict, on_warning=warn)
     emit_ndjson(iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand))
     return EXIT_OK
 
 
-def _raw(path: str, *, strict: bool) -> int:
+def _print_raw_lines(path: str, *, strict: bool) -> int:
     from .errors import FormatError
     from .source import LineReader, resolve_one
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
-from .output import iso_utc
+from .humanize import format_bytes, utc_moment
 
 _TITLE_MARK = b'"session/title"'
 
@@ -43,7 +43,7 @@ def session_row(ref) -> dict[str, Any]:
             id=header.id,
             cwd=header.cwd,
             createdAt=header.createdAt,
-            created=iso_utc(header.createdAt),
+            created=utc_moment(header.createdAt),
             generation=header.version,
             compression="zstd" if log.compressed else "none",
         )
@@ -90,46 +90,39 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return ""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+_TABLE_COLUMNS = [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")]
+
+
+def _table_cells(row: dict[str, Any]) -> list[Any]:
+    """A listing row as the table shows it."""
+    return [
+        row["id"] or row["path"],
+        row["cwd"],
+        row["created"],
+        f"v{row['generation']}" if row["generation"] is not None else "",
+        "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
+        format_bytes(row["bytes"]),
+        row["title"] if not row["error"] else f"(unreadable: {row['error']})",
+    ]
 
 
 def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
-    from .output import emit_json, emit_ndjson, print_table, warn
+    from .output import print_table, warn
+    from .present import check_output, emit
 
+    check_output(output)
     rows = list(iter_session_rows(root, color=color))
     failed = [row for row in rows if row["error"]]
     for row in failed:
         warn(f"{row['path']}: {row['error']}")
-    if output == "json":
-        emit_json({"sessions": rows})
-    elif output == "ndjson":
-        emit_ndjson(rows)
-    else:
-        print_table(
-            None,
-            [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")],
-            (
-                [
-                    row["id"] or row["path"],
-                    row["cwd"],
-                    row["created"],
-                    f"v{row['generation']}" if row["generation"] is not None else "",
-                    "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
-                    _size(row["bytes"]),
-                    row["title"] if not row["error"] else f"(unreadable: {row['error']})",
-                ]
-                for row in rows
-            ),
-            caption=f"{len(rows)} session(s)",
-            color=color,
-        )
+    emit(
+        output,
+        document=lambda: {"sessions": rows},
+        records=lambda: rows,
+        table=lambda: print_table(
+            None, _TABLE_COLUMNS, (_table_cells(row) for row in rows), caption=f"{len(rows)} session(s)", color=color
+        ),
+    )
     if failed and len(failed) == len(rows) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK

@@ -29,7 +29,7 @@ def resolve_many(paths: list[str]) -> list[LogRef]:
     seen: set = set()
     for spec in specs:
         for ref in resolve_named(spec):
-            key = _identity(ref)
+            key = _file_identity(ref)
             if key in seen:
                 continue
             seen.add(key)
@@ -44,7 +44,7 @@ def _is_terminal(stream) -> bool:
         return False
 
 
-def _identity(ref: LogRef):
+def _file_identity(ref: LogRef):
     """What makes two refs the same file: device and inode (one stat, where resolving the path costs a
     stat per component: 90 ms over 1,200 sessions); the resolved path when the file cannot be stat'ed."""
     if ref.path is None:
@@ -63,7 +63,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _call(func: Callable[[LogRef], R], ref: LogRef) -> R | DshctlError:
+def _result_or_error(func: Callable[[LogRef], R], ref: LogRef) -> R | DshctlError:
     try:
         return func(ref)
     except DshctlError as exc:
@@ -87,7 +87,7 @@ def map_logs(
     jobs = default_jobs() if jobs is None else max(1, jobs)
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
     show = progress and len(refs) >= PARALLEL_THRESHOLD and _is_terminal(sys.stderr)
-    start_bar = partial(_progress, len(refs), label, color) if show else None
+    start_bar = partial(_ProgressBar, len(refs), label, color) if show else None
     if len(batches) < 2:
         yield from _map_in_process(func, refs, start_bar)
     else:
@@ -98,7 +98,7 @@ def _map_in_process(func, refs, start_bar):
     bar = start_bar() if start_bar else None
     try:
         for ref in refs:
-            result = _call(func, ref)
+            result = _result_or_error(func, ref)
             if bar:
                 bar.advance()
             yield ref, result
@@ -162,7 +162,7 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=_pool_context(), initializer=_install, initargs=(func, refs)
+        max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
     )
     bar = None
     try:
@@ -196,26 +196,28 @@ def _pool_context():
 
 
 _installed: dict = {}
-"""In a worker: the function and the logs, set once by :func:`_install`; tasks then carry only indices."""
+"""In a worker: the function and the logs, set once by :func:`_install_work`; tasks then carry only indices."""
 
 
-def _install(func, refs) -> None:
+def _install_work(func, refs) -> None:
     _installed["func"] = func
     _installed["refs"] = refs
 
 
 def _run_batch(batch: list[int]) -> list:
     func, refs = _installed["func"], _installed["refs"]
-    return [_call(func, refs[index]) for index in batch]
+    return [_result_or_error(func, refs[index]) for index in batch]
 
 
-class _progress:
+class _ProgressBar:
+    """A transient progress bar on standard error, one step per log read."""
+
     def __init__(self, total: int, label: str, color: bool):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         from .output import console
 
-        self._progress = Progress(
+        self._bar = Progress(
             TextColumn(label),
             BarColumn(),
             MofNCompleteColumn(),
@@ -223,11 +225,11 @@ class _progress:
             console=console(stderr=True, color=color),
             transient=True,
         )
-        self._task = self._progress.add_task(label, total=total)
-        self._progress.start()
+        self._task = self._bar.add_task(label, total=total)
+        self._bar.start()
 
     def advance(self, steps: int = 1) -> None:
-        self._progress.advance(self._task, steps)
+        self._bar.advance(self._task, steps)
 
     def stop(self) -> None:
-        self._progress.stop()
+        self._bar.stop()

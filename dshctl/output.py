@@ -19,12 +19,10 @@ import secrets
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TextIO
 
 from .errors import EXIT_UNREADABLE, DshctlError, OutputError
 from .textsafe import escape_json_bytes, visible_line
-
-T = TypeVar("T")
 
 _encoder = None
 
@@ -109,19 +107,6 @@ def emit_ndjson(values: Iterable[Any]) -> None:
         out.write(escape_json_bytes(b"\n".join(batch)))
 
 
-def iso_utc(ms: int | None) -> str | None:
-    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); None for missing, non-positive or
-    out-of-range values (fixtures carry ``createdAt: 0``)."""
-    import datetime as _dt
-
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms <= 0:
-        return None
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 @contextmanager
 def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     """A text file written whole or not at all: the text goes to a temporary file beside ``path`` that
@@ -132,15 +117,15 @@ def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+        raise OutputError(f"cannot write {path}: {_os_error_reason(exc)}") from None
     try:
         with open(fd, "w", encoding="utf-8", newline="\n") as out:
             yield out
         _publish(temporary, path, force)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+        raise OutputError(f"cannot write {path}: {_os_error_reason(exc)}") from None
     finally:
-        _remove(temporary)
+        _remove_if_present(temporary)
 
 
 def _refuse_existing(path: Path, force: bool) -> None:
@@ -163,14 +148,14 @@ def _publish(temporary: Path, path: Path, force: bool) -> None:
         os.rename(temporary, path)
 
 
-def _remove(path: Path) -> None:
+def _remove_if_present(path: Path) -> None:
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def _reason(exc: OSError) -> str:
+def _os_error_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
@@ -343,12 +328,12 @@ def run(body: Callable[[], int | None]) -> int:
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _CheckedStdout(stdout), _BestEffortStderr(stderr)
     try:
-        return _status(body)
+        return _exit_status(body)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
 
 
-def _status(body: Callable[[], int | None]) -> int:
+def _exit_status(body: Callable[[], int | None]) -> int:
     try:
         status = body() or 0
         try:

@@ -19,7 +19,7 @@ from dshctl.cli import app
 from dshctl.errors import DshctlError
 from dshctl.many import map_logs, resolve_many
 
-from test_stats_logs import FILE_NAMES, generations
+from stats_logs import FILE_NAMES, generations
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SCENARIOS = ("retry", "mixed", "nousage", "child")

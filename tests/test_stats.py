@@ -1,6 +1,6 @@
 """dshctl stats: dsh's figures on small crafted logs in every generation, computed by hand.
 
-The logs are in ``test_stats_logs.py`` (raw JSONL with explicit seq/time). Each expectation below carries
+The logs are in ``stats_logs.py`` (raw JSONL with explicit seq/time). Each expectation below carries
 its arithmetic; the rules are FORMAT.md §7 (sessionStats, token meter 0.1.5 line, context pressure).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.stats import log_stats
+from dshctl.stats import LogStats, log_stats
 from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,
@@ -26,7 +26,7 @@ from dshctl.stats.figures import (
 from dshctl.stats.timespec import parse_time_ms
 from dshctl.errors import UsageError
 
-from test_stats_logs import FILE_NAMES, fixture_form, generations
+from stats_logs import FILE_NAMES, fixture_form, generations
 
 GENERATIONS = ("v0", "v2", "v3", "v4")
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -39,14 +39,14 @@ def write_log(tmp_path: Path, scenario: str, gen: str) -> Path:
     return path
 
 
-def stats(tmp_path: Path, scenario: str, gen: str, by: str = "step") -> dict:
+def stats(tmp_path: Path, scenario: str, gen: str, by: str = "step") -> LogStats:
     return log_stats(write_log(tmp_path, scenario, gen), by=by)
 
 
-def comparable(result: dict) -> tuple:
+def comparable(result: LogStats) -> tuple:
     """What must be identical in every generation (seqs, paths and file facts differ)."""
-    session = {k: v for k, v in result["session"].items() if k not in ("path", "generation", "events", "warnings", "cut")}
-    rows = [{k: v for k, v in row.items() if k != "path"} for row in (result["steps"] or result["turns"] or [])]
+    session = {k: v for k, v in result.session.items() if k not in ("path", "generation", "events", "warnings", "cut")}
+    rows = [{k: v for k, v in row.items() if k != "path"} for row in (result.steps or result.turns or [])]
     return session, rows
 
 
@@ -57,7 +57,7 @@ def comparable(result: dict) -> tuple:
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_retry_first_token_in_failed_attempt_and_retry_billing(tmp_path, gen):
     r = stats(tmp_path, "retry", gen)
-    s = r["session"]
+    s = r.session
     assert (s["turns"], s["steps"]) == (1, 1)
     # first token = attempt 1's "a" at 1100 (the failed attempt's token survives the retry): 1100 − 1000
     assert s["ttftMs"] == 100 and s["ttftSteps"] == 1 and s["meanTtftMs"] == 100
@@ -88,7 +88,7 @@ def test_retry_first_token_in_failed_attempt_and_retry_billing(tmp_path, gen):
     # waste: attempt 1 billed 100 in / 2 out; ran 1160 − 1003 = 157 ms; back-off 1661 − 1161 = 500 ms
     assert own["retryWaste"] == {"failedAttempts": 1, "billedInputTokens": 100, "outputTokens": 2, "attemptMs": 157, "backoffMs": 500}
     assert own["models"][0]["model"] == "p/m" and own["models"][0]["settlements"] == 2
-    [step] = r["steps"]
+    [step] = r.steps
     assert (step["attempts"], step["retries"], step["finishReason"], step["failureCode"]) == (2, 1, "stop", None)
     assert (step["generationMs"], step["outputTokens"]) == (802, 5)
 
@@ -100,7 +100,7 @@ def test_retry_first_token_in_failed_attempt_and_retry_billing(tmp_path, gen):
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_mixed_session(tmp_path, gen):
     r = stats(tmp_path, "mixed", gen)
-    s = r["session"]
+    s = r.session
     # step/end ×4 in turns 1, 2, 2, 3
     assert (s["turns"], s["steps"]) == (3, 4)
     # TTFT: 1/1 1100 − 1000 = 100; 2/1 2050 − 2000 = 50; 2/2 2300 − 2200 = 100 (interrupted is timed);
@@ -125,7 +125,7 @@ def test_mixed_session(tmp_path, gen):
     # the cancelled step's attempt: no usage; it ran 3050 − 3000 (step/start) = 50 ms
     assert own["retryWaste"]["failedAttempts"] == 1 and own["retryWaste"]["attemptMs"] == 50
 
-    rows = {(row["turn"], row["step"]): row for row in r["steps"]}
+    rows = {(row["turn"], row["step"]): row for row in r.steps}
     assert rows[(1, 1)]["finishReason"] == "max-tokens"
     assert rows[(1, 1)]["tokensPerSecond"] == pytest.approx(20 / 0.101)
     assert (rows[(2, 1)]["toolCalls"], rows[(2, 1)]["toolMs"], rows[(2, 1)]["finishReason"]) == (2, 51, "tool-calls")
@@ -141,7 +141,7 @@ def test_mixed_session(tmp_path, gen):
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_mixed_turn_rows(tmp_path, gen):
     r = stats(tmp_path, "mixed", gen, by="turn")
-    t1, t2, t3 = r["turns"]
+    t1, t2, t3 = r.turns
     # turn 1: TTFT of step 1 = 100; 20 tok / 0.101 s; 1203 − 1000 = 203 ms
     assert (t1["ttftMs"], t1["steps"], t1["endReason"], t1["durationMs"]) == (100, 1, "max-tokens", 203)
     assert t1["tokensPerSecond"] == pytest.approx(20 / 0.101)
@@ -160,7 +160,7 @@ def test_mixed_turn_rows(tmp_path, gen):
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_missing_usage_gives_dsh_zeros(tmp_path, gen):
-    s = stats(tmp_path, "nousage", gen)["session"]
+    s = stats(tmp_path, "nousage", gen).session
     # timing exists: TTFT 5040 − 5000 = 40, LLM 5041 − 5000 = 41
     assert (s["ttftMs"], s["llmMs"]) == (40, 41)
     # sessionStats: the step has a first token but no usage, so nothing enters decode: 0 ms, 0 tokens;
@@ -186,7 +186,7 @@ def test_missing_usage_gives_dsh_zeros(tmp_path, gen):
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_bare_session_figures_are_dsh_values_including_zero(tmp_path, gen):
-    s = stats(tmp_path, "bare", gen)["session"]
+    s = stats(tmp_path, "bare", gen).session
     # step/end in turn 1 twice; turn 2 closed without a step is not counted
     assert (s["turns"], s["steps"]) == (1, 2)
     # LLM 1150 − 1000 = 150 and 1250 − 1200 = 50; TTFT 1100 − 1000 = 100 and 1250 − 1200 = 50
@@ -210,7 +210,7 @@ def test_bare_session_figures_are_dsh_values_including_zero(tmp_path, gen):
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_bare_step_rows(tmp_path, gen):
-    steps = {(row["turn"], row["step"]): row for row in stats(tmp_path, "bare", gen)["steps"]}
+    steps = {(row["turn"], row["step"]): row for row in stats(tmp_path, "bare", gen).steps}
     first, second = steps[(1, 1)], steps[(1, 2)]
     # 1/1: TTFT 100, total 150, generation 1150 − 1100 = 50 with 0 output tokens → 0 tok/s
     assert (first["ttftMs"], first["llmMs"], first["generationMs"]) == (100, 150, 50)
@@ -228,7 +228,7 @@ def test_bare_step_rows(tmp_path, gen):
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_bare_turn_rows_include_the_turn_without_steps(tmp_path, gen):
-    t1, t2 = stats(tmp_path, "bare", gen, by="turn")["turns"]
+    t1, t2 = stats(tmp_path, "bare", gen, by="turn").turns
     # turn 1: footer TTFT of step 1 = 100; Σ 0 output / Σ 0.05 s decode = 0 tok/s; 1252 − 1000 = 252 ms
     assert (t1["steps"], t1["ttftMs"], t1["ttftStep"], t1["llmMs"], t1["toolMs"]) == (2, 100, 1, 200, 0)
     assert (t1["decodeMs"], t1["decodeTokens"], t1["tokensPerSecond"], t1["durationMs"]) == (50, 0, 0, 252)
@@ -243,7 +243,7 @@ def test_bare_turn_rows_include_the_turn_without_steps(tmp_path, gen):
 def test_log_without_events_has_dsh_initial_values(tmp_path):
     path = tmp_path / "session.v4.jsonl"
     path.write_text('{"type":"session","version":4,"id":"empty","createdAt":1,"isSeeded":false,"delegationDepth":0}\n')
-    s = log_stats(path)["session"]
+    s = log_stats(path).session
     zero = ("turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
             "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens")
     assert {key: s[key] for key in zero} == dict.fromkeys(zero, 0)
@@ -257,7 +257,7 @@ def test_log_without_events_has_dsh_initial_values(tmp_path):
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_seeded_child_counts_whole_log(tmp_path, gen):
-    s = stats(tmp_path, "child", gen)["session"]
+    s = stats(tmp_path, "child", gen).session
     assert s["seeded"] is True and s["parentSession"] == "parent"
     # inherited turn 1 + own turn 2
     assert (s["turns"], s["steps"]) == (2, 2)
@@ -274,20 +274,20 @@ def test_seeded_child_says_what_it_inherited(tmp_path, gen):
     r = stats(tmp_path, "child", gen, by="turn")
     # the prefix is turn 1: one step, LLM 1301 − 1000 = 301, TTFT 1200 − 1000 = 200, decode 1301 − 1200 =
     # 101 ms for 10 tokens, usage 100 in / 10 out, no tool call
-    assert r["session"]["inherited"] == {
+    assert r.session["inherited"] == {
         "turns": 1, "steps": 1, "llmMs": 301, "toolMs": 0, "ttftMs": 200, "ttftSteps": 1, "decodeMs": 101,
         "decodeTokens": 10, "uncachedInputTokens": 100, "cacheReadTokens": 0, "cacheWriteTokens": 0,
         "billedInputTokens": 100, "outputTokens": 10,
     }
-    assert [(row["turn"], row["inherited"]) for row in r["turns"]] == [(1, True), (2, False)]
-    steps = stats(tmp_path, "child", gen, by="step")["steps"]
+    assert [(row["turn"], row["inherited"]) for row in r.turns] == [(1, True), (2, False)]
+    steps = stats(tmp_path, "child", gen, by="step").steps
     assert [(row["turn"], row["step"], row["inherited"]) for row in steps] == [(1, 1, True), (2, 1, False)]
 
 
 @pytest.mark.parametrize("gen", GENERATIONS)
 def test_unseeded_session_inherits_nothing(tmp_path, gen):
     r = stats(tmp_path, "retry", gen, by="turn")
-    assert r["session"]["inherited"] is None and [row["inherited"] for row in r["turns"]] == [False]
+    assert r.session["inherited"] is None and [row["inherited"] for row in r.turns] == [False]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -306,10 +306,10 @@ def test_every_generation_gives_the_same_numbers(tmp_path, scenario, by):
 def test_rows_add_up_to_the_session(tmp_path, scenario):
     """A step's figures are its contributions to the session's dsh figures (steps without one are null)."""
     r = stats(tmp_path, scenario, "v2")
-    s = r["session"]
+    s = r.session
     for key in ("llmMs", "ttftMs", "decodeMs", "decodeTokens", "uncachedInputTokens", "cacheReadTokens", "outputTokens", "toolMs"):
-        assert sum(row[key] for row in r["steps"] if row[key] is not None) == s[key], key
-    assert sum(row["ttftMs"] is not None for row in r["steps"]) == s["ttftSteps"]
+        assert sum(row[key] for row in r.steps if row[key] is not None) == s[key], key
+    assert sum(row["ttftMs"] is not None for row in r.steps) == s["ttftSteps"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def test_rows_add_up_to_the_session(tmp_path, scenario):
 def test_fixture_form_has_no_timing_but_counts_and_tokens(tmp_path):
     path = tmp_path / "session.v2.jsonl"
     path.write_text(fixture_form(generations("mixed")["v2"]))
-    s = log_stats(path)["session"]
+    s = log_stats(path).session
     assert s["timing"] == "unavailable"
     assert any("no envelope time" in note for note in s["notes"])
     assert (s["turns"], s["steps"]) == (3, 4)
@@ -335,9 +335,9 @@ def test_fixture_form_has_no_timing_but_counts_and_tokens(tmp_path):
 def test_fixture_form_rows_have_no_time_sums(tmp_path):
     path = tmp_path / "session.v2.jsonl"
     path.write_text(fixture_form(generations("bare")["v2"]))
-    turns = log_stats(path, by="turn")["turns"]
+    turns = log_stats(path, by="turn").turns
     assert [(t["llmMs"], t["toolMs"], t["decodeMs"], t["decodeTokens"]) for t in turns] == [(None,) * 4] * 2
-    steps = log_stats(path, by="step")["steps"]
+    steps = log_stats(path, by="step").steps
     assert [(row["toolMs"], row["dshctl"]["wastedAttemptMs"], row["dshctl"]["backoffMs"]) for row in steps] == [(None,) * 3] * 2
 
 
@@ -347,7 +347,7 @@ def test_placeholder_stream_times_are_unavailable(tmp_path):
     text = "\n".join(lines).replace('"time0":5040', '"time0":0').replace('"time":5040', '"time":0') + "\n"
     path = tmp_path / "session.v2.jsonl"
     path.write_text(text)
-    s = log_stats(path)["session"]
+    s = log_stats(path).session
     assert s["llmMs"] == 41 and s["ttftMs"] is None and s["ttftSteps"] == 0
     assert any("placeholder" in note for note in s["notes"])
 
@@ -471,7 +471,7 @@ TOUR = ["tour.session.jsonl", "tour.session.jsonl.zstd", "tour.session.v2.jsonl"
 @pytest.mark.parametrize("name", TOUR)
 def test_tour_sample_matches_the_hand_computation(name):
     r = log_stats(SAMPLES / name, by="turn")
-    s = r["session"]
+    s = r.session
     assert (s["turns"], s["steps"]) == (4, 6)
     assert (s["ttftMs"], s["ttftSteps"], s["meanTtftMs"]) == (1950, 6, 325)
     assert (s["llmMs"], s["toolMs"]) == (6050, 160)
@@ -482,7 +482,7 @@ def test_tour_sample_matches_the_hand_computation(name):
     legacy = s["dshctl"]["tokenMeter011"]
     assert (legacy["billedInputTokens"], legacy["outputTokens"], legacy["cacheHitPercent"]) == (72_700, 900, 67)
     assert s["contextOccupancyPercent"] == 15
-    turns = {row["turn"]: row for row in r["turns"]}
+    turns = {row["turn"]: row for row in r.turns}
     assert [turns[t]["ttftMs"] for t in (1, 2, 3, 4)] == [300, 400, 250, 500]
     assert turns[1]["tokensPerSecond"] == pytest.approx(250 / 2.25)
     assert turns[2]["tokensPerSecond"] == pytest.approx(450)
@@ -493,7 +493,7 @@ def test_tour_sample_matches_the_hand_computation(name):
 @pytest.mark.skipif(not (SAMPLES / "fork-child.session.jsonl").exists(), reason="samples not generated")
 @pytest.mark.parametrize("name", ["fork-child.session.jsonl", "fork-child.session.v2.jsonl", "fork-child.session.v3.jsonl.zstd", "fork-child.session.v4.jsonl"])
 def test_fork_child_sample(name):
-    s = log_stats(SAMPLES / name)["session"]
+    s = log_stats(SAMPLES / name).session
     assert (s["turns"], s["steps"], s["meanTtftMs"], s["llmMs"]) == (2, 2, 300, 3150)
     assert (s["decodeTokens"], s["decodeMs"]) == (310, 2550)
     legacy = s["dshctl"]["tokenMeter011"]

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from dshctl.cli import app
 
-from test_stats_logs import FILE_NAMES, generations
+from stats_logs import FILE_NAMES, generations
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -14,7 +14,6 @@ excluded only when that parent itself is counted.
 from __future__ import annotations
 
 import copy
-from array import array
 from collections import Counter
 
 from .figures import (
@@ -27,43 +26,45 @@ from .figures import (
     percentiles,
     rate,
 )
+from .results import OBSERVATIONS, InheritedPrefix, StatsSamples
 
 _SUMMED = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens")
 _BUCKETS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
-_SAMPLE_KEYS = ("ttftMs", "tokensPerSecond", "outputTokensPerTurn", "billedInputTokensPerTurn", "providerTtftMs", "firstVisibleMs")
 _MODEL_DERIVED = ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens")
 
 
-def _plus(a, b, sign: int = 1):
-    if b is None:
-        return a
-    return sign * b if a is None else a + sign * b
+def _plus_nullable(total, value, sign: int = 1):
+    """``total + sign · value`` where None is "nothing yet": None plus nothing stays None."""
+    if value is None:
+        return total
+    return sign * value if total is None else total + sign * value
 
 
-def _buckets_record(b: dict) -> dict:
+def _buckets_record(buckets: dict) -> dict:
     billed = None
     hit = None
-    if b["uncachedInputTokens"] is not None:
-        billed = b["uncachedInputTokens"] + (b["cacheReadTokens"] or 0) + (b["cacheWriteTokens"] or 0)
-        hit = cache_hit_percent(b["cacheReadTokens"] or 0, billed, b["uncachedInputTokens"] + (b["cacheWriteTokens"] or 0))
+    if buckets["uncachedInputTokens"] is not None:
+        billed = buckets["uncachedInputTokens"] + (buckets["cacheReadTokens"] or 0) + (buckets["cacheWriteTokens"] or 0)
+        hit = cache_hit_percent(
+            buckets["cacheReadTokens"] or 0, billed, buckets["uncachedInputTokens"] + (buckets["cacheWriteTokens"] or 0)
+        )
     return {
-        "uncachedInputTokens": b["uncachedInputTokens"],
-        "cacheReadTokens": b["cacheReadTokens"],
-        "cacheWriteTokens": b["cacheWriteTokens"],
+        "uncachedInputTokens": buckets["uncachedInputTokens"],
+        "cacheReadTokens": buckets["cacheReadTokens"],
+        "cacheWriteTokens": buckets["cacheWriteTokens"],
         "billedInputTokens": billed,
-        "outputTokens": b["outputTokens"],
+        "outputTokens": buckets["outputTokens"],
         "cacheHitPercent": percent_number(hit),
     }
 
 
-def _after_cut(samples: dict, inherited: dict) -> dict:
+def _after_cut(samples: StatsSamples, inherited: StatsSamples) -> StatsSamples:
     """The observations a seeded session made after its cut: the inherited ones are a prefix of each
-    sample array (they were taken first) and a part of the gap histogram."""
-    out = {key: samples[key][len(inherited[key]):] for key in _SAMPLE_KEYS}
-    gaps = Counter(samples["gaps"])
-    gaps.subtract(inherited["gaps"])
-    out["gaps"] = +gaps
-    return out
+    observation series (they were taken first) and a part of the gap histogram."""
+    gaps = Counter(samples.gaps)
+    gaps.subtract(inherited.gaps)
+    series = {name: getattr(samples, name)[len(getattr(inherited, name)) :] for name in OBSERVATIONS}
+    return StatsSamples(**series, gaps=+gaps)
 
 
 class _Pool:
@@ -75,8 +76,7 @@ class _Pool:
         self.ttft_steps = 0
         self.sums: dict[str, float | None] = {key: None for key in _SUMMED}
         self.buckets: dict[str, int | None] = {key: None for key in _BUCKETS}
-        self.samples = {key: array("d") for key in _SAMPLE_KEYS}
-        self.gaps: Counter = Counter()
+        self.samples = StatsSamples.empty()
         self.stalls = 0
         self.stall_ms: int | None = None
         self.attempts = 0
@@ -92,29 +92,30 @@ class _Pool:
         self.steps += sign * record["steps"]
         self.ttft_steps += sign * record["ttftSteps"]
         for key in _SUMMED:
-            self.sums[key] = _plus(self.sums[key], record[key], sign)
+            self.sums[key] = _plus_nullable(self.sums[key], record[key], sign)
         for key in _BUCKETS:
-            self.buckets[key] = _plus(self.buckets[key], record[key], sign)
+            self.buckets[key] = _plus_nullable(self.buckets[key], record[key], sign)
         own = record["dshctl"]
         self.stalls += sign * own["stalls"]
-        self.stall_ms = _plus(self.stall_ms, own["stallMs"], sign)
+        self.stall_ms = _plus_nullable(self.stall_ms, own["stallMs"], sign)
         self.attempts += sign * own["attempts"]
         self.retries += sign * own["retries"]
         self.tool_calls += sign * own["toolCalls"]
         for key, value in own["retryWaste"].items():
-            self.waste[key] = _plus(self.waste[key], value, sign)
+            self.waste[key] = _plus_nullable(self.waste[key], value, sign)
         for key in _BUCKETS:
-            self.legacy[key] = _plus(self.legacy[key], own["tokenMeter011"][key], sign)
+            self.legacy[key] = _plus_nullable(self.legacy[key], own["tokenMeter011"][key], sign)
         for entry in own["models"]:
             merged = self.models.setdefault(entry["model"], {"model": entry["model"]})
             for key, value in entry.items():
                 if key not in _MODEL_DERIVED:
-                    merged[key] = _plus(merged.get(key), value, sign)
+                    merged[key] = _plus_nullable(merged.get(key), value, sign)
 
-    def add_samples(self, samples: dict) -> None:
-        for key in _SAMPLE_KEYS:
-            self.samples[key].extend(samples[key])
-        self.gaps.update(samples["gaps"])
+    def add_samples(self, samples: StatsSamples) -> None:
+        pooled = self.samples
+        for name in OBSERVATIONS:
+            getattr(pooled, name).extend(getattr(samples, name))
+        pooled.gaps.update(samples.gaps)
 
 
 class Aggregate:
@@ -124,20 +125,20 @@ class Aggregate:
         self.skipped = 0
         self.pool = _Pool()
         self.ids: set[str] = set()
-        self.prefixes: list[tuple[object, dict]] = []  # (parent id, inherited {"record", "samples"})
+        self.prefixes: list[tuple[object, InheritedPrefix]] = []  # (parent id, what the child inherited)
 
-    def add(self, session: dict, samples: dict) -> None:
+    def add(self, session: dict, samples: StatsSamples) -> None:
         self.sessions += 1
         if isinstance(session["id"], str):
             self.ids.add(session["id"])
         self.pool.add_record(session)
-        inherited = samples.get("inherited")
+        inherited = samples.inherited
         if inherited is None:
             self.pool.add_samples(samples)
             return
         # counted after the cut for now; record() adds the prefix back unless the parent is counted
-        self.pool.add_record(inherited["record"], -1)
-        self.pool.add_samples(_after_cut(samples, inherited["samples"]))
+        self.pool.add_record(inherited.record, -1)
+        self.pool.add_samples(_after_cut(samples, inherited.samples))
         self.prefixes.append((session["parentSession"], inherited))
 
     def _settled(self) -> tuple[_Pool, dict]:
@@ -147,29 +148,16 @@ class Aggregate:
         for parent, inherited in self.prefixes:
             if parent in self.ids:
                 continue
-            pool.add_record(inherited["record"])
-            pool.add_samples(inherited["samples"])
+            pool.add_record(inherited.record)
+            pool.add_samples(inherited.samples)
             counted += 1
         return pool, {"excluded": len(self.prefixes) - counted, "counted": counted}
 
     def record(self) -> dict:
         pool, prefixes = self._settled()
         sums = pool.sums
+        samples = pool.samples
         tokens = _buckets_record(pool.buckets)
-        models = []
-        for route, entry in sorted(pool.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
-            if not entry.get("settlements"):
-                continue  # a model only the excluded prefixes used
-            entry = dict(entry)
-            if entry.get("uncachedInputTokens") is not None:
-                entry["billedInputTokens"] = entry["uncachedInputTokens"] + (entry["cacheReadTokens"] or 0) + (entry["cacheWriteTokens"] or 0)
-            entry["meanTtftMs"] = number(mean(entry["ttftMs"], entry["ttftSteps"]))
-            entry["tokensPerSecond"] = rate(entry["decodeTokens"], entry["decodeMs"])
-            models.append(_model_record(entry))
-        provider = percentiles(pool.samples["providerTtftMs"])
-        provider["mean"] = number(mean(sum(pool.samples["providerTtftMs"]), len(pool.samples["providerTtftMs"])))
-        visible = percentiles(pool.samples["firstVisibleMs"])
-        visible["mean"] = number(mean(sum(pool.samples["firstVisibleMs"]), len(pool.samples["firstVisibleMs"])))
         return {
             "kind": "aggregate",
             "sessions": self.sessions,
@@ -189,22 +177,22 @@ class Aggregate:
             **tokens,
             "percentileMethod": PERCENTILE_METHOD,
             "percentiles": {
-                "ttftMs": percentiles(pool.samples["ttftMs"]),
-                "tokensPerSecond": percentiles(pool.samples["tokensPerSecond"]),
-                "outputTokensPerTurn": percentiles(pool.samples["outputTokensPerTurn"]),
-                "billedInputTokensPerTurn": percentiles(pool.samples["billedInputTokensPerTurn"]),
+                "ttftMs": percentiles(samples.ttft_ms),
+                "tokensPerSecond": percentiles(samples.tokens_per_second),
+                "outputTokensPerTurn": percentiles(samples.output_tokens_per_turn),
+                "billedInputTokensPerTurn": percentiles(samples.billed_input_tokens_per_turn),
             },
             "dshctl": {
                 "attempts": pool.attempts,
                 "retries": pool.retries,
                 "toolCalls": pool.tool_calls,
-                "providerTtftMs": provider,
-                "firstVisibleMs": visible,
-                "interTokenGapMs": counter_percentiles(pool.gaps),
+                "providerTtftMs": _mean_and_percentiles(samples.provider_ttft_ms),
+                "firstVisibleMs": _mean_and_percentiles(samples.first_visible_ms),
+                "interTokenGapMs": counter_percentiles(samples.gaps),
                 "stalls": pool.stalls,
                 "stallMs": pool.stall_ms,
                 "retryWaste": pool.waste,
-                "models": models,
+                "models": _model_records(pool),
                 "tokenMeter011": _buckets_record(pool.legacy),
             },
         }
@@ -217,6 +205,22 @@ _MODEL_KEYS = (
 )
 
 
-def _model_record(entry: dict) -> dict:
-    """A pooled model entry with the session record's keys, in its order."""
-    return {key: entry.get(key) for key in _MODEL_KEYS}
+def _model_records(pool: _Pool) -> list[dict]:
+    """The pooled model entries with the session record's keys, in its order."""
+    records = []
+    for route, entry in sorted(pool.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
+        if not entry.get("settlements"):
+            continue  # a model only the excluded prefixes used
+        entry = dict(entry)
+        if entry.get("uncachedInputTokens") is not None:
+            entry["billedInputTokens"] = entry["uncachedInputTokens"] + (entry["cacheReadTokens"] or 0) + (entry["cacheWriteTokens"] or 0)
+        entry["meanTtftMs"] = number(mean(entry["ttftMs"], entry["ttftSteps"]))
+        entry["tokensPerSecond"] = rate(entry["decodeTokens"], entry["decodeMs"])
+        records.append({key: entry.get(key) for key in _MODEL_KEYS})
+    return records
+
+
+def _mean_and_percentiles(values) -> dict:
+    out = percentiles(values)
+    out["mean"] = number(mean(sum(values), len(values)))
+    return out

@@ -34,8 +34,9 @@ RECORDS, gives the rule of every key.
 from __future__ import annotations
 
 from array import array
-from collections import Counter
 from typing import Any, Iterable
+
+import msgspec
 
 from ..model import Event, message_of, tool_result_call_id
 from ..stream import (
@@ -48,6 +49,7 @@ from ..stream import (
     run_times,
 )
 from .figures import cache_hit_percent, counter_percentiles, mean, number, occupancy_percent, percent_number, percentiles, rate
+from .results import InheritedPrefix, StatsSamples
 
 STALL_MS = 1000
 """An inter-token gap longer than this is a stall (dshctl's own figure)."""
@@ -75,7 +77,7 @@ _NO_TIME = "events carry no envelope time (test-fixture form): every timing figu
 _PLACEHOLDER = "assistant stream records carry time 0 (placeholder times): first-token, decode and gap figures from them are unavailable"
 
 
-def _key(event: Event) -> tuple:
+def _turn_and_step(event: Event) -> tuple:
     """(turn, step) of an event: ints, or None where absent or not an integer (as ``Event.turn``/``.step``)."""
     data = event.data
     if data.__class__ is not dict:
@@ -91,7 +93,8 @@ def _turn_of(event: Event) -> Any:
     return turn if turn.__class__ is int else None
 
 
-def _int(value: Any) -> int | None:
+def _integral(value: Any) -> int | None:
+    """An int, or a float with an integral value as that int; None for anything else."""
     return value if value.__class__ is int else (int(value) if value.__class__ is float and value.is_integer() else None)
 
 
@@ -99,20 +102,20 @@ def _usage_buckets(usage: Any) -> tuple[int, int, int, int] | None:
     """(uncached input, output, cache read, cache write) of a TokenUsage, or None if it is not one."""
     if not isinstance(usage, dict):
         return None
-    inp = _int(usage.get("inputTokens"))
-    out = _int(usage.get("outputTokens"))
-    if inp is None or out is None:
+    uncached = _integral(usage.get("inputTokens"))
+    output = _integral(usage.get("outputTokens"))
+    if uncached is None or output is None:
         return None
     read = usage.get("cacheReadTokens")
     write = usage.get("cacheWriteTokens")
-    read = 0 if read is None else _int(read)
-    write = 0 if write is None else _int(write)
+    read = 0 if read is None else _integral(read)
+    write = 0 if write is None else _integral(write)
     if read is None or write is None:
         return None
-    return inp, out, read, write
+    return uncached, output, read, write
 
 
-def _finish_of(stream: list) -> tuple[str | None, str | None]:
+def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
     """(finish kind, failure code) of the last raw finish chunk of a stream."""
     chunk = last_raw_chunk(stream, "finish") if stream else None
     if chunk is None:
@@ -138,7 +141,40 @@ def _route_key(provider: Any, model: Any) -> str | None:
     return None
 
 
-class Step:
+def _add_buckets(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
+    """``target + sign · delta`` over the four token buckets, in place; a new list when ``target`` is None."""
+    if target is None:
+        target = [0, 0, 0, 0]
+    target[0] += sign * delta[0]
+    target[1] += sign * delta[1]
+    target[2] += sign * delta[2]
+    target[3] += sign * delta[3]
+    return target
+
+
+def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
+    if tokens is None:
+        return {
+            "uncachedInputTokens": None,
+            "cacheReadTokens": None,
+            "cacheWriteTokens": None,
+            "billedInputTokens": None,
+            "outputTokens": None,
+        }
+    uncached, output, read, write = tokens
+    return {
+        "uncachedInputTokens": uncached,
+        "cacheReadTokens": read,
+        "cacheWriteTokens": write,
+        "billedInputTokens": uncached + read + write,
+        "outputTokens": output,
+    }
+
+
+# -- turns and steps ---------------------------------------------------------------------------------
+
+
+class StepFigures:
     """Per (turn, step) figures. Timing fields stay None until something contributes."""
 
     __slots__ = (
@@ -217,8 +253,6 @@ class Step:
         self.inherited = False
 
     def row(self, timed: bool) -> dict:
-        tokens = self.tokens
-        rate_ = rate(self.decode_tokens, self.decode_ms)
         return {
             "kind": "step",
             "turn": self.turn,
@@ -230,8 +264,8 @@ class Step:
             "generationMs": self.generation_ms,
             "decodeMs": self.decode_ms,
             "decodeTokens": self.decode_tokens,
-            "tokensPerSecond": rate_,
-            **_bucket_fields(tokens),
+            "tokensPerSecond": rate(self.decode_tokens, self.decode_ms),
+            **_bucket_fields(self.tokens),
             "toolCalls": self.tool_calls,
             "toolMs": _timed_sum(self.tool_ms, timed),
             "finishReason": self.finish,
@@ -255,26 +289,7 @@ class Step:
         }
 
 
-def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
-    if tokens is None:
-        return {
-            "uncachedInputTokens": None,
-            "cacheReadTokens": None,
-            "cacheWriteTokens": None,
-            "billedInputTokens": None,
-            "outputTokens": None,
-        }
-    uncached, output, read, write = tokens
-    return {
-        "uncachedInputTokens": uncached,
-        "cacheReadTokens": read,
-        "cacheWriteTokens": write,
-        "billedInputTokens": uncached + read + write,
-        "outputTokens": output,
-    }
-
-
-class Turn:
+class TurnFigures:
     __slots__ = ("turn", "started", "closed", "start", "end", "reason", "steps", "step_ends", "inherited")
 
     def __init__(self, turn: Any):
@@ -284,45 +299,23 @@ class Turn:
         self.start: int | None = None
         self.end: int | None = None
         self.reason: str | None = None
-        self.steps: dict[Any, Step] = {}
+        self.steps: dict[Any, StepFigures] = {}
         self.step_ends = 0
         self.inherited = False
 
 
-class Model:
-    __slots__ = ("settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
+# -- the fold's state, one object per kind of figure --------------------------------------------------
+
+
+class DshSessionStats:
+    """dsh's ``sessionStats`` (§7.1): its sums, the open step, and the tool calls awaiting a result."""
+
+    __slots__ = (
+        "turns", "steps", "llm_ms", "tool_ms", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens",
+        "last_turn", "last_turn_set", "open_key", "open_start", "open_first", "pending_calls",
+    )
 
     def __init__(self) -> None:
-        self.settlements = 0
-        self.messages = 0
-        self.tokens: list[int] | None = None
-        self.ttft_ms = 0
-        self.ttft_steps = 0
-        self.decode_ms = 0
-        self.decode_tokens = 0
-
-
-def _add(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
-    if target is None:
-        target = [0, 0, 0, 0]
-    target[0] += sign * delta[0]
-    target[1] += sign * delta[1]
-    target[2] += sign * delta[2]
-    target[3] += sign * delta[3]
-    return target
-
-
-class StatsFold:
-    """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
-
-    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False, seed_length: int | None = None):
-        self.keep_turns = keep_turns
-        self.keep_steps = keep_steps
-        # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
-        # with session/end-seed {inherited: true}
-        self.seed_length = seed_length
-        self.prefix: dict | None = None  # what the events before the cut contributed: {"record", "samples"}
-        # dsh sessionStats state
         self.turns = 0
         self.steps = 0
         self.llm_ms = 0
@@ -336,21 +329,81 @@ class StatsFold:
         self.open_key: tuple | None = None
         self.open_start: int | None = None
         self.open_first: int | None = None
-        self.pending_calls: dict[Any, tuple[int | None, Step]] = {}
-        # token meter
+        self.pending_calls: dict[Any, tuple[int | None, StepFigures]] = {}
+
+
+class ModelFigures:
+    """One model's share (``provider/model``, None when unknown): dsh's sums and dshctl's counts."""
+
+    __slots__ = ("settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
+
+    def __init__(self) -> None:
+        self.settlements = 0
+        self.messages = 0
+        self.tokens: list[int] | None = None
+        self.ttft_ms = 0
+        self.ttft_steps = 0
+        self.decode_ms = 0
+        self.decode_tokens = 0
+
+
+class TokenMeter:
+    """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
+
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route")
+
+    def __init__(self) -> None:
         self.totals: list[int] | None = None
         self.slot_key: tuple | None = None
         self.slot_buckets: tuple | None = None
-        self.slot_step: Step | None = None
+        self.slot_step: StepFigures | None = None
         self.slot_route: str | None = None
-        # dsh 0.1.1's meter (last sample per step; llm/retry-started does not close the slot)
-        self.legacy_totals: list[int] | None = None
-        self.legacy_key: tuple | None = None
-        self.legacy_buckets: tuple | None = None
-        # context pressure
-        self.pressure: int | None = None
-        self.context_window: int | None = None
-        # dshctl's own
+
+    def close_slot(self) -> None:
+        """``llm/retry-started``: the step's next sample adds to the meter instead of replacing."""
+        self.slot_key = None
+        self.slot_buckets = None
+        self.slot_step = None
+        self.slot_route = None
+
+
+class TokenMeter011:
+    """dsh 0.1.1's meter: the last sample of a step replaces the step's earlier ones, retries included."""
+
+    __slots__ = ("totals", "key", "buckets")
+
+    def __init__(self) -> None:
+        self.totals: list[int] | None = None
+        self.key: tuple | None = None
+        self.buckets: tuple | None = None
+
+    def add(self, key: tuple, buckets: tuple) -> None:
+        if self.key == key:
+            self.totals = _add_buckets(self.totals, self.buckets, -1)
+        self.totals = _add_buckets(self.totals, buckets)
+        self.key = key
+        self.buckets = buckets
+
+
+class ContextPressure:
+    """dsh's context pressure (§7.5): the latest sample's prompt-side tokens and the latest window."""
+
+    __slots__ = ("tokens", "window")
+
+    def __init__(self) -> None:
+        self.tokens: int | None = None
+        self.window: int | None = None
+
+
+class OwnFigures:
+    """dshctl's own session figures (not computed by dsh)."""
+
+    __slots__ = (
+        "attempts", "messages", "interrupted_messages", "failed_attempts", "retries", "tool_calls",
+        "unmatched_results", "header_route", "models", "waste_input", "waste_output", "waste_ms", "backoff_ms",
+    )
+
+    def __init__(self) -> None:
         self.attempts = 0
         self.messages = 0
         self.interrupted_messages = 0
@@ -358,29 +411,48 @@ class StatsFold:
         self.retries = 0
         self.tool_calls = 0
         self.unmatched_results = 0
-        self.header_route: str | None = None
-        self.models: dict[str | None, Model] = {}
-        self.gaps: Counter = Counter()
+        self.header_route: str | None = None  # provider/model of the latest request/header
+        self.models: dict[str | None, ModelFigures] = {}
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms = 0
         self.backoff_ms = 0
-        self.outside_steps = 0
+
+    def model(self, route: str | None) -> ModelFigures:
+        model = self.models.get(route)
+        if model is None:
+            model = self.models[route] = ModelFigures()
+        return model
+
+
+class StatsFold:
+    """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
+
+    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False, seed_length: int | None = None):
+        self.keep_turns = keep_turns
+        self.keep_steps = keep_steps
+        # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
+        # with session/end-seed {inherited: true}
+        self.seed_length = seed_length
+        self.prefix: InheritedPrefix | None = None  # what the events before the cut contributed
+        self.dsh = DshSessionStats()
+        self.meter = TokenMeter()
+        self.meter011 = TokenMeter011()
+        self.context = ContextPressure()
+        self.own = OwnFigures()
+        # what the log says about its times
         self.timing_known = True
         self.placeholder_times = False
-        # rows and samples
+        self.outside_steps = 0  # settlements outside any step/start…step/end
+        # rows and observations
         self.turn_rows: list[dict] = []
         self.step_rows: list[dict] = []
-        self.step_ttft = array("d")
-        self.step_rate = array("d")
-        self.step_provider_ttft = array("d")
-        self.step_first_visible = array("d")
-        self.turn_output = array("d")
-        self.turn_billed = array("d")
-        self.spark = array("d")  # tok/s per step in log order; NaN where unknown
-        self.turn_records: dict[Any, Turn] = {}
-        self.current_turn: Turn | None = None
-        self.current_step: Step | None = None
+        self.observed = StatsSamples.empty()
+        self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
+        # the turns and steps still open
+        self.turn_records: dict[Any, TurnFigures] = {}
+        self.current_turn: TurnFigures | None = None
+        self.current_step: StepFigures | None = None
         self._handlers = {
             "assistant/message": self._message,
             "assistant/attempt": self._attempt,
@@ -421,17 +493,17 @@ class StatsFold:
 
     # -- records ---------------------------------------------------------------------------------------
 
-    def _turn(self, turn: Any) -> Turn:
+    def _turn(self, turn: Any) -> TurnFigures:
         record = self.turn_records.get(turn)
         if record is None:
-            record = self.turn_records[turn] = Turn(turn)
+            record = self.turn_records[turn] = TurnFigures(turn)
         return record
 
-    def _step(self, turn: Any, step: Any) -> Step:
+    def _step(self, turn: Any, step: Any) -> StepFigures:
         record = self._turn(turn)
         found = record.steps.get(step)
         if found is None:
-            found = record.steps[step] = Step(turn, step)
+            found = record.steps[step] = StepFigures(turn, step)
         return found
 
     def _close_turns(self, keep: Any = None) -> None:
@@ -440,7 +512,7 @@ class StatsFold:
         for turn in [t for t in records if t != keep or keep is None]:
             self._finalize_turn(records.pop(turn))
 
-    def _finalize_turn(self, record: Turn) -> None:
+    def _finalize_turn(self, record: TurnFigures) -> None:
         steps = sorted(record.steps.values(), key=lambda s: (s.step if isinstance(s.step, int) else -1))
         placed = [s for s in steps if s.started or s.ended]
         for step in steps:
@@ -456,7 +528,7 @@ class StatsFold:
         attempts = retries = tool_calls = 0
         for step in steps:
             if step.tokens is not None:
-                totals = _add(totals, step.tokens)
+                totals = _add_buckets(totals, step.tokens)
         for step in placed:
             attempts += step.attempts
             retries += step.retries
@@ -472,26 +544,15 @@ class StatsFold:
             if step.decode_ms is not None:
                 decode_ms += step.decode_ms
                 decode_tokens += step.decode_tokens or 0
-            if step.ttft_ms is not None:
-                self.step_ttft.append(step.ttft_ms)
-            step_rate = rate(step.decode_tokens, step.decode_ms)
-            if step_rate is not None:
-                self.step_rate.append(step_rate)
-            self.spark.append(step_rate if step_rate is not None else float("nan"))
-            if step.provider_ttft_ms is not None:
-                self.step_provider_ttft.append(step.provider_ttft_ms)
-            if step.first_visible_ms is not None:
-                self.step_first_visible.append(step.first_visible_ms)
-            if self.keep_steps:
-                self.step_rows.append(step.row(self.timing_known))
+            self._observe_step(step)
         if not (record.started or placed):
             return
         if totals is not None:
-            self.turn_output.append(totals[1])
-            self.turn_billed.append(totals[0] + totals[2] + totals[3])
+            self.observed.output_tokens_per_turn.append(totals[1])
+            self.observed.billed_input_tokens_per_turn.append(totals[0] + totals[2] + totals[3])
         if self.keep_turns:
             timed = self.timing_known
-            rates = [rate(s.decode_tokens, s.decode_ms) for s in placed]
+            tokens_timed = self._first_tokens_timed()
             duration = None
             if record.start is not None and record.end is not None:
                 duration = max(0, record.end - record.start)
@@ -503,8 +564,8 @@ class StatsFold:
                     "ttftMs": ttft,
                     "ttftStep": ttft_step,
                     "llmMs": _timed_sum(llm_ms, timed),
-                    "decodeMs": _timed_sum(decode_ms, self._first_tokens_timed()),
-                    "decodeTokens": _timed_sum(decode_tokens, self._first_tokens_timed()),
+                    "decodeMs": _timed_sum(decode_ms, tokens_timed),
+                    "decodeTokens": _timed_sum(decode_tokens, tokens_timed),
                     "tokensPerSecond": rate(decode_tokens, decode_ms),
                     # dsh's latestTurnBilling settles nothing for a turn without usage: null, not 0
                     **_bucket_fields(totals),
@@ -515,9 +576,25 @@ class StatsFold:
                     "durationMs": duration,
                     "endReason": record.reason,
                     "inherited": record.inherited,
-                    "stepRates": rates,
+                    "stepRates": [rate(s.decode_tokens, s.decode_ms) for s in placed],
                 }
             )
+
+    def _observe_step(self, step: StepFigures) -> None:
+        """A finished step's observations, and its row when the steps are kept."""
+        observed = self.observed
+        if step.ttft_ms is not None:
+            observed.ttft_ms.append(step.ttft_ms)
+        step_rate = rate(step.decode_tokens, step.decode_ms)
+        if step_rate is not None:
+            observed.tokens_per_second.append(step_rate)
+        observed.spark.append(step_rate if step_rate is not None else float("nan"))
+        if step.provider_ttft_ms is not None:
+            observed.provider_ttft_ms.append(step.provider_ttft_ms)
+        if step.first_visible_ms is not None:
+            observed.first_visible_ms.append(step.first_visible_ms)
+        if self.keep_steps:
+            self.step_rows.append(step.row(self.timing_known))
 
     # -- handlers -------------------------------------------------------------------------------------
 
@@ -539,8 +616,9 @@ class StatsFold:
 
     def _turn_end(self, event: Event) -> None:
         # dsh: unmatched calls are dropped at every turn/end
-        if self.pending_calls:
-            self.pending_calls = {}
+        dsh = self.dsh
+        if dsh.pending_calls:
+            dsh.pending_calls = {}
         record = self._turn(_turn_of(event))
         record.closed = True
         record.end = event.time
@@ -553,11 +631,12 @@ class StatsFold:
         self.current_step = None
 
     def _step_start(self, event: Event) -> None:
-        turn, step = _key(event)
+        turn, step = _turn_and_step(event)
         time = event.time
-        self.open_key = (turn, step)
-        self.open_start = time
-        self.open_first = None
+        dsh = self.dsh
+        dsh.open_key = (turn, step)
+        dsh.open_start = time
+        dsh.open_first = None
         if time is None:
             self.timing_known = False
         record = self._step(turn, step)
@@ -570,13 +649,14 @@ class StatsFold:
     def _step_end(self, event: Event) -> None:
         if event.time is None:
             self.timing_known = False
-        turn, step = _key(event)
-        self.steps += 1
-        if not self.last_turn_set or self.last_turn != turn:
-            self.turns += 1
-        self.last_turn = turn
-        self.last_turn_set = True
-        self.open_key = None
+        turn, step = _turn_and_step(event)
+        dsh = self.dsh
+        dsh.steps += 1
+        if not dsh.last_turn_set or dsh.last_turn != turn:
+            dsh.turns += 1
+        dsh.last_turn = turn
+        dsh.last_turn_set = True
+        dsh.open_key = None
         record = self._step(turn, step)
         record.ended = True
         record.end = event.time
@@ -606,40 +686,37 @@ class StatsFold:
             row["inherited"] = True
         for row in self.step_rows:
             row["inherited"] = True
-        self.prefix = {"record": self.session(), "samples": _copied(self.samples())}
+        self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
         data = event.data
         header = data.get("header") if isinstance(data, dict) else None
         config = header.get("config") if isinstance(header, dict) else None
         if isinstance(config, dict):
-            self.header_route = _route_key(config.get("provider"), config.get("model"))
+            self.own.header_route = _route_key(config.get("provider"), config.get("model"))
         self._request_point(event)
 
     def _request_context(self, event: Event) -> None:
         data = event.data
         window = data.get("contextWindow") if isinstance(data, dict) else None
-        self.context_window = window if window.__class__ is int and window > 0 else None
+        self.context.window = window if window.__class__ is int and window > 0 else None
         self._request_point(event)
 
     def _retry(self, event: Event) -> None:
-        self.retries += 1
-        record = self._step(*_key(event))
+        self.own.retries += 1
+        record = self._step(*_turn_and_step(event))
         record.retries += 1
         record.retry_time = event.time
 
     def _retry_started(self, event: Event) -> None:
-        key = _key(event)
-        if self.slot_key == key:
-            self.slot_key = None
-            self.slot_buckets = None
-            self.slot_step = None
-            self.slot_route = None
+        key = _turn_and_step(event)
+        if self.meter.slot_key == key:
+            self.meter.close_slot()
         record = self._step(*key)
         if record.retry_time is not None and event.time is not None:
             span = max(0, event.time - record.retry_time)
             record.backoff_ms = (record.backoff_ms or 0) + span
-            self.backoff_ms += span
+            self.own.backoff_ms += span
             record.retry_time = None
         if event.time is not None:
             record.request_point = event.time
@@ -647,62 +724,52 @@ class StatsFold:
     def _tool_call(self, event: Event) -> None:
         data = event.data
         call_id = data.get("callId") if isinstance(data, dict) else None
-        record = self._step(*_key(event))
+        record = self._step(*_turn_and_step(event))
         record.tool_calls += 1
-        self.tool_calls += 1
+        self.own.tool_calls += 1
         try:
-            self.pending_calls[call_id] = (event.time, record)
+            self.dsh.pending_calls[call_id] = (event.time, record)
         except TypeError:  # an unhashable callId cannot pair with anything
             pass
 
     def _tool_result(self, event: Event) -> None:
         call_id = tool_result_call_id(event)
-        pending = self.pending_calls.pop(call_id, None) if call_id is not None else None
+        pending = self.dsh.pending_calls.pop(call_id, None) if call_id is not None else None
         if pending is None:
-            self.unmatched_results += 1
+            self.own.unmatched_results += 1
             return
         dispatched, record = pending
         if dispatched is None or event.time is None:
             return
         span = max(0, event.time - dispatched)
-        self.tool_ms += span
+        self.dsh.tool_ms += span
         record.tool_ms = (record.tool_ms or 0) + span
 
     # -- settlements ------------------------------------------------------------------------------------
 
-    def _meter(self, key: tuple, buckets: tuple, record: Step, route: str | None) -> None:
-        """The token meter's replacement slot (0.1.5 line)."""
-        previous = self.slot_buckets if self.slot_key == key else None
+    def _meter_sample(self, key: tuple, buckets: tuple, record: StepFigures, route: str | None) -> None:
+        """A usage sample into the token meter's replacement slot (0.1.5 line), and into the step's and
+        the model's share of it."""
+        meter = self.meter
+        model_of = self.own.model
+        previous = meter.slot_buckets if meter.slot_key == key else None
         if previous is not None and previous == buckets:
             return
         if previous is not None:
-            self.totals = _add(self.totals, previous, -1)
-            prev_step = self.slot_step
-            if prev_step is not None:
-                prev_step.tokens = _add(prev_step.tokens, previous, -1)
-            self._model(self.slot_route).tokens = _add(self._model(self.slot_route).tokens, previous, -1)
-        self.totals = _add(self.totals, buckets)
-        record.tokens = _add(record.tokens, buckets)
-        model = self._model(route)
-        model.tokens = _add(model.tokens, buckets)
-        self.slot_key = key
-        self.slot_buckets = buckets
-        self.slot_step = record
-        self.slot_route = route
-
-    def _legacy_meter(self, key: tuple, buckets: tuple) -> None:
-        """dsh 0.1.1's meter: the last sample of a step replaces the step's earlier ones, retries included."""
-        if self.legacy_key == key:
-            self.legacy_totals = _add(self.legacy_totals, self.legacy_buckets, -1)
-        self.legacy_totals = _add(self.legacy_totals, buckets)
-        self.legacy_key = key
-        self.legacy_buckets = buckets
-
-    def _model(self, route: str | None) -> Model:
-        model = self.models.get(route)
-        if model is None:
-            model = self.models[route] = Model()
-        return model
+            meter.totals = _add_buckets(meter.totals, previous, -1)
+            previous_step = meter.slot_step
+            if previous_step is not None:
+                previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
+            previous_model = model_of(meter.slot_route)
+            previous_model.tokens = _add_buckets(previous_model.tokens, previous, -1)
+        meter.totals = _add_buckets(meter.totals, buckets)
+        record.tokens = _add_buckets(record.tokens, buckets)
+        model = model_of(route)
+        model.tokens = _add_buckets(model.tokens, buckets)
+        meter.slot_key = key
+        meter.slot_buckets = buckets
+        meter.slot_step = record
+        meter.slot_route = route
 
     def _first_token(self, stream: list, event: Event) -> int | None:
         """First token time of a settlement's stream; a time of 0 beside a real envelope time is a
@@ -716,18 +783,18 @@ class StatsFold:
         return first
 
     def _settlement_common(
-        self, event: Event, stream: list, record: Step, usage: Any, route: str | None, first: int | None
+        self, event: Event, stream: list, record: StepFigures, usage: Any, route: str | None, first: int | None
     ) -> tuple | None:
-        self.attempts += 1
+        self.own.attempts += 1
         record.attempts += 1
-        self._model(route).settlements += 1
+        self.own.model(route).settlements += 1
         buckets = _usage_buckets(usage) if usage is not None else None
         if buckets is not None:
             key = (record.turn, record.step)
-            self._meter(key, buckets, record, route)
-            self._legacy_meter(key, buckets)
-            self.pressure = buckets[0] + buckets[2] + buckets[3]
-        kind, code = _finish_of(stream)
+            self._meter_sample(key, buckets, record, route)
+            self.meter011.add(key, buckets)
+            self.context.tokens = buckets[0] + buckets[2] + buckets[3]
+        kind, code = _finish_and_failure(stream)
         record.finish = kind
         record.failure = code
         if stream:
@@ -744,17 +811,19 @@ class StatsFold:
 
     def _attempt(self, event: Event) -> None:
         stream = event.stream or []
-        key = _key(event)
+        key = _turn_and_step(event)
         first = self._first_token(stream, event)
         # dsh sessionStats: the first token of any attempt of the open step
-        if self.open_key == key and self.open_first is None and first is not None:
-            self.open_first = first
+        dsh = self.dsh
+        if dsh.open_key == key and dsh.open_first is None and first is not None:
+            dsh.open_first = first
         record = self._step(*key)
         usage = last_raw_chunk(stream, "usage") if stream else None
         usage = usage.get("usage") if usage is not None else None
-        route = self.header_route
+        own = self.own
+        route = own.header_route
         buckets = self._settlement_common(event, stream, record, usage, route, first)
-        self.failed_attempts += 1
+        own.failed_attempts += 1
         record.failed_attempts += 1
         if record.route is None:
             record.route = route
@@ -762,44 +831,46 @@ class StatsFold:
             wasted_in = buckets[0] + buckets[2] + buckets[3]
             record.waste_input += wasted_in
             record.waste_output += buckets[1]
-            self.waste_input += wasted_in
-            self.waste_output += buckets[1]
+            own.waste_input += wasted_in
+            own.waste_output += buckets[1]
         if event.time is not None and record.request_point is not None:
             span = max(0, event.time - record.request_point)
             record.waste_ms = (record.waste_ms or 0) + span
-            self.waste_ms += span
+            own.waste_ms += span
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
         data = event.data if event.data.__class__ is dict else {}
-        key = _key(event)
+        key = _turn_and_step(event)
         record = self._step(*key)
         message = message_of(event) or {}
         source = message.get("source")
         route = _route_key(source.get("provider"), source.get("model")) if isinstance(source, dict) else None
         record.route = route
-        self.messages += 1
+        own = self.own
+        own.messages += 1
         record.messages += 1
-        model = self._model(route)
+        model = own.model(route)
         model.messages += 1
         if data.get("interrupted") is True:
             record.interrupted = True
-            self.interrupted_messages += 1
+            own.interrupted_messages += 1
         own_first = self._first_token(stream, event)
         # dsh sessionStats
-        if self.open_key == key:
-            self.open_key = None
-            start = self.open_start
+        dsh = self.dsh
+        if dsh.open_key == key:
+            dsh.open_key = None
+            start = dsh.open_start
             time = event.time
             if start is not None and time is not None:
-                first = self.open_first if self.open_first is not None else own_first
+                first = dsh.open_first if dsh.open_first is not None else own_first
                 span = max(0, time - start)
-                self.llm_ms += span
+                dsh.llm_ms += span
                 record.llm_ms = (record.llm_ms or 0) + span
                 if first is not None:
                     ttft = max(0, first - start)
-                    self.ttft_ms += ttft
-                    self.ttft_steps += 1
+                    dsh.ttft_ms += ttft
+                    dsh.ttft_steps += 1
                     record.ttft_ms = (record.ttft_ms or 0) + ttft
                     generation = max(0, time - first)
                     record.generation_ms = (record.generation_ms or 0) + generation
@@ -808,8 +879,8 @@ class StatsFold:
                     usage = data.get("usage")
                     output = usage.get("outputTokens") if usage.__class__ is dict else None
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
-                        self.decode_ms += generation
-                        self.decode_tokens += output
+                        dsh.decode_ms += generation
+                        dsh.decode_tokens += output
                         record.decode_ms = (record.decode_ms or 0) + generation
                         record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
@@ -822,7 +893,7 @@ class StatsFold:
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
-    def _gaps(self, stream: list, record: Step) -> None:
+    def _gaps(self, stream: list, record: StepFigures) -> None:
         """Gaps between consecutive token deltas of one attempt, from member times (``dt``), in ms.
 
         Runs add their ``dt`` lists to the histogram whole (C speed); only gaps between records are
@@ -830,7 +901,7 @@ class StatsFold:
         time 0 are placeholders: gaps across them are skipped, gaps inside a run are kept. A run with
         empty members (not tokens) is walked member by member.
         """
-        histogram = self.gaps
+        histogram = self.observed.gaps
         keep = self.keep_steps
         previous: int | None = None
         between: list[int] = []
@@ -900,42 +971,96 @@ class StatsFold:
         """Whether first-token times are real: envelope times exist and stream records are not placeholders."""
         return self.timing_known and not self.placeholder_times
 
-    def _clamped_gaps(self) -> Counter:
-        gaps = self.gaps
+    def _clamp_gaps(self) -> None:
+        """Negative gaps (a clock stepping back) count as 0 from here on."""
+        gaps = self.observed.gaps
         negative = [gap for gap in gaps if gap < 0]
         if negative:
             for gap in negative:
                 gaps[0] += gaps.pop(gap)
-        return gaps
 
     def session(self) -> dict:
         """The session record (dsh's figures at the top level, dshctl's under ``dshctl``)."""
         timed = self.timing_known
-        gaps = self._clamped_gaps()
-        stalls = sum(count for gap, count in gaps.items() if gap > STALL_MS)
-        stall_ms = sum(gap * count for gap, count in gaps.items() if gap > STALL_MS)
-        totals = self.totals or _NO_TOKENS
+        tokens_timed = self._first_tokens_timed()
+        dsh = self.dsh
+        totals = self.meter.totals or _NO_TOKENS
         hit = cache_hit_percent(totals[2], totals[0] + totals[2] + totals[3], totals[0] + totals[3])
+        ttft_ms = _timed_sum(dsh.ttft_ms, tokens_timed)
+        decode_ms = _timed_sum(dsh.decode_ms, tokens_timed)
+        decode_tokens = _timed_sum(dsh.decode_tokens, tokens_timed)
+        pressure = self.context
+        return {
+            "turns": dsh.turns,
+            "steps": dsh.steps,
+            "llmMs": _timed_sum(dsh.llm_ms, timed),
+            "toolMs": _timed_sum(dsh.tool_ms, timed),
+            "ttftMs": ttft_ms,
+            "ttftSteps": dsh.ttft_steps,
+            "meanTtftMs": number(mean(ttft_ms, dsh.ttft_steps)),
+            "decodeMs": decode_ms,
+            "decodeTokens": decode_tokens,
+            "tokensPerSecond": rate(decode_tokens, decode_ms),
+            **_bucket_fields(totals),
+            "cacheHitPercent": percent_number(hit),
+            "contextWindow": pressure.window,
+            "pressureTokens": pressure.tokens,
+            "contextOccupancyPercent": occupancy_percent(pressure.tokens, pressure.window),
+            "inherited": _inherited_figures(self.prefix),
+            "notes": self._notes(),
+            "dshctl": self._own_record(),
+        }
+
+    def _notes(self) -> list[str]:
         notes = []
-        if not timed:
+        if not self.timing_known:
             notes.append(_NO_TIME)
         if self.placeholder_times:
             notes.append(_PLACEHOLDER)
         if self.outside_steps:
             notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
+        return notes
+
+    def _own_record(self) -> dict:
+        """dshctl's own figures of the session record (its ``dshctl`` object)."""
+        timed = self.timing_known
+        own = self.own
+        observed = self.observed
+        self._clamp_gaps()
+        gaps = observed.gaps
+        return {
+            "attempts": own.attempts,
+            "messages": own.messages,
+            "interruptedMessages": own.interrupted_messages,
+            "retries": own.retries,
+            "toolCalls": own.tool_calls,
+            "unmatchedToolResults": own.unmatched_results,
+            "providerTtftMs": _mean_and_percentiles(observed.provider_ttft_ms),
+            "firstVisibleMs": _mean_and_percentiles(observed.first_visible_ms),
+            "interTokenGapMs": counter_percentiles(gaps),
+            "stalls": sum(count for gap, count in gaps.items() if gap > STALL_MS),
+            "stallMs": sum(gap * count for gap, count in gaps.items() if gap > STALL_MS),
+            "retryWaste": {
+                "failedAttempts": own.failed_attempts,
+                "billedInputTokens": own.waste_input,
+                "outputTokens": own.waste_output,
+                "attemptMs": _timed_sum(own.waste_ms, timed),
+                "backoffMs": _timed_sum(own.backoff_ms, timed),
+            },
+            "models": self._model_records(),
+            "tokenMeter011": _meter_fields(self.meter011.totals),
+        }
+
+    def _model_records(self) -> list[dict]:
         tokens_timed = self._first_tokens_timed()
-        ttft_ms = _timed_sum(self.ttft_ms, tokens_timed)
-        decode_ms = _timed_sum(self.decode_ms, tokens_timed)
-        decode_tokens = _timed_sum(self.decode_tokens, tokens_timed)
-        models = []
-        for route, model in sorted(self.models.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
-            mt = model.tokens
-            models.append(
+        records = []
+        for route, model in sorted(self.own.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
+            records.append(
                 {
                     "model": route,
                     "settlements": model.settlements,
                     "messages": model.messages,
-                    **_bucket_fields(mt or _NO_TOKENS),
+                    **_bucket_fields(model.tokens or _NO_TOKENS),
                     "ttftMs": _timed_sum(model.ttft_ms, tokens_timed),
                     "ttftSteps": model.ttft_steps,
                     "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
@@ -944,61 +1069,13 @@ class StatsFold:
                     "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
                 }
             )
-        return {
-            "turns": self.turns,
-            "steps": self.steps,
-            "llmMs": _timed_sum(self.llm_ms, timed),
-            "toolMs": _timed_sum(self.tool_ms, timed),
-            "ttftMs": ttft_ms,
-            "ttftSteps": self.ttft_steps,
-            "meanTtftMs": number(mean(ttft_ms, self.ttft_steps)),
-            "decodeMs": decode_ms,
-            "decodeTokens": decode_tokens,
-            "tokensPerSecond": rate(decode_tokens, decode_ms),
-            **_bucket_fields(totals),
-            "cacheHitPercent": percent_number(hit),
-            "contextWindow": self.context_window,
-            "pressureTokens": self.pressure,
-            "contextOccupancyPercent": occupancy_percent(self.pressure, self.context_window),
-            "inherited": _inherited_figures(self.prefix),
-            "notes": notes,
-            "dshctl": {
-                "attempts": self.attempts,
-                "messages": self.messages,
-                "interruptedMessages": self.interrupted_messages,
-                "retries": self.retries,
-                "toolCalls": self.tool_calls,
-                "unmatchedToolResults": self.unmatched_results,
-                "providerTtftMs": _summary(self.step_provider_ttft),
-                "firstVisibleMs": _summary(self.step_first_visible),
-                "interTokenGapMs": counter_percentiles(gaps),
-                "stalls": stalls,
-                "stallMs": stall_ms,
-                "retryWaste": {
-                    "failedAttempts": self.failed_attempts,
-                    "billedInputTokens": self.waste_input,
-                    "outputTokens": self.waste_output,
-                    "attemptMs": _timed_sum(self.waste_ms, timed),
-                    "backoffMs": _timed_sum(self.backoff_ms, timed),
-                },
-                "models": models,
-                "tokenMeter011": _meter_fields(self.legacy_totals),
-            },
-        }
+        return records
 
-    def samples(self) -> dict:
-        """Per-step and per-turn observations the multi-log aggregate needs (picklable)."""
-        return {
-            "ttftMs": self.step_ttft,
-            "tokensPerSecond": self.step_rate,
-            "providerTtftMs": self.step_provider_ttft,
-            "firstVisibleMs": self.step_first_visible,
-            "outputTokensPerTurn": self.turn_output,
-            "billedInputTokensPerTurn": self.turn_billed,
-            "gaps": self._clamped_gaps(),
-            "spark": self.spark,
-            "inherited": self.prefix,
-        }
+    def samples(self) -> StatsSamples:
+        """Per-step and per-turn observations the multi-log aggregate needs, the spark, and the inherited
+        prefix (picklable; the arrays are the fold's own, not copies)."""
+        self._clamp_gaps()
+        return msgspec.structs.replace(self.observed, inherited=self.prefix)
 
 
 _INHERITED_KEYS = (
@@ -1007,23 +1084,12 @@ _INHERITED_KEYS = (
 )
 
 
-def _inherited_figures(prefix: dict | None) -> dict | None:
+def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
     """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
     if prefix is None:
         return None
-    record = prefix["record"]
+    record = prefix.record
     return {key: record[key] for key in _INHERITED_KEYS}
-
-
-def _copied(samples: dict) -> dict:
-    """The sample arrays and the gap histogram as they are now (the fold goes on appending to its own)."""
-    out: dict = {}
-    for key, value in samples.items():
-        if value.__class__ is array:
-            out[key] = array(value.typecode, value)
-        elif value.__class__ is Counter:
-            out[key] = Counter(value)
-    return out
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:
@@ -1034,7 +1100,7 @@ def _meter_fields(tokens: list[int] | None) -> dict:
     return out
 
 
-def _summary(values: array) -> dict:
+def _mean_and_percentiles(values: array) -> dict:
     out = percentiles(values)
     out["mean"] = number(sum(values) / len(values)) if len(values) else None
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..humanize import utc_moment
 from ..output import Tables
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
@@ -17,7 +18,7 @@ def stats_tables(color: bool) -> Tables:
     return Tables(color=color, pipe_width=STATS_PIPE_WIDTH, wrap_last_only=True)
 
 
-def _n(value: Any) -> str:
+def _number_text(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -25,90 +26,90 @@ def _n(value: Any) -> str:
     return f"{value:,}"
 
 
-def _pct(value: Any) -> str:
+def _percent_text(value: Any) -> str:
     return "—" if value is None else f"{value}%"
 
 
-def stats_line(s: dict) -> str:
+def stats_line(figures: dict) -> str:
     """The figures of dsh's stats line, in its order and formats (labels in English)."""
     groups: list[str] = []
-    if s["steps"] > 0:
-        groups.append(f"{s['turns']} turn{'s' if s['turns'] != 1 else ''} · {s['steps']} step{'s' if s['steps'] != 1 else ''}")
+    if figures["steps"] > 0:
+        groups.append(f"{figures['turns']} turn{'s' if figures['turns'] != 1 else ''} · {figures['steps']} step{'s' if figures['steps'] != 1 else ''}")
         durations = []
-        if s["llmMs"]:
-            durations.append(f"LLM {format_duration(s['llmMs'])}")
-        if s["toolMs"]:
-            durations.append(f"tools {format_duration(s['toolMs'])}")
+        if figures["llmMs"]:
+            durations.append(f"LLM {format_duration(figures['llmMs'])}")
+        if figures["toolMs"]:
+            durations.append(f"tools {format_duration(figures['toolMs'])}")
         if durations:
             groups.append(" · ".join(durations))
         speeds = []
-        if s["ttftSteps"] and s["meanTtftMs"] is not None:
-            speeds.append(f"TTFT {format_duration(s['meanTtftMs'])}")
-        if s["decodeMs"]:
-            speeds.append(f"{format_rate(s['tokensPerSecond'])} tok/s")
+        if figures["ttftSteps"] and figures["meanTtftMs"] is not None:
+            speeds.append(f"TTFT {format_duration(figures['meanTtftMs'])}")
+        if figures["decodeMs"]:
+            speeds.append(f"{format_rate(figures['tokensPerSecond'])} tok/s")
         if speeds:
             groups.append(" · ".join(speeds))
-    billed, output = s["billedInputTokens"], s["outputTokens"]
+    billed, output = figures["billedInputTokens"], figures["outputTokens"]
     if billed is not None and (billed > 0 or (output or 0) > 0):
-        if s["cacheHitPercent"] is not None:
-            groups.append(f"cache hit {s['cacheHitPercent']}%")
+        if figures["cacheHitPercent"] is not None:
+            groups.append(f"cache hit {figures['cacheHitPercent']}%")
         groups.append(f"in {format_tokens(billed)} · out {format_tokens(output)}")
     return " | ".join(groups) if groups else "(no figures)"
 
 
-def _dsh_rows(s: dict) -> list[list[str]]:
+def _dsh_rows(figures: dict) -> list[list[str]]:
     rows = [
-        ["turns · steps", f"{s['turns']:,} · {s['steps']:,}"],
-        ["LLM time", format_ms(s["llmMs"])],
-        ["tool time", format_ms(s["toolMs"])],
+        ["turns · steps", f"{figures['turns']:,} · {figures['steps']:,}"],
+        ["LLM time", format_ms(figures["llmMs"])],
+        ["tool time", format_ms(figures["toolMs"])],
         [
             "mean TTFT",
-            "—" if s["meanTtftMs"] is None else f"{format_ms(s['meanTtftMs'])} over {s['ttftSteps']:,} step(s)",
+            "—" if figures["meanTtftMs"] is None else f"{format_ms(figures['meanTtftMs'])} over {figures['ttftSteps']:,} step(s)",
         ],
         [
             "decode speed",
             "—"
-            if s["tokensPerSecond"] is None
-            else f"{format_rate(s['tokensPerSecond'])} tok/s ({s['decodeTokens']:,} tokens in {format_ms(s['decodeMs'])})",
+            if figures["tokensPerSecond"] is None
+            else f"{format_rate(figures['tokensPerSecond'])} tok/s ({figures['decodeTokens']:,} tokens in {format_ms(figures['decodeMs'])})",
         ],
         [
             "billed input",
             "—"
-            if s["billedInputTokens"] is None
-            else f"{s['billedInputTokens']:,} (uncached {s['uncachedInputTokens']:,} · cache read {s['cacheReadTokens']:,} · cache write {s['cacheWriteTokens']:,})",
+            if figures["billedInputTokens"] is None
+            else f"{figures['billedInputTokens']:,} (uncached {figures['uncachedInputTokens']:,} · cache read {figures['cacheReadTokens']:,} · cache write {figures['cacheWriteTokens']:,})",
         ],
-        ["output", _n(s["outputTokens"])],
-        ["cache hit", _pct(s["cacheHitPercent"])],
+        ["output", _number_text(figures["outputTokens"])],
+        ["cache hit", _percent_text(figures["cacheHitPercent"])],
     ]
-    inherited = s.get("inherited")
+    inherited = figures.get("inherited")
     if inherited is not None:
         rows.append(
             [
                 f"inherited {SEEDED_MARK}",
-                f"{inherited['turns']:,} turn(s) · {inherited['steps']:,} step(s) · in {_n(inherited['billedInputTokens'])} · "
-                f"out {_n(inherited['outputTokens'])} (before the fork cut, included above as dsh counts them)",
+                f"{inherited['turns']:,} turn(s) · {inherited['steps']:,} step(s) · in {_number_text(inherited['billedInputTokens'])} · "
+                f"out {_number_text(inherited['outputTokens'])} (before the fork cut, included above as dsh counts them)",
             ]
         )
-    if "contextOccupancyPercent" in s:
-        occupancy = s["contextOccupancyPercent"]
+    if "contextOccupancyPercent" in figures:
+        occupancy = figures["contextOccupancyPercent"]
         rows.append(
             [
                 "context occupancy",
                 "—"
                 if occupancy is None
-                else f"{occupancy}% ({s['pressureTokens']:,} of {s['contextWindow']:,}; latest sample, pressure only)",
+                else f"{occupancy}% ({figures['pressureTokens']:,} of {figures['contextWindow']:,}; latest sample, pressure only)",
             ]
         )
     return rows
 
 
-def _dist(d: dict, fmt=format_ms) -> str:
-    if not d or not d.get("n"):
+def _distribution_text(distribution: dict, fmt=format_ms) -> str:
+    if not distribution or not distribution.get("n"):
         return "—"
-    text = f"p50 {fmt(d['p50'])} · p90 {fmt(d['p90'])} · p99 {fmt(d['p99'])}"
-    if d.get("mean") is not None:
-        text = f"mean {fmt(d['mean'])} · " + text
-    return f"{text} (n={d['n']:,})"
+    text = f"p50 {fmt(distribution['p50'])} · p90 {fmt(distribution['p90'])} · p99 {fmt(distribution['p99'])}"
+    if distribution.get("mean") is not None:
+        text = f"mean {fmt(distribution['mean'])} · " + text
+    return f"{text} (n={distribution['n']:,})"
 
 
 def _own_rows(own: dict) -> list[list[str]]:
@@ -123,9 +124,9 @@ def _own_rows(own: dict) -> list[list[str]]:
         waste_text = "; ".join(parts)
     gaps = own["interTokenGapMs"]
     return [
-        ["provider TTFT", _dist(own["providerTtftMs"])],
-        ["first visible output", _dist(own["firstVisibleMs"])],
-        ["inter-token gap", _dist(gaps)],
+        ["provider TTFT", _distribution_text(own["providerTtftMs"])],
+        ["first visible output", _distribution_text(own["firstVisibleMs"])],
+        ["inter-token gap", _distribution_text(gaps)],
         ["stalls > 1 s", "—" if not gaps.get("n") else f"{own['stalls']:,} ({format_ms(own['stallMs'])})"],
         ["attempts · retries", f"{own['attempts']:,} · {own['retries']:,}"],
         ["retry waste", waste_text],
@@ -140,43 +141,43 @@ def _model_table(out: Tables, models: list[dict], title: str) -> None:
         [("model", "left"), ("settlements", "right"), ("messages", "right"), ("billed in", "right"), ("out", "right"), ("mean TTFT", "right"), ("tok/s", "right")],
         [
             [
-                m["model"] or "(unknown)",
-                _n(m["settlements"]),
-                _n(m["messages"]),
-                _n(m["billedInputTokens"]),
-                _n(m["outputTokens"]),
-                format_ms(m["meanTtftMs"]),
-                format_rate(m["tokensPerSecond"]),
+                model["model"] or "(unknown)",
+                _number_text(model["settlements"]),
+                _number_text(model["messages"]),
+                _number_text(model["billedInputTokens"]),
+                _number_text(model["outputTokens"]),
+                format_ms(model["meanTtftMs"]),
+                format_rate(model["tokensPerSecond"]),
             ]
-            for m in models
+            for model in models
         ],
     )
 
 
-def _summary(out: Tables, s: dict, title: str, spark: Any = None) -> None:
-    rows = _dsh_rows(s)
+def _summary_tables(out: Tables, figures: dict, title: str, spark: Any = None) -> None:
+    rows = _dsh_rows(figures)
     if spark is not None and len(spark) >= 2:
         values = [None if math.isnan(v) else v for v in spark]
         if sum(v is not None for v in values) >= 2:
             rows.append(["tok/s per step", sparkline(values)])
-    out.table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(s))
-    out.table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(s["dshctl"]))
-    _model_table(out, s["dshctl"]["models"], "per model (dshctl)")
-    for note in s.get("notes") or []:
+    out.table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(figures))
+    out.table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(figures["dshctl"]))
+    _model_table(out, figures["dshctl"]["models"], "per model (dshctl)")
+    for note in figures.get("notes") or []:
         out.line(f"note: {note}")
 
 
 def _percentile_table(out: Tables, aggregate: dict) -> None:
-    p = aggregate["percentiles"]
+    by_figure = aggregate["percentiles"]
     rows = []
     for label, key, fmt in (
         ("TTFT per step", "ttftMs", format_ms),
         ("tok/s per step", "tokensPerSecond", format_rate),
-        ("output tokens per turn", "outputTokensPerTurn", _n),
-        ("billed input tokens per turn", "billedInputTokensPerTurn", _n),
+        ("output tokens per turn", "outputTokensPerTurn", _number_text),
+        ("billed input tokens per turn", "billedInputTokensPerTurn", _number_text),
     ):
-        d = p[key]
-        rows.append([label, _n(d["n"]), fmt(d["p50"]), fmt(d["p90"]), fmt(d["p99"])])
+        distribution = by_figure[key]
+        rows.append([label, _number_text(distribution["n"]), fmt(distribution["p50"]), fmt(distribution["p90"]), fmt(distribution["p99"])])
     out.table(
         f"percentiles across sessions ({aggregate['percentileMethod']})",
         [("figure", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"), ("p99", "right")],
@@ -184,7 +185,7 @@ def _percentile_table(out: Tables, aggregate: dict) -> None:
     )
 
 
-def _short(session_id: Any, path: str) -> str:
+def _short_session(session_id: Any, path: str) -> str:
     if isinstance(session_id, str) and session_id:
         return session_id if len(session_id) <= 12 else session_id[:8] + "…"
     return path
@@ -205,20 +206,20 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
         ("tok/s by step", "left"),
     ]
     body = []
-    for r in rows:
-        rates = r.get("stepRates") or []
+    for row in rows:
+        rates = row.get("stepRates") or []
         spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
-        line = [_short(r["session"], r["path"])] if multi else []
+        line = [_short_session(row["session"], row["path"])] if multi else []
         line += [
-            _numbered(r["turn"], r["inherited"]),
-            format_ms(r["ttftMs"]),
-            _n(r["billedInputTokens"]),
-            _n(r["outputTokens"]),
-            format_rate(r["tokensPerSecond"]),
-            _n(r["steps"]),
-            _n(r["toolCalls"]),
-            format_duration(r["durationMs"]),
-            r["endReason"] or "—",
+            _turn_number_text(row["turn"], row["inherited"]),
+            format_ms(row["ttftMs"]),
+            _number_text(row["billedInputTokens"]),
+            _number_text(row["outputTokens"]),
+            format_rate(row["tokensPerSecond"]),
+            _number_text(row["steps"]),
+            _number_text(row["toolCalls"]),
+            format_duration(row["durationMs"]),
+            row["endReason"] or "—",
             spark,
         ]
         body.append(line)
@@ -241,24 +242,24 @@ def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
         ("finish", "left"),
     ]
     body = []
-    for r in rows:
-        finish = r["finishReason"] or ("interrupted" if r["interrupted"] else "—")
-        if r["failureCode"]:
-            finish = f"{finish} {r['failureCode']}"
-        if not r["ended"]:
+    for row in rows:
+        finish = row["finishReason"] or ("interrupted" if row["interrupted"] else "—")
+        if row["failureCode"]:
+            finish = f"{finish} {row['failureCode']}"
+        if not row["ended"]:
             finish += " (no step/end)"
-        line = [_short(r["session"], r["path"])] if multi else []
+        line = [_short_session(row["session"], row["path"])] if multi else []
         line += [
-            _numbered(r["turn"], r["inherited"]),
-            _n(r["step"]),
-            _n(r["attempts"]),
-            _n(r["retries"]),
-            format_ms(r["ttftMs"]),
-            format_ms(r["llmMs"]),
-            format_ms(r["generationMs"]),
-            _n(r["outputTokens"]),
-            format_rate(r["tokensPerSecond"]),
-            _n(r["toolCalls"]),
+            _turn_number_text(row["turn"], row["inherited"]),
+            _number_text(row["step"]),
+            _number_text(row["attempts"]),
+            _number_text(row["retries"]),
+            format_ms(row["ttftMs"]),
+            format_ms(row["llmMs"]),
+            format_ms(row["generationMs"]),
+            _number_text(row["outputTokens"]),
+            format_rate(row["tokensPerSecond"]),
+            _number_text(row["toolCalls"]),
             finish,
         ]
         body.append(line)
@@ -274,18 +275,18 @@ _INHERITED_ROWS_NOTE = f"{SEEDED_MARK} inherited from the parent session (before
 
 
 def _with_note(caption: str | None, rows: list[dict]) -> str | None:
-    if not any(r["inherited"] for r in rows):
+    if not any(row["inherited"] for row in rows):
         return caption
     return _INHERITED_ROWS_NOTE if caption is None else f"{caption}\n{_INHERITED_ROWS_NOTE}"
 
 
-def _numbered(value: Any, inherited: bool) -> str:
-    return f"{_n(value)} {SEEDED_MARK}" if inherited else _n(value)
+def _turn_number_text(value: Any, inherited: bool) -> str:
+    return f"{_number_text(value)} {SEEDED_MARK}" if inherited else _number_text(value)
 
 
 def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     caption = f"{len(sessions)} session(s)"
-    if any(s["seeded"] for s in sessions):
+    if any(session["seeded"] for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
     out.table(
         "sessions",
@@ -305,39 +306,50 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
         ],
         [
             [
-                _short(s["id"], s["path"]) + (f" {SEEDED_MARK}" if s["seeded"] else ""),
-                (s["created"] or "—").replace("T", " ").rstrip("Z"),
-                f"v{s['generation']}",
-                _n(s["turns"]),
-                _n(s["steps"]),
-                format_ms(s["meanTtftMs"]),
-                format_rate(s["tokensPerSecond"]),
-                format_duration(s["llmMs"]),
-                format_duration(s["toolMs"]),
-                format_tokens(s["billedInputTokens"]),
-                format_tokens(s["outputTokens"]),
-                _pct(s["cacheHitPercent"]),
+                _short_session(session["id"], session["path"]) + (f" {SEEDED_MARK}" if session["seeded"] else ""),
+                utc_moment(session["createdAt"], "%Y-%m-%d %H:%M:%S") or "—",
+                f"v{session['generation']}",
+                _number_text(session["turns"]),
+                _number_text(session["steps"]),
+                format_ms(session["meanTtftMs"]),
+                format_rate(session["tokensPerSecond"]),
+                format_duration(session["llmMs"]),
+                format_duration(session["toolMs"]),
+                format_tokens(session["billedInputTokens"]),
+                format_tokens(session["outputTokens"]),
+                _percent_text(session["cacheHitPercent"]),
             ]
-            for s in sessions
+            for session in sessions
         ],
         caption=caption,
     )
 
 
-def render(out: Tables, *, by: str, sessions: list[dict], rows: list[dict], aggregate: dict, errors: list[dict], multi: bool) -> None:
+def render(
+    out: Tables,
+    *,
+    by: str,
+    sessions: list[dict],
+    rows: list[dict],
+    aggregate: dict,
+    errors: list[dict],
+    multi: bool,
+    spark: Any = None,
+) -> None:
+    """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown)."""
     if not sessions:
         note = f"no sessions ({aggregate['skipped']} outside --since/--until)" if aggregate["skipped"] else "no sessions"
         out.table(None, [("stats", "left")], [[note]])
         return
     if not multi:
-        s = sessions[0]
-        title = f"{s['id'] or s['path']} (v{s['generation']})"
+        session = sessions[0]
+        title = f"{session['id'] or session['path']} (v{session['generation']})"
         if by == "session":
-            _summary(out, s, title, s.get("_spark"))
+            _summary_tables(out, session, title, spark)
         elif by == "turn":
-            _turn_table(out, rows, False, caption=f"{title}: {stats_line(s)}")
+            _turn_table(out, rows, False, caption=f"{title}: {stats_line(session)}")
         else:
-            _step_table(out, rows, False, caption=f"{title}: {stats_line(s)}")
+            _step_table(out, rows, False, caption=f"{title}: {stats_line(session)}")
         return
     if by == "session":
         _sessions_table(out, sessions)
@@ -350,7 +362,7 @@ def render(out: Tables, *, by: str, sessions: list[dict], rows: list[dict], aggr
         label += f" ({aggregate['skipped']} outside --since/--until)"
     if aggregate["inheritedPrefixes"]["excluded"]:
         label += f", {aggregate['inheritedPrefixes']['excluded']} inherited prefix(es) counted in the parent only"
-    _summary(out, aggregate, label)
+    _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
     if errors:
         out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])

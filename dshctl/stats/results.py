@@ -1,0 +1,95 @@
+"""What ``dshctl stats`` computes for one log, as typed values that cross the worker pool (they pickle).
+
+The records themselves (``session``, ``turns``, ``steps``) stay plain JSON objects: their keys and key
+order are the documented output (``dshctl(1)``, STATS RECORDS). Around them:
+
+* :class:`LogStats` — one log's statistics: the records, the observations, and whether ``--since`` /
+  ``--until`` skipped it.
+* :class:`StatsSamples` — per-step and per-turn observations the multi-log aggregate needs, and the
+  tok/s series of a single log's sparkline.
+* :class:`InheritedPrefix` — what the events before a fork/seed cut contributed, so the aggregate can
+  count an inherited prefix once.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+OBSERVATIONS = (
+    "ttft_ms",
+    "tokens_per_second",
+    "output_tokens_per_turn",
+    "billed_input_tokens_per_turn",
+    "provider_ttft_ms",
+    "first_visible_ms",
+)
+"""The observation series of :class:`StatsSamples` (arrays of doubles, in log order)."""
+
+
+class StatsSamples(msgspec.Struct):
+    """Observations in log order: per step (that has the figure) and per turn (that has usage)."""
+
+    ttft_ms: array
+    tokens_per_second: array
+    provider_ttft_ms: array
+    first_visible_ms: array
+    output_tokens_per_turn: array
+    billed_input_tokens_per_turn: array
+    gaps: Counter
+    """Inter-token gap (ms) → count, negative gaps clamped to 0."""
+    spark: array | None = None
+    """tok/s per step in log order, NaN where unknown: a single log's sparkline. None where not kept
+    (a worker of a multi-log run does not send it back)."""
+    inherited: InheritedPrefix | None = None
+    """What the inherited prefix contributed, for a forked or seeded session; None otherwise."""
+
+    @classmethod
+    def empty(cls) -> "StatsSamples":
+        return cls(
+            ttft_ms=array("d"),
+            tokens_per_second=array("d"),
+            provider_ttft_ms=array("d"),
+            first_visible_ms=array("d"),
+            output_tokens_per_turn=array("d"),
+            billed_input_tokens_per_turn=array("d"),
+            gaps=Counter(),
+        )
+
+    def snapshot(self) -> "StatsSamples":
+        """A copy of the observations as they are now (their owner goes on appending), without ``spark``
+        and ``inherited`` (the aggregate reads neither from a prefix)."""
+        return StatsSamples(
+            ttft_ms=array("d", self.ttft_ms),
+            tokens_per_second=array("d", self.tokens_per_second),
+            provider_ttft_ms=array("d", self.provider_ttft_ms),
+            first_visible_ms=array("d", self.first_visible_ms),
+            output_tokens_per_turn=array("d", self.output_tokens_per_turn),
+            billed_input_tokens_per_turn=array("d", self.billed_input_tokens_per_turn),
+            gaps=Counter(self.gaps),
+        )
+
+
+class InheritedPrefix(msgspec.Struct):
+    """The session record and the observations as they stood at the fork/seed cut."""
+
+    record: dict[str, Any]
+    samples: StatsSamples
+
+
+class LogStats(msgspec.Struct):
+    """Statistics of one log (:func:`dshctl.stats.log_stats`).
+
+    ``session`` is the session record; ``turns`` / ``steps`` the per-turn / per-step records when asked
+    for (``by``), else None. When ``skipped`` (the header's ``createdAt`` is outside ``--since`` /
+    ``--until``) only the session's identity is filled in and ``samples`` is None.
+    """
+
+    session: dict[str, Any]
+    turns: list[dict[str, Any]] | None
+    steps: list[dict[str, Any]] | None
+    samples: StatsSamples | None
+    skipped: bool
