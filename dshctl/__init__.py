@@ -1,12 +1,54 @@
-"""dshctl: read dsh (deepseek-harness) session logs.
+"""dshctl: read dsh (deepseek-harness) session logs — the library under the ``dshctl`` command.
 
-The library API lives in the submodules; this package stays import-light so
-``dshctl --help`` starts fast:
+Every command is a few lines over these names, which load on first use so that ``import dshctl``
+(and ``dshctl --help``) stays cheap::
 
-* :mod:`dshctl.source` — paths to physical lines (files, session dirs, roots, stdin, zstd).
-* :mod:`dshctl.reader` — lines to the normalized event model (:func:`dshctl.reader.open_log`).
-* :mod:`dshctl.stream`, :mod:`dshctl.assembler` — the compact assistant stream core.
-* :mod:`dshctl.stats`, :mod:`dshctl.replay`, :mod:`dshctl.validate`, :mod:`dshctl.images` — the commands.
+    import dshctl
+
+    with dshctl.open_log("samples/tour.session.v4.jsonl.zstd") as log:
+        for event in log.events():
+            ...
+    stats = dshctl.log_stats("samples/tour.session.v4.jsonl.zstd")
+    report = dshctl.validate_log("samples/tour.session.v4.jsonl.zstd")
+    images = dshctl.scan_images("samples/tour.session.v4.jsonl.zstd")
+    timeline = dshctl.Timeline.open("samples/tour.session.v4.jsonl.zstd")
+
+Each function takes a path (str or os.PathLike), ``-`` for standard input, or a :class:`LogRef` from
+:func:`resolve`. docs/api.md has a runnable example of each.
 """
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+_API = {
+    "open_log": ("dshctl.reader", "open_log"),
+    "Log": ("dshctl.reader", "Log"),
+    "Event": ("dshctl.model", "Event"),
+    "Header": ("dshctl.model", "Header"),
+    "LogRef": ("dshctl.source", "LogRef"),
+    "resolve": ("dshctl.source", "resolve"),
+    "log_stats": ("dshctl.stats", "log_stats"),
+    "validate_log": ("dshctl.validate", "validate_log"),
+    "scan_images": ("dshctl.images.scan", "scan_images"),
+    "Timeline": ("dshctl.replay.timeline", "Timeline"),
+    "DshctlError": ("dshctl.errors", "DshctlError"),
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    try:
+        module_name, attribute = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'dshctl' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), attribute)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

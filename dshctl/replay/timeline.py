@@ -264,6 +264,14 @@ class Timeline:
         self._builder = _Builder(log, self.filters)
         self._source: Iterator[tuple[Item, list[int]]] | None = self._builder.run()
 
+    @classmethod
+    def open(cls, source: Any, filters: Filters | None = None) -> "Timeline":
+        """The timeline of the log at ``source`` (a path, ``-`` or a LogRef); the log is read as the
+        timeline is built."""
+        from ..reader import open_log
+
+        return cls(open_log(source), filters)
+
     # -- building ------------------------------------------------------------
 
     def __len__(self) -> int:
