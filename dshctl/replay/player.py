@@ -249,6 +249,7 @@ def find_text(timeline: Timeline, query: str, start: int, stop: int | None = Non
     """Position just after the first fragment ≥ ``start`` that completes a match of ``query``."""
     needle = query.lower()
     keep = len(needle) - 1
+    text_of = view.text
     carry = ""
     fragment = start
     while True:
@@ -257,7 +258,7 @@ def find_text(timeline: Timeline, query: str, start: int, stop: int | None = Non
             return None
         item, k = timeline.locate(fragment)
         last = item.count if stop is None else min(item.count, stop - item.start)
-        texts = [view.text(item, m) for m in range(k, last)] if item.fragments is not None else [view.text(item, 0)]
+        texts = [text_of(item, m) for m in range(k, last)] if item.fragments is not None else [text_of(item, 0)]
         joined = "".join(texts)
         haystack = (carry + joined).lower()
         hit = haystack.find(needle)

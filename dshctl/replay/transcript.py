@@ -58,7 +58,7 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
             return
         item, k = timeline.locate(fragment)
         for member in range(k, item.count):
-            text = view.ansi(view.segments(item, member)) if color else view.text(item, member)
+            text = view.ansi_text(item, member) if color else view.text(item, member)
             if trim and text:
                 text = text.lstrip("\n")
                 trim = not text

@@ -136,6 +136,19 @@ def segments(item: Item, k: int) -> list[Segment]:
     return out
 
 
+def ansi_text(item: Item, k: int) -> str:
+    """``ansi(segments(item, k))``, without building segments for a run's member in one style (the
+    transcript and a cast colour every streamed delta)."""
+    if item.fragments is not None and (k or item.prefix is None) and item.kind != TOOL_ARGS:
+        fragment = item.fragments[k]
+        code = sgr(RUN_STYLES[item.kind])
+        if not code or not fragment:
+            return fragment
+        if "\n" not in fragment:
+            return f"\x1b[{code}m{fragment}\x1b[0m"
+    return ansi(segments(item, k))
+
+
 def text(item: Item, k: int) -> str:
     """Plain output of fragment ``k`` of ``item``."""
     if item.fragments is None:
