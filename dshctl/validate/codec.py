@@ -2,7 +2,7 @@
 
 The normalized model of :mod:`dshctl.reader` no longer shows exact key sets, ``-0``, packed-row
 envelopes or the physical line a problem sits on, so this level reads the raw lines itself with
-:class:`~dshctl.source.LineReader` and :func:`~dshctl.stream.loads_strict` (stdlib JSON that keeps
+:class:`~dshctl.source.LineReader` and :func:`~dshctl.jsvalues.loads_strict` (stdlib JSON that keeps
 ``-0`` visible), reusing the header parser, the row decoder, the legacy normalizer and the
 vocabularies of the reader.
 

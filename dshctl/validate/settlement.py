@@ -7,7 +7,7 @@ dsh proves this only when it publishes a migrated generation ([K] ``generation.t
 absent), ``message.source.replayState`` with the assembler's pruned replay state. Attempts and empty
 streams stop after expansion (migrated legacy messages carry ``stream: []``).
 
-Streams are assembled with :func:`dshctl.stream.assemble` (one joined delta per run), which gives the
+Streams are assembled with :func:`dshctl.assembler.assemble` (one joined delta per run), which gives the
 same blocks as pushing every member because assembly only concatenates. Streams that failed strict
 expansion (level ``stream``) are not assembled. For v0/v1 logs the stream is the one dsh's v1→v2 fold
 would embed (:mod:`dshctl.generations.v0`).
