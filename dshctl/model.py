@@ -224,6 +224,21 @@ def replace_range(surface_op: Any) -> tuple[int, int] | None:
     return None
 
 
+def _seq_range(item: Any) -> tuple[int, int] | None:
+    """One item of range-encoded ``sourceEventSeqs`` (FORMAT §2.8) as ``(first, last)``: a seq, or a
+    ``[start, end]`` pair with ``start <= end``; None for anything else."""
+    if isinstance(item, int) and not isinstance(item, bool):
+        return item, item
+    if (
+        isinstance(item, list)
+        and len(item) == 2
+        and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
+        and item[0] <= item[1]
+    ):
+        return item[0], item[1]
+    return None
+
+
 def decode_seq_ranges(value: Any, own_seq: int) -> list[int] | None:
     """Expand range-encoded ``sourceEventSeqs`` (FORMAT §2.8) of the event at ``own_seq``; ``None`` if the
     value is not a list of ints and ``[start, end]`` pairs, or if a range would expand past ``own_seq``
@@ -235,38 +250,27 @@ def decode_seq_ranges(value: Any, own_seq: int) -> list[int] | None:
     for item in value:
         if isinstance(item, int) and not isinstance(item, bool):
             seqs.append(item)
-        elif (
-            isinstance(item, list)
-            and len(item) == 2
-            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
-            and item[0] <= item[1]
-            and item[1] - item[0] + 1 <= own_seq - len(seqs)
-        ):
-            seqs.extend(range(item[0], item[1] + 1))
-        else:
+            continue
+        bounds = _seq_range(item)
+        if bounds is None or bounds[1] - bounds[0] + 1 > own_seq - len(seqs):
             return None
+        seqs.extend(range(bounds[0], bounds[1] + 1))
     return seqs
 
 
 def seq_runs(value: Any) -> list[list[int]] | None:
     """The maximal runs ``[first, last]`` of consecutive seqs that range-encoded ``sourceEventSeqs``
     expand to, found without expanding them (two seq lists are equal exactly when their maximal runs
-    are); ``None`` where :func:`decode_seq_ranges` gives ``None``."""
+    are); ``None`` if the value is not a list of seqs and ``[start, end]`` pairs. How many seqs the runs
+    may hold is the caller's bound (:func:`decode_seq_ranges` has its own)."""
     if not isinstance(value, list):
         return None
     runs: list[list[int]] = []
     for item in value:
-        if isinstance(item, int) and not isinstance(item, bool):
-            first = last = item
-        elif (
-            isinstance(item, list)
-            and len(item) == 2
-            and all(isinstance(bound, int) and not isinstance(bound, bool) for bound in item)
-            and item[0] <= item[1]
-        ):
-            first, last = item
-        else:
+        bounds = _seq_range(item)
+        if bounds is None:
             return None
+        first, last = bounds
         if runs and runs[-1][1] + 1 == first:
             runs[-1][1] = last
         else:
