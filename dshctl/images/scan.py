@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import msgspec
 
+from ..turns import Position
+
 if TYPE_CHECKING:
     from ..reader import Log
     from ..source import LogRef
@@ -239,17 +241,11 @@ def _block_ends(event) -> Iterator[dict]:
 def scan_log(log: Log) -> ImageScan:
     """Every image reference of one opened log, in log order, with ``image/offload`` marks applied."""
     scan = ImageScan(path=log.display, log_file=None if log.ref.path is None else str(log.ref.path))
-    turn: int | None = None
-    step: int | None = None
+    position = Position()
     by_target: dict[int, tuple[str, list[ImageRef], int]] = {}
     for event in log.events():
         kind = event.type
-        if kind == "turn/start":
-            turn, step = event.turn, None
-        elif kind == "step/start":
-            turn, step = event.turn if event.turn is not None else turn, event.step
-        event_turn = event.turn if event.turn is not None else turn
-        event_step = event.step if event.step is not None else step
+        event_turn, event_step = position.place(event)
         n = 0
         offload_count = 0
         refs_here: list[ImageRef] = []
@@ -294,8 +290,6 @@ def scan_log(log: Log) -> ImageScan:
         elif kind == "image/offload":
             _apply_offload(event, by_target, scan)
         scan.refs.extend(refs_here)
-        if kind == "turn/end":
-            turn = step = None
     return scan
 
 

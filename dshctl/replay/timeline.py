@@ -49,6 +49,7 @@ from ..humanize import format_bytes
 from ..model import Event, tool_result_blocks, tool_result_call_id
 from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks, run_times
 from ..textsafe import has_unsafe, visible, visible_line
+from ..turns import Position
 
 EVENT_GAP_MS = 250
 """Synthetic gap before a visible event whose time the log does not carry."""
@@ -434,8 +435,10 @@ class _Builder:
         self.cursor: int | None = None
         self.anchor: tuple[int, int] | None = None
         self.pushed = False
+        self.position = Position()
         self.turn: int | None = None
         self.step: int | None = None
+        """The place of the event being read (see ``dshctl.turns``)."""
         self.seq: int | None = None
         self.line_start = True
         self.first_item = True
@@ -607,8 +610,9 @@ class _Builder:
                 out.clear()
         if not header_done:
             self._session_header(None)
-        if self.turn is not None:
-            self.emit(NOTE, self.anchor[1] if self.anchor else None, gap=0, info={"note": "unended-turn", "turn": self.turn})
+        if self.position.turn is not None:
+            info = {"note": "unended-turn", "turn": self.position.turn}
+            self.emit(NOTE, self.anchor[1] if self.anchor else None, gap=0, info=info)
         if out:
             yield from out
             out.clear()
@@ -630,15 +634,14 @@ class _Builder:
     def _event(self, event: Event) -> None:
         kind = event.type
         data = event.data if isinstance(event.data, dict) else {}
+        open_turn = self.position.turn
+        self.turn, self.step = self.position.place(event)
         if kind == "turn/start":
-            self.turn = _int(data.get("turn"))
-            self.step = None
             if event.time is not None and self.turn is not None:
                 self.turn_start_time[self.turn] = event.time
             label = f"turn {self.turn}" if self.turn is not None else "turn"
             self.emit(TURN, event.time, blank=True, marker=label)
         elif kind == "step/start":
-            self.step = _int(data.get("step"))
             if self.step is not None and self.step > 1:
                 self.emit(STEP, event.time)
         elif kind == "user/message":
@@ -654,9 +657,7 @@ class _Builder:
         elif kind == "llm/retry-started":
             self.emit(RETRY_STARTED, event.time, info={"retry": _int(data.get("retry"))})
         elif kind == "turn/end":
-            self._turn_end(event, data)
-            self.turn = None
-            self.step = None
+            self._turn_end(event, data, open_turn)
         elif kind == "session/title":
             title = data.get("title")
             if isinstance(title, str) and title:
@@ -989,10 +990,11 @@ class _Builder:
         }
         self.emit(RETRY, event.time, info=info)
 
-    def _turn_end(self, event: Event, data: dict) -> None:
+    def _turn_end(self, event: Event, data: dict, open_turn: int | None) -> None:
+        # the turn the user saw closing is the open one, whatever number a damaged turn/end names
         reason = data.get("reason")
         kind = reason.get("kind") if isinstance(reason, dict) else None
-        turn = self.turn if self.turn is not None else _int(data.get("turn"))
+        turn = open_turn if open_turn is not None else _int(data.get("turn"))
         info: dict[str, Any] = {"reason": kind, "turn": turn}
         if kind == "aborted":
             inner = reason.get("reason")
