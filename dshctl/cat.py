@@ -49,9 +49,15 @@ def iter_cat_records(log, *, type_globs: list[str], turn: int | None, expand: bo
         yield record
 
 
-def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool) -> int:
+def run_cat(
+    path: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, follow: bool = False
+) -> int:
     from .reader import open_log
 
+    if follow:
+        from .follow import follow_cat
+
+        return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict)
     if raw:
         return _print_raw_lines(path, strict=strict)
     log = open_log(path, strict=strict, on_warning=warn)
@@ -60,7 +66,6 @@ def run_cat(path: str, *, type_globs: list[str], turn: int | None, expand: bool,
 
 
 def _print_raw_lines(path: str, *, strict: bool) -> int:
-    from .errors import FormatError
     from .source import LineReader, resolve_one
 
     ref = resolve_one(path)
@@ -72,10 +77,18 @@ def _print_raw_lines(path: str, *, strict: bool) -> int:
             out.write(b"\n")
     finally:
         reader.close()
+    report_raw_torn_tail(reader, strict=strict)
+    return EXIT_OK
+
+
+def report_raw_torn_tail(reader, *, strict: bool) -> None:
+    """``cat --raw`` after the last line: the torn tail it did not print, as a warning (an error with
+    ``--strict``)."""
+    from .errors import FormatError
+
     torn = reader.torn_tail
     if torn is not None:
         text = f"torn tail not printed: line {torn.line} ({torn.bytes} bytes, {torn.reason})"
         if strict:
-            raise FormatError(text, file=ref.display, line=torn.line)
-        warn(f"{ref.display}: {text}")
-    return EXIT_OK
+            raise FormatError(text, file=reader.ref.display, line=torn.line)
+        warn(f"{reader.ref.display}: {text}")

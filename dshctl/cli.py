@@ -71,11 +71,14 @@ def cat(
     expand: bool = typer.Option(False, "--expand", help="Emit every stream member as its own timed-chunk line."),
     raw: bool = typer.Option(False, "--raw", help="Pass the decompressed physical lines through unchanged."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail or dropped damaged tail is an error."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep reading as dsh writes: print each event once it is durable (Ctrl-C ends)."),
 ) -> None:
     """Print the normalized events as NDJSON, one per line, compact streams embedded."""
     from .cat import run_cat
 
-    _finish(lambda: run_cat(path, type_globs=type_glob or [], turn=turn, expand=expand, raw=raw, strict=strict))
+    _finish(
+        lambda: run_cat(path, type_globs=type_glob or [], turn=turn, expand=expand, raw=raw, strict=strict, follow=follow)
+    )
 
 
 @app.command("ls")

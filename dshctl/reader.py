@@ -403,6 +403,7 @@ def open_log(
     on_warning: Callable[[str], None] | None = None,
     max_line_bytes: int | None = None,
     stop_at_line: int | None = None,
+    reader: LineReader | None = None,
 ) -> Log:
     """Open one log and read its header. ``source`` is a path (``str`` or ``os.PathLike``: a file or a
     session directory; the string ``-`` is stdin) or a :class:`~dshctl.source.LogRef` from
@@ -412,9 +413,12 @@ def open_log(
             for event in log.events(): ...
 
     ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
-    validator uses it to read only what precedes damage its stricter codec found)."""
+    validator uses it to read only what precedes damage its stricter codec found). ``reader`` reads the
+    lines instead of a new :class:`~dshctl.source.LineReader` over ``source`` (``--follow`` passes one
+    that waits for the log to grow: :mod:`dshctl.source.follow`)."""
     ref = as_ref(source)
-    reader = LineReader(ref, max_line_bytes=max_line_bytes)
+    if reader is None:
+        reader = LineReader(ref, max_line_bytes=max_line_bytes)
     lines = iter(reader)
     try:
         try:

@@ -27,12 +27,14 @@ from dshctl.source.paths import (
     LogRef,
     as_ref,
     decode_session_dir_name,
+    latest_log,
     no_logs_found,
     parse_generation_name,
     project_key,
     resolve,
     resolve_named,
     resolve_one,
+    session_log,
     sessions_root,
 )
 
@@ -46,6 +48,7 @@ __all__ = [
     "TornTail",
     "as_ref",
     "decode_session_dir_name",
+    "latest_log",
     "max_line_bytes_from_env",
     "no_logs_found",
     "parse_generation_name",
@@ -53,5 +56,6 @@ __all__ = [
     "resolve",
     "resolve_named",
     "resolve_one",
+    "session_log",
     "sessions_root",
 ]

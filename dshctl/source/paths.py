@@ -25,12 +25,14 @@ __all__ = [
     "LogRef",
     "as_ref",
     "decode_session_dir_name",
+    "latest_log",
     "no_logs_found",
     "parse_generation_name",
     "project_key",
     "resolve",
     "resolve_named",
     "resolve_one",
+    "session_log",
     "sessions_root",
 ]
 
@@ -235,6 +237,35 @@ def resolve_one(spec: str) -> LogRef:
             f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
         )
     return refs[0]
+
+
+def latest_log(spec: str) -> LogRef:
+    """The most recently written log ``spec`` names: the log itself for a file or session directory, the
+    session whose chosen log was modified last for a project directory or sessions root (ties: the
+    later path). Sessions that cannot be resolved are passed over; if none can, the first one's problem
+    is raised."""
+    refs = resolve_named(spec)
+    if len(refs) == 1:
+        return refs[0]
+    readable = [(_modified_ns(ref), str(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
+    readable = [entry for entry in readable if entry[0] is not None]
+    if not readable:
+        problem = next((ref.problem for ref in refs if ref.problem is not None), None)
+        raise problem if problem is not None else no_logs_found(spec)
+    return max(readable, key=lambda entry: entry[:2])[2]
+
+
+def _modified_ns(ref: LogRef) -> int | None:
+    try:
+        return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
+    except OSError:
+        return None
+
+
+def session_log(session_dir: Path, display: str) -> LogRef | None:
+    """The log dsh would open in ``session_dir`` right now (its highest generation), or ``None`` when it
+    holds none; ``display`` names the directory in messages. Raises as :func:`resolve` does."""
+    return _choose_generation(session_dir, display, _scan(session_dir, display))
 
 
 def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
