@@ -111,6 +111,7 @@ def stats(
     until: Optional[str] = typer.Option(None, "--until", help="Only sessions created before this date/time (ISO 8601)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail is an error."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Watch one log as dsh writes it: a live summary on a terminal, a record per completed turn to a pipe."),
 ) -> None:
     """Turns, steps, TTFT, decode speed, tokens, tool time and retries, computed as dsh computes them."""
     from .stats import run_stats
@@ -125,6 +126,7 @@ def stats(
             jobs=jobs,
             strict=strict,
             color=_color(ctx),
+            follow=follow,
         )
     )
 
@@ -216,6 +218,7 @@ def replay(
     cast_version: CastVersion = typer.Option(CastVersion.v2, "--cast-version", help="asciicast version for .cast exports."),
     cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Terminal height written into a .cast export (default 30)."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."),
 ) -> None:
     """Replay what the user saw, at the recorded token timing."""
     from .replay import run_replay
@@ -238,6 +241,7 @@ def replay(
             cols=cols,
             rows=rows,
             color=_color(ctx),
+            follow=follow,
         )
     )
 

@@ -70,6 +70,7 @@ def run_replay(
     cols: int | None = None,
     rows: int | None = None,
     color: bool = True,
+    follow: bool = False,
 ) -> int:
     """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status."""
     from ..output import warn
@@ -91,6 +92,13 @@ def run_replay(
         rows=rows,
     )
     interactive = export is None and not instant and _isatty(sys.stdout)
+    if follow:
+        from .follow import run_replay_follow
+
+        if export is not None:
+            raise UsageError("--follow shows the session as it is written; --export writes a finished one")
+        live = interactive and _stdin_is_terminal()
+        return run_replay_follow(path, filters, turn=turn, from_ms=from_ms, live=live, color=color, timestamps=timestamps)
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn)
     try:
@@ -151,6 +159,12 @@ def _check_options(
     if turn is not None and not filters.keeps_turn(turn):
         raise UsageError(f"--turn {turn} is outside --turns {turns}")
     return from_ms, filters
+
+
+def _stdin_is_terminal() -> bool:
+    from .terminal import stdin_is_terminal
+
+    return stdin_is_terminal()
 
 
 def _start_position(timeline, turn: int | None, from_ms: int | None) -> int:

@@ -273,10 +273,16 @@ def run_stats(
     jobs: int | None,
     strict: bool,
     color: bool = True,
+    follow: bool = False,
 ) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was unreadable)."""
     from ..present import emit
 
+    if follow:
+        from .follow import run_stats_follow
+
+        _checked_options(by=by, output=output, since=None, until=None, jobs=None, strict=strict)
+        return run_stats_follow(paths, by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, color=color)
     options = _checked_options(by=by, output=output, since=since, until=until, jobs=jobs, strict=strict)
     run = _StatsRun(paths, options, color=color)
     emit(output, document=run.document, records=run.records, table=run.tables)
