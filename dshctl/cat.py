@@ -55,8 +55,6 @@ def run_cat(
     from .reader import open_log
 
     if follow:
-        from .follow import follow_cat
-
         return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict)
     if raw:
         return _print_raw_lines(path, strict=strict)
@@ -92,3 +90,33 @@ def report_raw_torn_tail(reader, *, strict: bool) -> None:
         if strict:
             raise FormatError(text, file=reader.ref.display, line=torn.line)
         warn(f"{reader.ref.display}: {text}")
+
+
+def follow_cat(spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool) -> int:
+    """``dshctl cat --follow``: each record written as soon as it is final, flushed whenever the reader
+    has caught up with the log."""
+    from .follow import Follower
+    from .output import to_json
+
+    follower = Follower(spec, strict=strict)
+    out = sys.stdout.buffer
+    follower.on_idle = out.flush
+    if raw:
+        return _follow_raw(follower, out)
+
+    def consume(log) -> None:
+        for record in iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand):
+            out.write(to_json(record) + b"\n")
+
+    return follower.run(consume)
+
+
+def _follow_raw(follower, out) -> int:
+    """``cat --raw --follow``: the physical lines as they become complete (the header included)."""
+
+    def consume(reader) -> None:
+        for _, line in reader:
+            out.write(line + b"\n")
+        report_raw_torn_tail(reader, strict=follower.strict)
+
+    return follower.run(consume, raw=True)

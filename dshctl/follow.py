@@ -15,7 +15,6 @@ session to a higher generation, a note says so and the new log is followed from 
 from __future__ import annotations
 
 import signal
-import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -23,7 +22,7 @@ from .errors import EXIT_OK
 from .source.follow import FollowingLineReader, FollowStop, LogMigrated
 from .source.paths import LogRef, latest_log
 
-__all__ = ["Follower", "follow_cat", "follow_target"]
+__all__ = ["Follower", "follow_target"]
 
 
 def follow_target(spec: str) -> LogRef:
@@ -45,6 +44,8 @@ class Follower:
         self.on_warning = on_warning
         self.stop = FollowStop()
         self.on_idle: Callable[[], None] = _nothing
+        self.on_note: Callable[[str], None] | None = None
+        """Where the migration note goes (default: standard error)."""
 
     def run(self, consume: Callable[[object], None], *, raw: bool = False) -> int:
         """``consume(log)`` for the followed log, again for each log dsh migrates it to; exit status 0.
@@ -77,7 +78,8 @@ class Follower:
     def _switch(self, old: LogRef, new: LogRef) -> LogRef:
         from .output import note
 
-        note(f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start")
+        text = f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start"
+        (self.on_note or note)(text)
         self.ref = new
         return new
 
@@ -104,34 +106,3 @@ class Follower:
 
 def _nothing() -> None:
     pass
-
-
-def follow_cat(spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool) -> int:
-    """``dshctl cat --follow``: each record written as soon as it is final, flushed whenever the reader
-    has caught up with the log."""
-    from .cat import iter_cat_records
-    from .output import to_json
-
-    follower = Follower(spec, strict=strict)
-    out = sys.stdout.buffer
-    follower.on_idle = out.flush
-    if raw:
-        return _follow_raw(follower, out)
-
-    def consume(log) -> None:
-        for record in iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand):
-            out.write(to_json(record) + b"\n")
-
-    return follower.run(consume)
-
-
-def _follow_raw(follower: Follower, out) -> int:
-    """``cat --raw --follow``: the physical lines as they become complete (the header included)."""
-    from .cat import report_raw_torn_tail
-
-    def consume(reader) -> None:
-        for _, line in reader:
-            out.write(line + b"\n")
-        report_raw_torn_tail(reader, strict=follower.strict)
-
-    return follower.run(consume, raw=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 from ..errors import UsageError
@@ -98,7 +99,12 @@ def run_replay(
         if export is not None:
             raise UsageError("--follow shows the session as it is written; --export writes a finished one")
         live = interactive and _stdin_is_terminal()
-        return run_replay_follow(path, filters, turn=turn, from_ms=from_ms, live=live, color=color, timestamps=timestamps)
+        if live and (turn is not None or from_ms is not None):
+            raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
+        start_of = partial(_start_position, turn=turn, from_ms=from_ms)
+        return run_replay_follow(
+            path, filters, start_of, live=live, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps
+        )
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn)
     try:

@@ -15,25 +15,25 @@ from __future__ import annotations
 import sys
 
 
-def run_replay_follow(path: str, filters, *, turn: int | None, from_ms: int | None, live: bool, color: bool, timestamps: bool) -> int:
+def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
+    """``start_of(timeline)``: the fragment output starts at (``--turn``, ``--from``)."""
     from ..follow import Follower
 
     if live:
         from .live import play_live
 
-        return play_live(path, filters, turn=turn, from_ms=from_ms, color=color, timestamps=timestamps)
+        return play_live(path, filters, speed=speed, idle_limit=idle_limit, color=color)
     follower = Follower(path)
     out = sys.stdout
     follower.on_idle = out.flush
     ansi = color and _isatty(out)
 
     def consume(log) -> None:
-        from . import _start_position
         from .timeline import Timeline
         from .transcript import iter_chunks
 
         timeline = Timeline(log, filters)
-        start = _start_position(timeline, turn, from_ms)
+        start = start_of(timeline)
         for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
             out.write(text)
 

@@ -163,8 +163,10 @@ def status_text(
     width: int,
     message: str | None = None,
     keys: bool = True,
+    live: str | None = None,
 ):
-    """The status line: play state, turn/step, recorded clock, speed, synthetic timing, title."""
+    """The status line: play state, ``live`` (the ``--follow`` mark), turn/step, recorded clock, speed,
+    synthetic timing, title."""
     from rich.text import Text
 
     timeline.ensure(position)
@@ -172,6 +174,8 @@ def status_text(
     at_end = timeline.complete and position >= len(timeline)
     state = "■" if at_end else ("⏸" if paused else "▶")
     bits = [f" {state}"]
+    if live:
+        bits.append(live)
     if turn is not None:
         bits.append(f"turn {turn}" + (f"/{timeline.max_turn}" if timeline.complete and timeline.max_turn else ""))
         if step is not None:

@@ -25,7 +25,7 @@ from ..humanize import utc_moment
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
-from .results import InheritedPrefix, LogStats, StatsSamples
+from .results import InheritedPrefix, LogStats, StatsSamples, with_session
 from .timespec import parse_time_ms
 
 SCHEMA = "dshctl-stats/1"
@@ -85,15 +85,9 @@ def log_stats(
     session["cut"] = log.cut
     session.update(fold.session())
     session["warnings"] = list(log.warnings)
-    turns = [_with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [_with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
+    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
-
-
-def _with_session(row: dict, session_id: Any, path: str) -> dict:
-    out = {"kind": row.pop("kind"), "session": session_id, "path": path}
-    out.update(row)
-    return out
 
 
 def _stats_of_log(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool) -> LogStats:

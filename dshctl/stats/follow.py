@@ -108,7 +108,7 @@ class _TurnRecords:
 
     def _write_new(self, *, final: bool = False) -> None:
         from ..output import to_json
-        from . import _with_session
+        from .results import with_session
 
         if not final and self._before_cut():
             return
@@ -117,7 +117,7 @@ class _TurnRecords:
         while self.written < len(rows):
             row = dict(rows[self.written])
             self.written += 1
-            self.out.write(to_json(_with_session(row, header.id, self.log.display)) + b"\n")
+            self.out.write(to_json(with_session(row, header.id, self.log.display)) + b"\n")
 
 
 class _LiveSummary:

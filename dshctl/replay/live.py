@@ -1,0 +1,233 @@
+"""The live view of ``dshctl replay --follow`` on a terminal: the interactive player over a timeline that
+grows while it plays.
+
+Reading a followed log waits for the log to grow, and the player must never wait, so the two are split:
+a thread reads the log (:mod:`dshctl.follow`) and builds the timeline's items
+(:func:`~dshctl.replay.timeline.built_items`), handing each over a queue and waking the player through a
+pipe; the player's :class:`LiveTimeline` takes what has arrived without ever blocking. Everything else
+is the player of ``dshctl replay`` (:mod:`dshctl.replay.terminal`): the same screen, keys and status line.
+
+At the live edge (playing, nothing left to play) the view jumps to each item as it lands, and the status
+line says ``● live``. Pause, scroll back, step or jump and the view stays where it is while the log
+keeps growing (``○ live · L``); playing catches up at the recorded pace, and ``L`` jumps back to the
+edge at once. ``q`` or Ctrl-C ends (status 0, the terminal restored); an error reading the log ends the
+view and is reported once the terminal is restored.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import sys
+import threading
+import time
+from types import SimpleNamespace
+
+from ..textsafe import visible_line
+from .player import Player
+from .terminal import BUILD_BATCH, HELP, POLL_INTERVAL, _console, _keys_not_echoed, _LoopState, _Screen, _wait
+from .timeline import Filters, Timeline, built_items
+
+LIVE_HELP = HELP.replace(" · q quit", " · L live edge · q quit")
+_END = None
+
+
+class LiveTimeline(Timeline):
+    """A timeline whose items arrive from another thread: building takes what has arrived and never
+    waits; it is complete once the reading thread has ended."""
+
+    def __init__(self, filters: Filters, arrivals: "queue.SimpleQueue") -> None:
+        super().__init__(SimpleNamespace(fixture=False, header=None), filters)
+        self._arrivals = arrivals
+        self._source = None
+
+    def _pull(self) -> bool:
+        if self.complete:
+            return False
+        try:
+            entry = self._arrivals.get_nowait()
+        except queue.Empty:
+            return False
+        if entry is _END:
+            self.complete = True
+            return False
+        self._source = iter((entry,))
+        return super()._pull()
+
+
+class _Feed:
+    """The reading thread: it follows the log, builds the items and hands them over."""
+
+    def __init__(self, path: str, filters: Filters) -> None:
+        from ..follow import Follower
+
+        self.arrivals: queue.SimpleQueue = queue.SimpleQueue()
+        self.failure: BaseException | None = None
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.filters = filters
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_write, False)
+        self.follower = Follower(path, on_warning=self.warnings.append)
+        self.follower.on_note = self.notes.append
+        self.thread = threading.Thread(target=self._run, name="dshctl-follow", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.follower.run(self._consume)
+        except BaseException as exc:  # handed to the player, which reports it once the terminal is back
+            self.failure = exc
+        finally:
+            self.arrivals.put(_END)
+            self._wake()
+
+    def _consume(self, log) -> None:
+        for entry in built_items(log, self.filters):
+            self.arrivals.put(entry)
+            self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self.wake_write, b"!")
+        except (BlockingIOError, OSError):
+            pass  # the pipe is full: the player wakes anyway
+
+    def drain(self) -> None:
+        try:
+            os.read(self.wake_read, 4096)
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        self.follower.stop.requested = True
+        self.thread.join(1.0)
+        for fd in (self.wake_read, self.wake_write):
+            os.close(fd)
+
+
+def at_live_edge(player: Player) -> bool:
+    """Playing with nothing left to play: new output is shown as it lands."""
+    return not player.paused and player.position >= len(player.timeline)
+
+
+class _LiveScreen(_Screen):
+    """The player's screen with the live mark on the status line."""
+
+    def frame(self, player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
+        from .render import status_text
+
+        rows = _Screen.frame(player, width, height, scroll=scroll, message=message, keys=keys)
+        timeline = player.timeline
+        if not timeline.complete:
+            live = "● live" if at_live_edge(player) and scroll == 0 else "○ live · L"
+            rows[-1] = status_text(
+                timeline, player.position, speed=player.speed, paused=player.paused, width=width, message=message, keys=keys, live=live
+            )
+        return rows
+
+
+class _LiveLoopState(_LoopState):
+    """The player's loop state, plus new items landing and the key back to the live edge."""
+
+    def __init__(self, player: Player, screen: _Screen, keys, feed: _Feed) -> None:
+        super().__init__(player, screen, keys)
+        self.feed = feed
+        self.notes_shown = 0
+
+    def take_arrivals(self, now: float) -> None:
+        """Take what the reading thread built; at the live edge, show it at once."""
+        player = self.player
+        timeline = player.timeline
+        edge = at_live_edge(player)
+        before, complete = len(timeline), timeline.complete
+        timeline.extend(BUILD_BATCH)
+        if len(timeline) != before or timeline.complete != complete:
+            self.dirty = True
+            if edge:
+                player.seek(len(timeline), now)
+        notes = self.feed.notes
+        if len(notes) > self.notes_shown:
+            player.message = visible_line(notes[-1])
+            self.notes_shown = len(notes)
+
+    def build_or_wait(self, now: float) -> float:
+        timeout = _wait(self.player.next_due(now), self.dirty, max(self.last_draw + 1 / 30 - now, 0.0))
+        if self.message and self.prompt is None:
+            timeout = min(timeout, max(self.message_until - now, 0.0) + 0.01)
+        return min(timeout, POLL_INTERVAL)
+
+    def _command_key(self, key, now: float) -> None:
+        if key in ("L", "l"):
+            self.player.paused = False
+            self.player.seek(len(self.player.timeline), now)
+            self.scroll = 0
+            return
+        if key in ("?", "h"):
+            self.player.message = LIVE_HELP
+            return
+        super()._command_key(key, now)
+
+
+def play_live(path: str, filters: Filters, *, speed: float = 1.0, idle_limit: float = 2.0, color: bool = True, now=time.monotonic) -> int:
+    """The live view until ``q`` / Ctrl-C; exit status 0, or the error that ended the reading."""
+    feed = _Feed(path, filters)
+    timeline = LiveTimeline(filters, feed.arrivals)
+    player = Player(timeline, idle_limit=idle_limit, speed=speed, position=0, now=now())
+    console = _console(color)
+    screen = _LiveScreen(console)
+    feed.start()
+    try:
+        with _keys_not_echoed(sys.stdin):
+            console.set_alt_screen(True)
+            console.show_cursor(False)
+            try:
+                screen.draw(player, scroll=0, message=None, keys=True)
+                from prompt_toolkit.input import create_input
+
+                source = create_input(sys.stdin)
+                with source.raw_mode():
+                    _live_loop(source, player, screen, feed, now)
+            finally:
+                console.show_cursor(True)
+                console.set_alt_screen(False)
+                console.file.flush()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        feed.stop()
+        _report(feed)
+    return 0
+
+
+def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now) -> None:
+    from prompt_toolkit.keys import Keys
+
+    state = _LiveLoopState(player, screen, Keys, feed)
+    keys_fd = source.fileno()
+    while feed.failure is None:
+        current = now()
+        state.take_arrivals(current)
+        state.follow_player(current)
+        state.draw_if_due(current)
+        ready, _, _ = select.select([keys_fd, feed.wake_read], [], [], state.build_or_wait(current))
+        if feed.wake_read in ready:
+            feed.drain()
+        for press in source.read_keys() if keys_fd in ready else source.flush_keys():
+            if not state.press(press.key, now()):
+                return
+
+
+def _report(feed: _Feed) -> None:
+    """Once the terminal is restored: the warnings and notes held back, then the error that ended it."""
+    from ..output import note, warn
+
+    for text in feed.warnings:
+        warn(text)
+    for text in feed.notes:
+        note(text)
+    if feed.failure is not None:
+        raise feed.failure
