@@ -319,3 +319,50 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
 def test_follow_usage_errors(args, message):
     result = subprocess.run([*DSHCTL, *args], capture_output=True, cwd=REPO, timeout=30, stdin=subprocess.DEVNULL)
     assert result.returncode == 2 and message in result.stderr.decode()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_live_replay_view_in_a_terminal(tmp_path):
+    """tmux runs replay --follow while the log grows: the live mark, output as it lands, pause, scroll
+    back, L back to the live edge, q ends with status 0."""
+    import shlex
+
+    from test_replay_tmux import Pane, status_of
+
+    parts = batches(SAMPLES / "tour.session.v4.jsonl", random.Random(5))
+    log = tmp_path / "session.v4.jsonl"
+    grower = Grower(log, parts, seed=5, pause_after=len(parts) // 2, gap=0.05)
+    pane = Pane(" ".join(shlex.quote(part) for part in [*DSHCTL, "replay", "--follow", str(log)]))
+    try:
+        pane.wait(lambda s: "● live" in status_of(s), "the live mark")
+        grower.start()
+        assert grower.paused.wait(30)
+        half = pane.wait(lambda s: "● live" in status_of(s) and "turn 2" in s, "the durable half")
+        pane.keys("Space")
+        pane.wait(lambda s: "⏸" in status_of(s) and "○ live" in status_of(s), "paused, off the live edge")
+        pane.keys("PageUp")
+        pane.wait(lambda s: s != half and "○ live" in status_of(s), "scrolled back")
+        scrolled = _settled(pane)
+        grower.resume()
+        assert grower.done.wait(60) and grower.error is None
+        assert _settled(pane) == scrolled  # paused and scrolled back: nothing moves while the log grows
+        pane.keys("L")
+        pane.wait(lambda s: "● live" in status_of(s) and "turn 4" in status_of(s), "back at the live edge, the last turn shown")
+        pane.keys("q")
+        pane.wait(lambda s: "EXITED 0" in s, "exit status 0")
+    finally:
+        grower.resume()
+        pane.close()
+
+
+def _settled(pane, timeout: float = 5.0) -> str:
+    """The screen once it stays the same for 0.3 s (a frame being drawn is not what the player shows)."""
+    deadline = time.monotonic() + timeout
+    screen = pane.text()
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        again = pane.text()
+        if again == screen:
+            return screen
+        screen = again
+    pytest.fail(f"the screen kept changing:\n{screen}")
