@@ -22,6 +22,9 @@ from ..errors import UsageError
 from .fold import StatsFold
 
 REDRAW_SECONDS = 0.25
+"""At most this often while events arrive."""
+CLOCK_SECONDS = 1.0
+"""While nothing arrives, the open step's elapsed time is redrawn this often (nothing else changes)."""
 
 
 def run_stats_follow(paths: list[str], *, by: str, output: str, since: str | None, until: str | None, jobs: int | None, strict: bool, color: bool) -> int:
@@ -130,6 +133,7 @@ class _LiveSummary:
         self.log: Any = None
         self.live: Any = None
         self.drawn_at = 0.0
+        self.changed = False
         follower.on_idle = self._idle
 
     def run(self) -> int:
@@ -149,16 +153,21 @@ class _LiveSummary:
         self._draw(force=True)
         for event in log.events():
             fold.feed(event)
+            self.changed = True
             self._draw()
 
     def _idle(self) -> None:
-        self._draw()
+        if self.changed:
+            self._draw()
+        elif self.fold is not None and self.fold.dsh.open_key is not None:
+            self._draw(every=CLOCK_SECONDS)
 
-    def _draw(self, force: bool = False) -> None:
+    def _draw(self, force: bool = False, every: float = REDRAW_SECONDS) -> None:
         now = time.monotonic()
-        if self.fold is None or (not force and now - self.drawn_at < REDRAW_SECONDS):
+        if self.fold is None or (not force and now - self.drawn_at < every):
             return
         self.drawn_at = now
+        self.changed = False
         self.live.update(summary_table(self.log, self.fold, now_ms=time.time_ns() // 1_000_000), refresh=True)
 
 
