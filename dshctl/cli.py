@@ -55,6 +55,20 @@ def _finish(body) -> None:
         raise typer.Exit(status)
 
 
+def _latest_of(paths: list[str]) -> list[str]:
+    """``--latest``: the one log written last under the PATH given (default: the sessions root), as
+    ``--follow`` picks it."""
+    from .errors import UsageError
+    from .source import latest_log, sessions_root
+
+    if len(paths) > 1:
+        raise UsageError("--latest picks one session: give one PATH (a sessions root or project directory)")
+    return [latest_log(paths[0] if paths else str(sessions_root())).display]
+
+
+LATEST_HELP = "The session written last under PATH (a sessions root or project directory), as --follow picks it."
+
+
 def _format(json_flag: bool, ndjson_flag: bool) -> str:
     if json_flag and ndjson_flag:
         from .errors import UsageError
@@ -65,19 +79,23 @@ def _format(json_flag: bool, ndjson_flag: bool) -> str:
 
 @app.command()
 def cat(
-    path: str = typer.Argument(..., help="Log file, session directory, or - for stdin."),
+    path: str = typer.Argument(..., help="Log file, session directory, or - for stdin (with --follow or --latest, a sessions root too)."),
     type_glob: Optional[List[str]] = typer.Option(None, "--type", help="Only events whose type matches this glob (repeatable)."),
     turn: Optional[int] = typer.Option(None, "--turn", help="Only events of this turn number."),
     expand: bool = typer.Option(False, "--expand", help="Emit every stream member as its own timed-chunk line."),
     raw: bool = typer.Option(False, "--raw", help="Pass the decompressed physical lines through unchanged."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail or dropped damaged tail is an error."),
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep reading as dsh writes: print each event once it is durable (Ctrl-C ends)."),
+    latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
 ) -> None:
     """Print the normalized events as NDJSON, one per line, compact streams embedded."""
     from .cat import run_cat
 
     _finish(
-        lambda: run_cat(path, type_globs=type_glob or [], turn=turn, expand=expand, raw=raw, strict=strict, follow=follow)
+        lambda: run_cat(
+            _latest_of([path])[0] if latest else path,
+            type_globs=type_glob or [], turn=turn, expand=expand, raw=raw, strict=strict, follow=follow,
+        )
     )
 
 
@@ -112,13 +130,14 @@ def stats(
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail is an error."),
     follow: bool = typer.Option(False, "-f", "--follow", help="Watch one log as dsh writes it: a live summary on a terminal, a record per completed turn to a pipe."),
+    latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
 ) -> None:
     """Turns, steps, TTFT, decode speed, tokens, tool time and retries, computed as dsh computes them."""
     from .stats import run_stats
 
     _finish(
         lambda: run_stats(
-            paths or [],
+            _latest_of(paths or []) if latest else paths or [],
             by=by.value,
             output=_format(json_out, ndjson_out),
             since=since,
@@ -219,13 +238,14 @@ def replay(
     cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Terminal height written into a .cast export (default 30)."),
     follow: bool = typer.Option(False, "-f", "--follow", help="Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."),
+    latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
 ) -> None:
     """Replay what the user saw, at the recorded token timing."""
     from .replay import run_replay
 
     _finish(
         lambda: run_replay(
-            path,
+            _latest_of([path])[0] if latest else path,
             speed=speed,
             idle_limit=idle_limit,
             turn=turn,

@@ -287,6 +287,8 @@ def test_a_sessions_root_follows_the_latest_session(tmp_path):
     finally:
         follower.kill()
     assert status == 0 and out == expected
+    assert dshctl("cat", "--latest", str(root)) == expected  # --latest picks it without following
+    assert dshctl("stats", "--latest", "--ndjson", str(root)) == dshctl("stats", "--ndjson", str(logs[1]))
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):

@@ -9,7 +9,8 @@ the log grows (:mod:`dshctl.follow`). Two outputs:
 * to a pipe (or with ``--ndjson``), one NDJSON record per completed turn — the record ``stats --by turn
   --ndjson`` prints (``--by step``: per step, written when its turn completes). A turn is complete at
   its ``turn/end`` once the log pauses, or when the next turn starts; when following ends, the rest
-  comes out as ``stats`` would print it for the file as it stands.
+  comes out as ``stats`` would print it for the file as it stands. After a migration to a higher
+  generation the turns already written are not written again.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ class _TurnRecords:
         self.out = sys.stdout.buffer
         self.fold: StatsFold | None = None
         self.log: Any = None
-        self.written = 0
+        self.written = 0  # rows of the fold written
+        self.done: set = set()  # the turns (or steps) written from earlier logs: a migrated log skips them
+        self.current: set = set()
         follower.on_idle = self._idle
 
     def run(self) -> int:
@@ -92,6 +95,8 @@ class _TurnRecords:
         self.log = log
         self.fold = fold = _fold_for(log, keep_turns=self.by == "turn", keep_steps=self.by == "step")
         self.written = 0
+        self.done |= self.current
+        self.current = set()
         for event in log.events():
             fold.feed(event)
             self._write_new()
@@ -120,6 +125,10 @@ class _TurnRecords:
         while self.written < len(rows):
             row = dict(rows[self.written])
             self.written += 1
+            key = (row.get("turn"), row.get("step"))
+            if key in self.done:
+                continue
+            self.current.add(key)
             self.out.write(to_json(with_session(row, header.id, self.log.display)) + b"\n")
 
 
