@@ -82,6 +82,9 @@ class Log:
     dropped_tail: str | None = None
     _lines: Iterator[tuple[int, bytes]] | None = None
     _consumed: bool = False
+    before_fold: Callable[[Event | PackedRow], None] | None = None
+    """v0/v1: called with each record (a normalized event or a packed row) before the chunk fold holds
+    it back (the live replay shows the attempt being streamed before its settlement)."""
     # Set when streaming starts: whether the generation is v0/v1, and its event-type inventory.
     _v0: bool = field(default=False, init=False, repr=False)
     _known: frozenset = field(default=frozenset(), init=False, repr=False)
@@ -141,6 +144,8 @@ class Log:
             if self.generation <= 1:
                 normalizer = LegacyNormalizer(self.header.id)
                 logical = self._normalize_legacy(self._physical(), normalizer)
+                if self.before_fold is not None:
+                    logical = _observed(logical, self.before_fold)
                 yield from fold_chunks(logical, time_known=not self.fixture)
             else:
                 for item in self._physical():
@@ -361,6 +366,12 @@ class Log:
             if self.strict:
                 raise FormatError(text, file=self.display, line=torn.line)
             self.warn(text)
+
+
+def _observed(items: Iterator[Event | PackedRow], observe: Callable[[Event | PackedRow], None]) -> Iterator[Event | PackedRow]:
+    for item in items:
+        observe(item)
+        yield item
 
 
 def _is_turn_end(item) -> bool:

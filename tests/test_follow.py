@@ -368,3 +368,41 @@ def _settled(pane, timeout: float = 5.0) -> str:
             return screen
         screen = again
     pytest.fail(f"the screen kept changing:\n{screen}")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_live_view_streams_a_v0_attempt_before_it_settles(tmp_path):
+    """v0 chunk rows show at the live edge as a dim preview, token by token, before their settlement;
+    the settled items then take its place."""
+    import shlex
+
+    from test_replay_tmux import Pane, status_of
+
+    parts = batches(SAMPLES / "tour.session.jsonl", random.Random(7))
+    pause = next(k for k in range(2, len(parts)) if _pending_text(b"".join(parts[:k])))
+    log = tmp_path / "session.jsonl"
+    grower = Grower(log, parts, seed=7, pause_after=pause, gap=0.02)
+    pane = Pane(" ".join(shlex.quote(part) for part in [*DSHCTL, "replay", "--follow", str(log)]))
+    try:
+        grower.start()
+        assert grower.paused.wait(30)
+        words = _pending_text(b"".join(parts[:pause]))[-12:]
+        screen = pane.wait(lambda s: "· streaming (not settled yet)" in s and words in s.replace("\n", ""), "the preview")
+        assert "● live · streaming" in status_of(screen)
+        grower.resume()
+        assert grower.done.wait(60) and grower.error is None
+        pane.wait(lambda s: "turn 4 aborted" in s and "streaming" not in s, "the whole log, settled")
+        pane.keys("q")
+        pane.wait(lambda s: "EXITED 0" in s, "exit status 0")
+    finally:
+        grower.resume()
+        pane.close()
+
+
+def _pending_text(raw: bytes) -> str:
+    """The text of the text-chunks rows of a raw v0 log's pending attempt ("" when none is pending)."""
+    import json
+
+    pending = raw[len(_settled_prefix(raw)) :]
+    texts = [json.loads(line)["data"]["texts"] for line in pending.splitlines() if b'"text-chunks"' in line[:30]]
+    return "".join("".join(t) for t in texts).strip()

@@ -1,9 +1,9 @@
 """``dshctl replay --follow``: the session as dsh writes it.
 
 The timeline is the one ``replay`` builds (:class:`~dshctl.replay.timeline.Timeline`), over a log read by
-:mod:`dshctl.follow`: it grows as events become durable. A v2+ step appears when it settles (its message
-or attempt holds the stream); a v0 log's chunks are folded the same way, so its text appears when the
-step's message lands.
+:mod:`dshctl.follow`: it grows as events become final. A v2+ step appears when it settles (its message
+or attempt holds the stream); a v0 log's chunks are folded the same way, so in the transcript its text
+appears when the step's settlement lands (the live view previews it as it streams).
 
 * To a pipe (or with ``--instant``, or without a terminal to read keys from): the transcript, each
   piece written as soon as it is built and flushed whenever the reader has caught up with the log.

@@ -10,7 +10,13 @@ is the player of ``dshctl replay`` (:mod:`dshctl.replay.terminal`): the same scr
 At the live edge (playing, nothing left to play) the view jumps to each item as it lands, and the status
 line says ``● live``. Pause, scroll back, step or jump and the view stays where it is while the log
 keeps growing (``○ live · L``); playing catches up at the recorded pace, and ``L`` jumps back to the
-edge at once. ``q`` or Ctrl-C ends (status 0, the terminal restored); an error reading the log ends the
+edge at once.
+
+A v0 log records every chunk as it streams, but the chunk fold holds an attempt back until its
+settlement (it can still become a failed attempt). At the live edge the attempt being streamed is shown
+as a *preview* under the transcript, dim, token by token as the chunk rows land (:class:`_Preview`, fed by
+the reader's ``before_fold`` hook); when the settlement lands, the settled items take its place. v2+ logs
+write a step only when it settles, so there is nothing to preview. ``q`` or Ctrl-C ends (status 0, the terminal restored); an error reading the log ends the
 view and is reported once the terminal is restored.
 """
 
@@ -24,13 +30,18 @@ import threading
 import time
 from types import SimpleNamespace
 
-from ..textsafe import visible_line
+from ..textsafe import visible, visible_line
 from .player import Player
 from .terminal import BUILD_BATCH, HELP, POLL_INTERVAL, _console, _keys_not_echoed, _LoopState, _Screen, _wait
 from .timeline import Filters, Timeline, built_items
 
 LIVE_HELP = HELP.replace(" · q quit", " · L live edge · q quit")
 _END = None
+PREVIEW_LABEL = "· streaming (not settled yet)"
+
+
+class _PreviewText(str):
+    """A queue entry: the preview's new text, in order with the items (the settled items replace it)."""
 
 
 class LiveTimeline(Timeline):
@@ -41,6 +52,8 @@ class LiveTimeline(Timeline):
         super().__init__(SimpleNamespace(fixture=False, header=None), filters)
         self._arrivals = arrivals
         self._source = None
+        self.preview = ""
+        """The v0 attempt being streamed, not settled yet ("" when none)."""
 
     def _pull(self) -> bool:
         if self.complete:
@@ -51,9 +64,85 @@ class LiveTimeline(Timeline):
             return False
         if entry is _END:
             self.complete = True
+            self.preview = ""
             return False
+        if type(entry) is _PreviewText:
+            self.preview = str(entry)
+            return True
         self._source = iter((entry,))
         return super()._pull()
+
+
+class _Preview:
+    """The text of the v0 attempt being streamed, grouped as the chunk fold groups it (FORMAT §2.6): a
+    chunk of another (turn, step), or any chunk after a ``finish``, starts a new attempt; a settling
+    event ends it."""
+
+    SETTLING = frozenset({"assistant/message", "turn/end", "step/end", "llm/retry", "llm/retry-started"})
+
+    def __init__(self, publish) -> None:
+        self.publish = publish  # called with the new text
+        self.key: tuple | None = None
+        self.accumulator = None
+        self.finished = False
+
+    def observe(self, item) -> None:
+        from ..generations.v0 import PackedRow
+
+        if type(item) is PackedRow:
+            self._attempt(item.turn, item.step).push_run(item.record)
+        elif item.type == "assistant/chunk":
+            data = item.data if isinstance(item.data, dict) else {}
+            chunk = data.get("chunk")
+            if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str):
+                return
+            try:
+                self._attempt(data.get("turn"), data.get("step")).push(item.time or 0, chunk)
+            except ValueError:
+                return self._end()
+            self.finished = chunk["type"] == "finish"
+        elif item.type in self.SETTLING:
+            return self._end()
+        else:
+            return
+        self.publish(preview_text(self.accumulator.records))
+
+    def _attempt(self, turn, step):
+        from ..stream import Accumulator
+
+        if self.accumulator is None or self.finished or self.key != (turn, step):
+            self.accumulator, self.key, self.finished = Accumulator(), (turn, step), False
+        return self.accumulator
+
+    def _end(self) -> None:
+        if self.accumulator is not None:
+            self.accumulator = self.key = None
+            self.publish("")
+
+
+def preview_text(records) -> str:
+    """What a pending attempt's stream says so far: reasoning, text and tool-call arguments in order, a
+    new line where another block begins."""
+    from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
+
+    parts: list[str] = []
+    block = None
+    for record in records:
+        cls = record.__class__
+        if cls is TextChunks or cls is ReasoningChunks or cls is ToolCallChunks:
+            text = "".join(record.args if cls is ToolCallChunks else record.texts)
+            key = (cls, record.index)
+        elif cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
+            text = record.chunk.get("text")
+            text = text if isinstance(text, str) else ""
+            key = (record.chunk["type"], record.chunk.get("index"))
+        else:
+            continue
+        if block is not None and key != block and parts and not parts[-1].endswith("\n"):
+            parts.append("\n")
+        block = key
+        parts.append(text)
+    return "".join(parts)
 
 
 class _Feed:
@@ -86,9 +175,15 @@ class _Feed:
             self._wake()
 
     def _consume(self, log) -> None:
+        if log.generation <= 1:
+            log.before_fold = _Preview(self._preview).observe
         for entry in built_items(log, self.filters):
             self.arrivals.put(entry)
             self._wake()
+
+    def _preview(self, text: str) -> None:
+        self.arrivals.put(_PreviewText(text))
+        self._wake()
 
     def _wake(self) -> None:
         try:
@@ -120,14 +215,27 @@ class _LiveScreen(_Screen):
     def frame(self, player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
         from .render import status_text
 
-        rows = _Screen.frame(player, width, height, scroll=scroll, message=message, keys=keys)
         timeline = player.timeline
+        edge = at_live_edge(player) and scroll == 0
+        preview = self.preview_rows(timeline.preview, width, height) if edge else []
+        rows = _Screen.frame(player, width, height - len(preview), scroll=scroll, message=message, keys=keys)
+        rows[-1:-1] = preview
         if not timeline.complete:
-            live = "● live" if at_live_edge(player) and scroll == 0 else "○ live · L"
+            live = ("● live" + (" · streaming" if preview else "")) if edge else "○ live · L"
             rows[-1] = status_text(
                 timeline, player.position, speed=player.speed, paused=player.paused, width=width, message=message, keys=keys, live=live
             )
         return rows
+
+    def preview_rows(self, text: str, width: int, height: int) -> list:
+        """The last lines of the attempt being streamed, dim under a label; at most a third of the screen."""
+        from rich.text import Text
+
+        if not text or height < 6:
+            return []
+        lines = Text(visible(text), style="dim").wrap(self.console, width)
+        room = max(height // 3, 2) - 1
+        return [Text(PREVIEW_LABEL, style="dim italic")] + list(lines)[-room:]
 
 
 class _LiveLoopState(_LoopState):
@@ -143,8 +251,10 @@ class _LiveLoopState(_LoopState):
         player = self.player
         timeline = player.timeline
         edge = at_live_edge(player)
-        before, complete = len(timeline), timeline.complete
+        before, complete, preview = len(timeline), timeline.complete, timeline.preview
         timeline.extend(BUILD_BATCH)
+        if timeline.preview != preview:
+            self.dirty = True
         if len(timeline) != before or timeline.complete != complete:
             self.dirty = True
             if edge:
