@@ -357,6 +357,21 @@ def test_the_live_replay_view_in_a_terminal(tmp_path):
         pane.close()
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_live_view_opens_at_the_live_edge(tmp_path):
+    """A log already written is drawn at once, the view at its live edge, not played from the start."""
+    import shlex
+
+    from test_replay_tmux import Pane, status_of
+
+    pane = Pane(" ".join(shlex.quote(part) for part in [*DSHCTL, "replay", "--follow", str(SAMPLES / "tour.session.v4.jsonl.zstd")]))
+    try:
+        screen = pane.wait(lambda s: "turn 4" in status_of(s), "the last turn", timeout=4)
+        assert "● live" in status_of(screen) and "turn 4 aborted" in screen
+    finally:
+        pane.close()
+
+
 def _settled(pane, timeout: float = 5.0) -> str:
     """The screen once it stays the same for 0.3 s (a frame being drawn is not what the player shows)."""
     deadline = time.monotonic() + timeout

@@ -257,7 +257,7 @@ class _LiveLoopState(_LoopState):
             self.dirty = True
         if len(timeline) != before or timeline.complete != complete:
             self.dirty = True
-            if edge:
+            while edge and player.position < len(timeline):  # seeking builds one more item when one has arrived
                 player.seek(len(timeline), now)
         notes = self.feed.notes
         if len(notes) > self.notes_shown:
