@@ -141,7 +141,7 @@ class Log:
             if self.generation <= 1:
                 normalizer = LegacyNormalizer(self.header.id)
                 logical = self._normalize_legacy(self._physical(), normalizer)
-                yield from fold_chunks(logical, time_known=not self.fixture)
+                yield from fold_chunks(logical, time_known=lambda: not self.fixture)
             else:
                 for item in self._physical():
                     attach_stream(item)
