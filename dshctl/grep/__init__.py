@@ -8,7 +8,7 @@ Library use::
     for hit in result.hits:
         hit.turn, hit.step, hit.kind, hit.text, hit.match
 
-    for ref, result in dshctl.grep_logs(["samples/sessions"], r"ci\.yml"):
+    for ref, result in dshctl.grep_logs(["samples/sessions"], r"ci\\.yml"):
         ...
 
 * :mod:`.search` — :func:`grep_log`, :func:`grep_logs` and their records (:class:`Hit`, :class:`LogGrep`);
