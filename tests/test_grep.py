@@ -349,6 +349,8 @@ def test_case_twins_table_is_pythons():
 def test_byte_test_skips_what_cannot_be_there_and_keeps_what_may_be():
     data = b'{"type":"x","texts":["the C","I cache"],"text":"plain \\u00e9t\\u00e9 \\"q\\""}\n'
     assert ByteTest("CI cache", False).may_hold(data)  # split across two members
+    assert ByteTest("abac", False).may_hold(b'["aba","bac"]')  # cut after "a", not after the longer "aba"
+    assert not ByteTest("abac", False).may_hold(b'["aba","xac"]')
     assert ByteTest("plain", False).may_hold(data)
     assert not ByteTest("absent", False).may_hold(data)
     assert not ByteTest("type x", False).may_hold(data)  # "type" ends a key, not a member

@@ -39,12 +39,16 @@ class ByteTest:
         """False: the test cannot rule anything out (empty needle; non-ASCII needle with ``-i``)."""
         text = needle.lower() if ignore_case else needle
         self.needle = text.encode()
-        self.prefixes = [text[:end].encode() for end in range(len(text) - 1, 0, -1)]
+        self.text = text
+        self._cuts = {len(text[:cut].encode()): cut for cut in range(1, len(text))}
+        """Byte length of each proper prefix → its length in characters (where the needle is cut)."""
+        self._prefix_end = re.compile(b"(" + _prefix_trie(text[:-1]) + rb')"\s*[,\]}]') if len(text) > 1 else None
+        """A string ending with a non-empty prefix of the needle (a value: ``,`` ``]`` or ``}`` follows)."""
+        self._starts: dict[int, re.Pattern] = {}
         characters = _matching_characters(text, ignore_case)
         self.short_escapes = [_SHORT_ESCAPES[char] for char in characters if char in _SHORT_ESCAPES]
         self.unicode_escape = _unicode_escape_pattern(characters)
         self.twins = [twin.encode() for char in text for twin in _CASE_TWINS.get(char, "")] if ignore_case else []
-        self._prefix_ends: list[re.Pattern] | None = None
 
     def may_hold(self, data: bytes) -> bool:
         if not self.possible:
@@ -63,18 +67,27 @@ class ByteTest:
         return b"\\u" in data and self.unicode_escape.search(data) is not None
 
     def _split(self, data: bytes) -> bool:
-        """Whether some delta may end with a proper prefix of the needle (module doc)."""
-        for prefix in self.prefixes:
-            if prefix + b'",' in data or prefix + b'"]' in data or prefix + b'"}' in data:
-                return True
-        if not re.search(rb'"\s', data):
-            return False  # no whitespace after any quote: the compact forms above were every form
-        return any(pattern.search(data) for pattern in self._spaced_prefix_ends())
+        """Whether one delta may end with a proper prefix of the needle while another starts with the
+        character that follows it (module doc)."""
+        if self._prefix_end is None:
+            return False
+        tried: set[int] = set()
+        position = 0
+        # every start, overlapping ones too: "aba" in `aba",` ends two prefixes of "abab"
+        while (found := self._prefix_end.search(data, position)) is not None:
+            cut = self._cuts[len(found.group(1))]
+            if cut not in tried:
+                tried.add(cut)
+                if self._member_start(cut).search(data):
+                    return True
+            position = found.start() + 1
+        return False
 
-    def _spaced_prefix_ends(self) -> list[re.Pattern]:
-        if self._prefix_ends is None:
-            self._prefix_ends = [re.compile(re.escape(prefix) + rb'"\s*[,\]}]') for prefix in self.prefixes]
-        return self._prefix_ends
+    def _member_start(self, cut: int) -> re.Pattern:
+        pattern = self._starts.get(cut)
+        if pattern is None:
+            pattern = self._starts[cut] = re.compile(rb'[\[,:]\s*"' + re.escape(self.text[cut].encode()))
+        return pattern
 
 
 def _matching_characters(text: str, ignore_case: bool) -> set[str]:
@@ -94,3 +107,12 @@ def _unicode_escape_pattern(characters: set[str]) -> re.Pattern:
         units.add(code if code < 0x10000 else 0xD800 + ((code - 0x10000) >> 10))
     alternatives = b"|".join(b"%04x" % unit for unit in sorted(units))
     return re.compile(rb"\\u(?:" + alternatives + rb")", re.IGNORECASE)
+
+
+def _prefix_trie(text: str) -> bytes:
+    """A regular expression matching every non-empty prefix of ``text`` (``a(?:b(?:c)?)?``): one scan finds
+    them all, the first character leading it."""
+    pattern = b""
+    for char in reversed(text):
+        pattern = re.escape(char.encode()) + (b"(?:" + pattern + b")?" if pattern else b"")
+    return pattern
