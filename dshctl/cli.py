@@ -157,7 +157,7 @@ def grep(
             ignore_case=ignore_case,
             smart_case=smart_case,
             word=word,
-            kinds=kinds or ["user,assistant,reasoning,tool-call,tool-result,title"],
+            kinds=kinds or [],
             files_with_matches=files_with_matches,
             count=count,
             max_count=max_count,

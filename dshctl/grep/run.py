@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, UsageError
 from ..present import check_output
 from .pattern import compile_pattern
-from .search import SCHEMA, LogGrep, _checked_kinds, _Options, map_grep
+from .search import KINDS, SCHEMA, LogGrep, _checked_kinds, _Options, map_grep
 
 EXIT_NO_HIT = 1
 
@@ -82,6 +82,8 @@ class GrepRun:
                 self.failed = True
                 self.errors.append({"path": ref.display, "error": result.message})
                 continue
+            for text in result.warnings:
+                warn(f"{ref.display}: {text}")
             if result.count:
                 self.matched = True
             yield result
@@ -95,9 +97,8 @@ class GrepRun:
                 yield _log_record(result, self.mode)
 
     def document(self) -> dict:
-        key = {"hits": "hits", "files": "files", "counts": "counts"}[self.mode]
         records = list(self.records())
-        return {"schema": SCHEMA, key: records, "errors": self.errors}
+        return {"schema": SCHEMA, self.mode: records, "errors": self.errors}
 
     def lines(self) -> None:
         from .render import write_lines
@@ -126,7 +127,9 @@ def _check_numbers(*, max_count: int | None, context: int, jobs: int | None) -> 
 
 
 def _split_kinds(kinds: list[str]) -> list[str]:
-    """``--in`` values: repeated, comma-separated, or both."""
+    """``--in`` values: repeated, comma-separated, or both; none given means every kind."""
+    if not kinds:
+        return list(KINDS)
     return [kind.strip() for value in kinds for kind in value.split(",") if kind.strip()]
 
 

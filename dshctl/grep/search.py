@@ -8,7 +8,7 @@ decompressed bytes (:mod:`.skip`): a log that cannot hold it is not decoded at a
 from __future__ import annotations
 
 import os
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Iterable, Iterator
 
 import msgspec
@@ -170,10 +170,9 @@ def _in_window(created: Any, options: _Options) -> bool:
 def _skip_by_bytes(ref, pattern: Pattern, options: _Options) -> LogGrep | None:
     """A result without reading a record when the log's bytes cannot hold the ``-F`` string; None when
     they may (or cannot be judged this way): then the log is read."""
-    from .skip import ByteTest
     from .rawbytes import decompressed, header_of
 
-    test = ByteTest(pattern.fixed, pattern.ignore_case)
+    test = _byte_test(pattern.fixed, pattern.ignore_case)
     if not test.possible:
         return None
     data = decompressed(ref)
@@ -185,6 +184,14 @@ def _skip_by_bytes(ref, pattern: Pattern, options: _Options) -> LogGrep | None:
     result = LogGrep(path=ref.display, id=header.id, hits=[], count=0)
     result.skipped = not _in_window(header.createdAt, options)
     return result
+
+
+@lru_cache(maxsize=8)
+def _byte_test(needle: str, ignore_case: bool):
+    """One :class:`~.skip.ByteTest` per string, not per log (it compiles regular expressions)."""
+    from .skip import ByteTest
+
+    return ByteTest(needle, ignore_case)
 
 
 def grep_logs(
