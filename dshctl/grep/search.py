@@ -7,7 +7,6 @@ decompressed bytes (:mod:`.skip`): a log that cannot hold it is not decoded at a
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache, partial
 from typing import Any, Iterable, Iterator
 
@@ -179,11 +178,12 @@ def _skip_by_bytes(ref, pattern: Pattern, options: _Options) -> LogGrep | None:
     if data is None:
         return None
     header = header_of(data)
-    if header is None or test.may_hold(data):
+    if header is None:
         return None
-    result = LogGrep(path=ref.display, id=header.id, hits=[], count=0)
-    result.skipped = not _in_window(header.createdAt, options)
-    return result
+    outside = not _in_window(header.createdAt, options)
+    if not outside and test.may_hold(data):
+        return None
+    return LogGrep(path=ref.display, id=header.id, hits=[], count=0, skipped=outside)
 
 
 @lru_cache(maxsize=8)
