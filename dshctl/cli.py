@@ -16,7 +16,7 @@ from . import __version__
 
 app = typer.Typer(
     name="dshctl",
-    help="Look inside dsh (deepseek-harness) session logs: stats, replay, validate, images.",
+    help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images.",
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode=None,
@@ -121,6 +121,51 @@ def stats(
             until=until,
             jobs=jobs,
             strict=strict,
+            color=_color(ctx),
+        )
+    )
+
+
+@app.command()
+def grep(
+    ctx: typer.Context,
+    pattern: str = typer.Argument(..., help="A Python regular expression (with -F, a fixed string)."),
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
+    fixed: bool = typer.Option(False, "-F", "--fixed-strings", help="PATTERN is a fixed string, not a regular expression."),
+    ignore_case: bool = typer.Option(False, "-i", "--ignore-case", help="Ignore case."),
+    smart_case: bool = typer.Option(False, "-S", "--smart-case", help="Ignore case unless PATTERN has an upper-case letter."),
+    word: bool = typer.Option(False, "-w", "--word-regexp", help="Only matches that neither start nor end inside a word."),
+    kinds: Optional[List[str]] = typer.Option(None, "--in", help="Search only these: user,assistant,reasoning,tool-call,tool-result,title."),
+    files_with_matches: bool = typer.Option(False, "-l", "--files-with-matches", help="Print only the path of each log with a hit."),
+    count: bool = typer.Option(False, "-c", "--count", help="Print the number of hits of each log with one (PATH:COUNT)."),
+    max_count: Optional[int] = typer.Option(None, "-m", "--max-count", help="Stop reading a log after N hits."),
+    context: int = typer.Option(0, "-C", "--context", help="Show N lines of the block around each hit."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document."),
+    ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per hit (with -l/-c: per log)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only sessions created at or after this date/time (ISO 8601, epoch ms or an age like 7d)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only sessions created before this date/time."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+) -> None:
+    """Find what was said: prompts, answers, reasoning, tool calls and results, titles. Exit 0 hit, 1 none, 2 error."""
+    from .grep.run import run_grep
+
+    _finish(
+        lambda: run_grep(
+            pattern,
+            paths or [],
+            fixed=fixed,
+            ignore_case=ignore_case,
+            smart_case=smart_case,
+            word=word,
+            kinds=kinds or [],
+            files_with_matches=files_with_matches,
+            count=count,
+            max_count=max_count,
+            context=context,
+            output=_format(json_out, ndjson_out),
+            since=since,
+            until=until,
+            jobs=jobs,
             color=_color(ctx),
         )
     )

@@ -114,7 +114,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _written_before(ref, since_ms: int) -> bool:
+def written_before(ref, since_ms: int) -> bool:
     """True when the log's last write is well before ``since_ms``: it cannot hold a later session.
     Never for a ``--since`` still to come: only future-dated (synthetic) logs can match it, and their
     modification times say nothing about their ``createdAt``."""
@@ -167,7 +167,7 @@ class _StatsRun:
         refs = resolve_many(paths)
         self.single = len(refs) == 1
         if options.since_ms is not None:
-            opened = [ref for ref in refs if not _written_before(ref, options.since_ms)]
+            opened = [ref for ref in refs if not written_before(ref, options.since_ms)]
             self.aggregate.skipped += len(refs) - len(opened)
             refs = opened
         self.refs = refs
