@@ -20,7 +20,7 @@ from .timeline import Timeline
 from .transform import PlaybackClock
 
 MIN_SPEED = 1 / 64
-MAX_SPEED = 4096.0
+MAX_SPEED = 2048.0
 
 
 class Player:
