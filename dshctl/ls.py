@@ -129,7 +129,7 @@ def _default_root_logs() -> list:
 def _table_columns():
     from .output import number, text
 
-    return [text("id", fold=True), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
+    return [text("id", fold=True, least=16), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
             number("duration", drop=4), number("gen", drop=0), text("zstd", drop=0), number("size", drop=2),
             text("title", fold=True, drop=6)]
 
@@ -141,7 +141,7 @@ def _table_cells(row: dict[str, Any]) -> list[Any]:
     return [
         row["id"] or row["path"],
         row["cwd"],
-        row["created"],
+        utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "",
         "" if row["turns"] is None else f"{row['turns']:,}",
         "" if row["durationMs"] is None else format_duration(row["durationMs"]),
         f"v{row['generation']}" if row["generation"] is not None else "",

@@ -198,7 +198,8 @@ class Column:
     """One column of a table, as the command declares it.
 
     ``number``: a figure (digits, units); never cut, never folded. ``fold``: text that may fold onto
-    more lines when the table is too wide (ids, titles, paths, values). Other text stays whole.
+    more lines when the table is too wide (ids, titles, paths, values), to no fewer than ``least``
+    characters a line (:data:`FOLD_MIN` when unset). Other text stays whole.
     ``drop``: when the table is still too wide, columns are hidden in increasing ``drop`` order
     (``None``: never), and a footer names them. A ``(header, justify)`` pair is a number when
     right-justified, else text that may fold."""
@@ -208,14 +209,15 @@ class Column:
     number: bool = False
     fold: bool = False
     drop: int | None = None
+    least: int | None = None
 
 
 def number(header: str, drop: int | None = None) -> Column:
     return Column(header, "right", number=True, drop=drop)
 
 
-def text(header: str, *, fold: bool = False, drop: int | None = None) -> Column:
-    return Column(header, "left", fold=fold, drop=drop)
+def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None) -> Column:
+    return Column(header, "left", fold=fold, drop=drop, least=least)
 
 
 FOLD_MIN = 8
@@ -255,7 +257,7 @@ def _natural_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
 
 
 def _least_width(column: Column, natural: int) -> int:
-    return min(natural, FOLD_MIN) if column.fold else natural
+    return min(natural, column.least or FOLD_MIN) if column.fold else natural
 
 
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
