@@ -9,6 +9,7 @@ Every command is a few lines over these names, which load on first use so that `
         for event in log.events():
             ...
     stats = dshctl.log_stats("samples/tour.session.v4.jsonl.zstd")
+    found = dshctl.grep_log("samples/tour.session.v4.jsonl.zstd", "Node 14", fixed=True)
     report = dshctl.validate_log("samples/tour.session.v4.jsonl.zstd")
     images = dshctl.scan_images("samples/tour.session.v4.jsonl.zstd")
     timeline = dshctl.Timeline.open("samples/tour.session.v4.jsonl.zstd")
@@ -29,6 +30,8 @@ _API = {
     "LogRef": ("dshctl.source", "LogRef"),
     "resolve": ("dshctl.source", "resolve"),
     "log_stats": ("dshctl.stats", "log_stats"),
+    "grep_log": ("dshctl.grep", "grep_log"),
+    "grep_logs": ("dshctl.grep", "grep_logs"),
     "validate_log": ("dshctl.validate", "validate_log"),
     "scan_images": ("dshctl.images.scan", "scan_images"),
     "Timeline": ("dshctl.replay.timeline", "Timeline"),

@@ -6,7 +6,7 @@ import sys
 from fnmatch import fnmatchcase
 from typing import Any, Iterator
 
-from .errors import EXIT_OK
+from .errors import EXIT_FINDINGS, EXIT_OK
 from .output import emit_ndjson, warn
 
 
@@ -19,55 +19,93 @@ def header_json(log) -> dict[str, Any]:
 
 
 def iter_cat_records(log, *, type_globs: list[str], turn: int | None, expand: bool) -> Iterator[Any]:
-    """What ``dshctl cat`` prints for one opened log, as plain JSON values."""
-    from .stream import iter_members
-
+    """What ``dshctl cat`` prints for one opened log, as plain JSON values. With ``expand`` a selected
+    settlement brings its ``stream/chunk`` lines, and ``--type stream/chunk`` selects them on their own."""
     if not type_globs and turn is None:
         yield header_json(log)
+
+    def wanted(kind: str) -> bool:
+        return not type_globs or any(fnmatchcase(kind, glob) for glob in type_globs)
+
+    any_chunks_wanted = expand and wanted("stream/chunk")
     for event in log.events():
-        if type_globs and not any(fnmatchcase(event.type, glob) for glob in type_globs):
-            continue
         if turn is not None and event.turn != turn:
+            continue
+        event_wanted = wanted(event.type)
+        chunks_wanted = expand and (event_wanted or any_chunks_wanted)
+        if not event_wanted and not (chunks_wanted and event.stream is not None):
             continue
         record = event.to_builtins()
         if expand and event.stream is not None:
             members = 0
-            for member_time, chunk in iter_members(event.stream):
-                yield {
-                    "type": "stream/chunk",
-                    "settlementSeq": event.seq,
-                    "turn": event.turn,
-                    "step": event.step,
-                    "member": members,
-                    "time": member_time,
-                    "chunk": chunk,
-                }
+            for chunk_record in _stream_chunks(event):
+                if chunks_wanted:
+                    yield chunk_record
                 members += 1
             if isinstance(record["data"], dict):  # a v0 settlement's data can be anything; its stream is folded
                 record["data"].pop("stream", None)
             record["streamMembers"] = members
-        yield record
+        if event_wanted:
+            yield record
+
+
+def _stream_chunks(event) -> Iterator[dict[str, Any]]:
+    """A settlement's stream members, each a ``stream/chunk`` record."""
+    from .stream import iter_members
+
+    for member, (member_time, chunk) in enumerate(iter_members(event.stream)):
+        yield {
+            "type": "stream/chunk",
+            "settlementSeq": event.seq,
+            "turn": event.turn,
+            "step": event.step,
+            "member": member,
+            "time": member_time,
+            "chunk": chunk,
+        }
 
 
 def run_cat(
-    path: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, follow: bool = False
+    path: str,
+    *,
+    type_globs: list[str],
+    turn: int | None,
+    expand: bool,
+    raw: bool,
+    strict: bool,
+    salvage: bool = False,
+    follow: bool = False,
 ) -> int:
+    """The ``dshctl cat`` command; 1 when ``salvage`` read past damage."""
     from .reader import open_log
 
+    _check_options(type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
     if follow:
-        return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict)
+        return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
     if raw:
-        return _print_raw_lines(path, strict=strict)
-    log = open_log(path, strict=strict, on_warning=warn)
+        return _print_raw_lines(path, strict=strict, salvage=salvage)
+    log = open_log(path, strict=strict, on_warning=warn, salvage=salvage)
     emit_ndjson(iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand))
-    return EXIT_OK
+    return EXIT_FINDINGS if log.gaps else EXIT_OK
 
 
-def _print_raw_lines(path: str, *, strict: bool) -> int:
+def _check_options(*, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool) -> None:
+    """Options that cannot take effect together are refused, not ignored."""
+    from .errors import UsageError
+
+    if raw:
+        ignored = [flag for flag, on in (("--type", bool(type_globs)), ("--turn", turn is not None), ("--expand", expand)) if on]
+        if ignored:
+            raise UsageError(f"--raw prints the physical lines unchanged; {' and '.join(ignored)} cannot apply to them")
+    if strict and salvage:
+        raise UsageError("--strict refuses damage that --salvage reads past: choose one")
+
+
+def _print_raw_lines(path: str, *, strict: bool, salvage: bool) -> int:
     from .source import LineReader, resolve_one
 
     ref = resolve_one(path)
-    reader = LineReader(ref)
+    reader = LineReader(ref, salvage=salvage)
     out = sys.stdout.buffer
     try:
         for _, line in reader:
@@ -75,8 +113,10 @@ def _print_raw_lines(path: str, *, strict: bool) -> int:
             out.write(b"\n")
     finally:
         reader.close()
+    for gap in reader.gaps:
+        warn(f"{ref.display}: line {gap.line}: salvage: {gap.message}")
     report_raw_torn_tail(reader, strict=strict)
-    return EXIT_OK
+    return EXIT_FINDINGS if reader.gaps else EXIT_OK
 
 
 def report_raw_torn_tail(reader, *, strict: bool) -> None:
@@ -86,18 +126,24 @@ def report_raw_torn_tail(reader, *, strict: bool) -> None:
 
     torn = reader.torn_tail
     if torn is not None:
-        text = f"torn tail not printed: line {torn.line} ({torn.bytes} bytes, {torn.reason})"
+        display = reader.ref.display
+        text = f"torn tail not printed ({torn.bytes} bytes, {torn.reason})"
         if strict:
-            raise FormatError(text, file=reader.ref.display, line=torn.line)
-        warn(f"{reader.ref.display}: {text}")
+            raise FormatError(text, file=display, line=torn.line)
+        warn(f"{display}: line {torn.line}: {text}")
 
 
-def follow_cat(spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool) -> int:
+def follow_cat(
+    spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool = False
+) -> int:
     """``dshctl cat --follow``: each record written as soon as it is final, flushed whenever the reader
     has caught up with the log."""
+    from .errors import UsageError
     from .follow import Follower
     from .output import to_json
 
+    if salvage:
+        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
     follower = Follower(spec, strict=strict)
     out = sys.stdout.buffer
     follower.on_idle = out.flush

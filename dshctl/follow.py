@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from .errors import EXIT_OK
 from .source.follow import FollowingLineReader, FollowStop, LogMigrated
-from .source.paths import LogRef, latest_log
+from .source.paths import LogRef
 
 __all__ = ["Follower", "follow_target"]
 
@@ -29,10 +29,28 @@ def follow_target(spec: str) -> LogRef:
     """The log ``--follow`` watches for ``spec``: a file, a session directory's highest generation, or
     the most recently written session under a project directory or sessions root."""
     from .errors import UsageError
+    from .source.paths import resolve_named
 
     if spec == "-":
         raise UsageError("--follow reads a log file or directory, not standard input")
-    return latest_log(spec)
+    refs = resolve_named(spec)
+    if len(refs) == 1:
+        return refs[0]
+    written = [(_written_ns(ref), str(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
+    written = [entry for entry in written if entry[0] is not None]
+    if not written:
+        raise next((ref.problem for ref in refs if ref.problem is not None), None) or UsageError(f"{spec}: no readable log to follow")
+    return max(written, key=lambda entry: entry[:2])[2]
+
+
+def _written_ns(ref: LogRef) -> int | None:
+    """When the log was last written (``latest_session``'s rule: the newest modification time)."""
+    import os
+
+    try:
+        return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
+    except OSError:
+        return None
 
 
 class Follower:

@@ -1,7 +1,8 @@
 """``dshctl ls``: one row per session under a sessions root.
 
-Reads the header of each session's highest generation and, for the title, scans
-the lines for ``session/title`` without decoding any other record.
+Reads the header of each session's highest generation and, for the title and the turn count, scans
+the lines for ``session/title`` and ``turn/start`` without decoding any other record; the duration
+runs from ``createdAt`` to the time of the last record.
 """
 
 from __future__ import annotations
@@ -12,22 +13,27 @@ from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
 from .humanize import format_bytes, utc_moment
 
 _TITLE_MARK = b'"session/title"'
+_TURN_MARK = b'"turn/start"'
+SORT_KEYS = ("time", "created", "size", "title")
 
 
 def session_row(ref) -> dict[str, Any]:
-    """The listing row of one log: id, cwd, createdAt, generation, compression, bytes, title."""
-    import msgspec
-
+    """The listing row of one log: id, cwd, createdAt, turns, duration, generation, compression, bytes,
+    modified time, title."""
     from .reader import open_log
 
+    status = ref.path.stat() if ref.path is not None else None
     row: dict[str, Any] = {
         "id": None,
         "cwd": None,
         "createdAt": None,
         "created": None,
+        "turns": None,
+        "durationMs": None,
         "generation": ref.generation_from_name,
         "compression": None,
-        "bytes": ref.path.stat().st_size if ref.path is not None else None,
+        "bytes": status.st_size if status is not None else None,
+        "modifiedAt": int(status.st_mtime * 1000) if status is not None else None,
         "title": None,
         "path": ref.display,
         "error": None,
@@ -47,17 +53,7 @@ def session_row(ref) -> dict[str, Any]:
             generation=header.version,
             compression="zstd" if log.compressed else "none",
         )
-        decode = msgspec.json.decode
-        for _, line in log.body_lines():
-            if _TITLE_MARK in line:
-                try:
-                    obj = decode(line)
-                except msgspec.DecodeError:
-                    continue
-                if isinstance(obj, dict) and obj.get("type") == "session/title":
-                    data = obj.get("data")
-                    if isinstance(data, dict) and isinstance(data.get("title"), str):
-                        row["title"] = data["title"]
+        _scan_body(log.body_lines(), row)
     except DshctlError as exc:
         row["error"] = exc.message
     finally:
@@ -65,14 +61,54 @@ def session_row(ref) -> dict[str, Any]:
     return row
 
 
+def _scan_body(lines, row: dict[str, Any]) -> None:
+    """Title, turn count and duration from the body lines, decoding only the lines that may hold them."""
+    import msgspec
+
+    decode = msgspec.json.decode
+    turns, last = 0, None
+    for _, line in lines:
+        last = line
+        if _TITLE_MARK in line or _TURN_MARK in line:
+            kind, data = _record(decode, line)
+            if kind == "session/title" and isinstance(data, dict) and isinstance(data.get("title"), str):
+                row["title"] = data["title"]
+            elif kind == "turn/start":
+                turns += 1
+    row["turns"] = turns
+    end = _record_time(decode, last) if last is not None else None
+    created = row["createdAt"]
+    if isinstance(end, int) and isinstance(created, int) and created > 0 and end >= created:
+        row["durationMs"] = end - created
+
+
+def _record(decode, line: bytes) -> tuple[Any, Any]:
+    import msgspec
+
+    try:
+        obj = decode(line)
+    except msgspec.DecodeError:
+        return None, None
+    return (obj.get("type"), obj.get("data")) if isinstance(obj, dict) else (None, None)
+
+
+def _record_time(decode, line: bytes) -> Any:
+    import msgspec
+
+    try:
+        obj = decode(line)
+    except msgspec.DecodeError:
+        return None
+    return obj.get("time") if isinstance(obj, dict) else None
+
+
 def iter_session_rows(root: str | None, *, color: bool = True) -> Iterator[dict[str, Any]]:
     """The rows of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
     where none (the root empty or missing) is an answer: no sessions yet. One row per session, in path
     order; many sessions are read in worker processes (``color``: of their progress bar)."""
-    from .many import map_logs
-    from .source import resolve_named
+    from .many import map_logs, resolve_many, unique_refs
 
-    refs = resolve_named(root) if root is not None else _default_root_logs()
+    refs = resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
     for _, row in map_logs(session_row, refs, label="listing", color=color):
         yield row
 
@@ -90,15 +126,24 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-_TABLE_COLUMNS = [("id", "left"), ("cwd", "left"), ("created", "left"), ("gen", "right"), ("zstd", "left"), ("size", "right"), ("title", "left")]
+def _table_columns():
+    from .output import number, text
+
+    return [text("id", fold=True, least=16), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
+            number("duration", drop=4), number("gen", drop=0), text("zstd", drop=0), number("size", drop=2),
+            text("title", fold=True, drop=6)]
 
 
 def _table_cells(row: dict[str, Any]) -> list[Any]:
     """A listing row as the table shows it."""
+    from .stats.figures import format_duration
+
     return [
         row["id"] or row["path"],
         row["cwd"],
-        row["created"],
+        utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "",
+        "" if row["turns"] is None else f"{row['turns']:,}",
+        "" if row["durationMs"] is None else format_duration(row["durationMs"]),
         f"v{row['generation']}" if row["generation"] is not None else "",
         "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
         format_bytes(row["bytes"]),
@@ -106,23 +151,68 @@ def _table_cells(row: dict[str, Any]) -> list[Any]:
     ]
 
 
-def run_ls(root: str | None, *, output: str, color: bool = True) -> int:
-    from .output import print_table, warn
+def _sort_key(sort: str):
+    """Rows in ``sort`` order, oldest, smallest or A first; rows without the value last, by path."""
+    field = {"time": "modifiedAt", "created": "createdAt", "size": "bytes", "title": "title"}[sort]
+
+    def key(row: dict[str, Any]):
+        value = row[field]
+        return (value is None, value if value is not None else 0, row["path"])
+
+    return key
+
+
+def _chosen(rows: list[dict[str, Any]], since_ms: int | None, until_ms: int | None, project: str | None):
+    import os
+
+    cwd = os.path.abspath(project) if project is not None else None
+    for row in rows:
+        created = row["createdAt"] if isinstance(row["createdAt"], int) else None
+        if since_ms is not None and (created is None or created < since_ms):
+            continue
+        if until_ms is not None and (created is None or created >= until_ms):
+            continue
+        if cwd is not None and row["cwd"] != cwd:
+            continue
+        yield row
+
+
+def run_ls(
+    root: str | None,
+    *,
+    output: str,
+    sort: str = "time",
+    since: str | None = None,
+    until: str | None = None,
+    project: str | None = None,
+    verbose: bool = False,
+    color: bool = True,
+) -> int:
+    from .errors import UsageError
+    from .many import Warnings
+    from .output import print_table
     from .present import check_output, emit
+    from .stats.timespec import parse_time_ms
 
     check_output(output)
-    rows = list(iter_session_rows(root, color=color))
+    if sort not in SORT_KEYS:
+        raise UsageError(f"--sort: choose one of {', '.join(SORT_KEYS)}")
+    since_ms = parse_time_ms(since, option="--since") if since is not None else None
+    until_ms = parse_time_ms(until, option="--until") if until is not None else None
+    every = list(iter_session_rows(root, color=color))
+    rows = sorted(_chosen(every, since_ms, until_ms, project), key=_sort_key(sort))
     failed = [row for row in rows if row["error"]]
+    warnings = Warnings(verbose=verbose)
     for row in failed:
-        warn(f"{row['path']}: {row['error']}")
+        warnings.add(row["path"], row["error"])
+    caption = f"{len(rows)} session(s)" + (f" of {len(every)}" if len(rows) != len(every) else "")
     emit(
         output,
         document=lambda: {"sessions": rows},
         records=lambda: rows,
-        table=lambda: print_table(
-            None, _TABLE_COLUMNS, (_table_cells(row) for row in rows), caption=f"{len(rows)} session(s)", color=color
-        ),
+        table=lambda: print_table(None, _table_columns(), (_table_cells(row) for row in rows), caption=caption, color=color),
     )
-    if failed and len(failed) == len(rows) == 1:
+    warnings.report()
+    if failed and len(failed) == len(every) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK

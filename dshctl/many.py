@@ -25,16 +25,20 @@ def resolve_many(paths: list[str]) -> list[LogRef]:
     """Every log named by ``paths`` (files, session dirs, roots, ``-``); the default sessions root when
     none is given. Each must hold a log. Duplicates (the same file reached twice) are read once."""
     specs = paths or [str(sessions_root())]
-    refs: list[LogRef] = []
+    return unique_refs(ref for spec in specs for ref in resolve_named(spec))
+
+
+def unique_refs(refs) -> list[LogRef]:
+    """The one rule for a file reached twice (a symlink, a path named twice): it is read once, where
+    it is first reached."""
+    unique: list[LogRef] = []
     seen: set = set()
-    for spec in specs:
-        for ref in resolve_named(spec):
-            key = _file_identity(ref)
-            if key in seen:
-                continue
+    for ref in refs:
+        key = _file_identity(ref)
+        if key not in seen:
             seen.add(key)
-            refs.append(ref)
-    return refs
+            unique.append(ref)
+    return unique
 
 
 def _is_terminal(stream) -> bool:
@@ -233,3 +237,40 @@ class _ProgressBar:
 
     def stop(self) -> None:
         self._bar.stop()
+
+
+# --------------------------------------------------------------------------- warnings
+
+WARNING_EXAMPLES = 3
+"""How many paths a summarized warning names before "and N more"."""
+
+
+class Warnings:
+    """The warnings of many logs, told after the table: one line per kind (the text with its numbers
+    taken out) with its count and the first few paths, or every warning with ``verbose``. One log's
+    warnings are told as they are. JSON output keeps every warning in its records."""
+
+    def __init__(self, *, verbose: bool = False):
+        self.verbose = verbose
+        self._by_kind: dict[str, list[tuple[str, str]]] = {}
+
+    def add(self, path: str, text: str) -> None:
+        self._by_kind.setdefault(_warning_kind(text), []).append((path, text))
+
+    def report(self) -> None:
+        from .output import warn
+
+        for kind, found in self._by_kind.items():
+            if self.verbose or len(found) == 1:
+                for path, text in found:
+                    warn(f"{path}: {text}")
+                continue
+            paths = ", ".join(path for path, _ in found[:WARNING_EXAMPLES])
+            more = f" and {len(found) - WARNING_EXAMPLES} more" if len(found) > WARNING_EXAMPLES else ""
+            warn(f"{len(found)} logs: {kind} ({paths}{more}; --verbose lists each)")
+
+
+def _warning_kind(text: str) -> str:
+    import re
+
+    return re.sub(r"\d[\d,.]*", "N", text)

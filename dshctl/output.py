@@ -18,6 +18,7 @@ import os
 import secrets
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
@@ -31,11 +32,6 @@ def color_wanted(no_color_flag: bool) -> bool:
     """Colour unless ``--no-color`` was given or ``NO_COLOR`` is set (to anything but the empty string).
     The command line decides once and hands the answer down as a parameter."""
     return not no_color_flag and not os.environ.get("NO_COLOR")
-
-
-PIPE_WIDTH = 160
-"""Table width when output goes to a pipe or file and ``COLUMNS`` is unset: rich would assume 80 and
-fold ids and names that a reader of a log file wants whole."""
 
 
 _console_classes: list = []
@@ -56,13 +52,24 @@ def _console_class():
     return _console_classes[0]
 
 
-def console(stderr: bool = False, pipe_width: int = PIPE_WIDTH, *, color: bool = True):
+def terminal_width(stream=None) -> int | None:
+    """The width tables fit: ``COLUMNS`` when set, else the terminal's; ``None`` for a pipe or file,
+    where a table never wraps a row (one row per line, whatever its length)."""
+    stream = sys.stdout if stream is None else stream
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if not stream.isatty():
+            return None
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def console(stderr: bool = False, *, color: bool = True, width: int | None = None):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
-    ``pipe_width`` is its width when the stream is no terminal and ``COLUMNS`` is unset."""
-    stream = sys.stderr if stderr else sys.stdout
-    width = None
-    if not os.environ.get("COLUMNS") and not (hasattr(stream, "isatty") and stream.isatty()):
-        width = pipe_width
+    ``width`` overrides the detected one (a table wider than a pipe's default)."""
     return _console_class()(
         stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False
     )
@@ -186,56 +193,167 @@ def text_cell(value: Any, style: str | None = None):
     return Text(visible_line(value), style=style or "")
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of a table, as the command declares it.
+
+    ``number``: a figure (digits, units); never cut, never folded. ``fold``: text that may fold onto
+    more lines when the table is too wide (ids, titles, paths, values), to no fewer than ``least``
+    characters a line (:data:`FOLD_MIN` when unset). Other text stays whole.
+    ``drop``: when the table is still too wide, columns are hidden in increasing ``drop`` order
+    (``None``: never), and a footer names them. A ``(header, justify)`` pair is a number when
+    right-justified, else text that may fold."""
+
+    header: str
+    justify: str = "left"
+    number: bool = False
+    fold: bool = False
+    drop: int | None = None
+    least: int | None = None
+
+
+def number(header: str, drop: int | None = None) -> Column:
+    return Column(header, "right", number=True, drop=drop)
+
+
+def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None) -> Column:
+    return Column(header, "left", fold=fold, drop=drop, least=least)
+
+
+FOLD_MIN = 8
+"""The narrowest a folding column gets (or its natural width, when less): fewer characters a line
+no longer reads as an id or a title."""
+
+
+def _as_column(spec) -> Column:
+    if isinstance(spec, Column):
+        return spec
+    header, justify = spec
+    return Column(header, justify, number=justify == "right", fold=justify != "right")
+
+
+@dataclass
+class _Layout:
+    """Which columns a table shows and how wide each is; ``width`` is the whole table's."""
+
+    shown: list[int]
+    widths: dict[int, int]
+    hidden: list[str]
+    width: int
+
+
+def _overhead(count: int) -> int:
+    return 3 * count + 1  # a border before each column and after the last, one space either side of a cell
+
+
+def _natural_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+    from rich.cells import cell_len
+
+    widths = [max([cell_len(word) for word in header.split()] or [1]) for header in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], cell_len(cell))
+    return widths
+
+
+def _least_width(column: Column, natural: int) -> int:
+    return min(natural, column.least or FOLD_MIN) if column.fold else natural
+
+
+def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
+    """Fit a table to ``width`` (``None``: a pipe, every column whole): fold text first, then hide
+    columns in their ``drop`` order; numbers are never cut. A table that cannot fit even so is drawn
+    wider than ``width`` rather than cut."""
+    natural = _natural_widths([c.header for c in columns], rows)
+    shown = list(range(len(columns)))
+    hidden: list[str] = []
+    if width is not None:
+        droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
+        while droppable and _overhead(len(shown)) + sum(_least_width(columns[i], natural[i]) for i in shown) > width:
+            _, index = droppable.pop(0)
+            shown.remove(index)
+            hidden.append(columns[index].header)
+    widths = {i: natural[i] for i in shown}
+    if width is not None:
+        _fold_to(width - _overhead(len(shown)), columns, widths, natural)
+    return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
+
+
+def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: list[int]) -> None:
+    """Narrow the folding columns, widest first, until the cells take ``room`` characters at most."""
+    excess = sum(widths.values()) - room
+    folding = [i for i in widths if columns[i].fold]
+    while excess > 0 and folding:
+        widest = max(folding, key=lambda i: widths[i])
+        least = _least_width(columns[widest], natural[widest])
+        if widths[widest] <= least:
+            folding.remove(widest)
+            continue
+        others = [widths[i] for i in folding if i != widest]
+        target = max(least, max(others, default=least), widths[widest] - excess)
+        if target >= widths[widest]:
+            target = widths[widest] - 1
+        excess -= widths[widest] - target
+        widths[widest] = target
+
+
 def print_table(
     title: str | None,
-    columns: list[tuple[str, str]],
+    columns: list,
     rows: Iterable[list[Any]],
     caption: str | None = None,
     *,
-    wrap_last_only: bool = False,
-    pipe_width: int = PIPE_WIDTH,
     color: bool = True,
 ) -> None:
     """A rich table on stdout: the title in bold above it, the caption below. ``columns`` are
-    ``(header, justify)`` pairs; every cell is literal text (:func:`text_cell`). With ``wrap_last_only``
-    every column but the last keeps its cells on one line."""
+    :class:`Column` (or ``(header, justify)`` pairs); every cell is literal text (:func:`text_cell`).
+    On a terminal (or ``COLUMNS``) the table fits its width as :func:`layout` says, with a footer naming
+    hidden columns; to a pipe each row is one line, whatever its length."""
+    from rich import box
     from rich.table import Table
 
-    out = console(pipe_width=pipe_width, color=color)
-    table = Table(header_style="bold")
-    last = len(columns) - 1
-    for i, (header, justify) in enumerate(columns):
-        table.add_column(text_cell(header), justify=justify, overflow="fold", no_wrap=wrap_last_only and i != last)
-    for row in rows:
-        table.add_row(*[text_cell(cell) for cell in row])
+    specs = [_as_column(column) for column in columns]
+    cells = [[visible_line(cell) for cell in row] for row in rows]
+    width = terminal_width()
+    fitted = layout(specs, cells, width)
+    out = console(color=color, width=max(fitted.width, width or 0))
+    table = Table(header_style="bold", box=box.HEAVY_HEAD)
+    for i in fitted.shown:
+        spec = specs[i]
+        table.add_column(text_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
+                         overflow="fold", no_wrap=not spec.fold)
+    for row in cells:
+        table.add_row(*[text_cell(row[i]) for i in fitted.shown])
     if title:
-        out.print(text_cell(title, "bold"))
+        _print_line(out, title, "bold")
     out.print(table)
-    if caption:
-        for line in caption.split("\n"):  # dshctl's own line breaks; log text inside stays one line
-            out.print(text_cell(line))
+    for line in (caption or "").split("\n") if caption else []:  # dshctl's own line breaks
+        _print_line(out, line)
+    if fitted.hidden:
+        _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, a pipe or --json shows all)")
+
+
+def _print_line(out, line: str, style: str | None = None) -> None:
+    """A line of dshctl's own text; on a pipe never wrapped."""
+    out.print(text_cell(line, style), soft_wrap=terminal_width() is None)
 
 
 class Tables:
-    """Tables and lines on stdout drawn one way: with or without colour, and this wide on a pipe."""
+    """Tables and lines on stdout drawn one way: with or without colour."""
 
-    def __init__(self, *, color: bool, pipe_width: int = PIPE_WIDTH, wrap_last_only: bool = False):
+    def __init__(self, *, color: bool):
         self.color = color
-        self.pipe_width = pipe_width
-        self.wrap_last_only = wrap_last_only
 
-    def table(self, title: str | None, columns: list[tuple[str, str]], rows: Iterable[list[Any]], caption: str | None = None) -> None:
-        print_table(
-            title, columns, rows, caption, wrap_last_only=self.wrap_last_only, pipe_width=self.pipe_width, color=self.color
-        )
+    def table(self, title: str | None, columns: list, rows: Iterable[list[Any]], caption: str | None = None) -> None:
+        print_table(title, columns, rows, caption, color=self.color)
 
     def line(self, text: str) -> None:
-        print_line(text, self.pipe_width, color=self.color)
+        print_line(text, color=self.color)
 
 
-def print_line(text: str, pipe_width: int = PIPE_WIDTH, *, color: bool = True) -> None:
+def print_line(text: str, *, color: bool = True) -> None:
     """One line of literal text on stdout, through the same console as the tables."""
-    console(pipe_width=pipe_width, color=color).print(text_cell(text))
+    _print_line(console(color=color), text)
 
 
 class _CheckedStdout:

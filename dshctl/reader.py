@@ -80,6 +80,10 @@ class Log:
     ``session/end-seed {inherited: true}``, known once the events were read)."""
     event_count: int = 0
     dropped_tail: str | None = None
+    salvage: bool = False
+    """Read past damage (FORMAT §8): a damaged zstd frame (located by the structural walk) or record
+    is skipped and reported in :attr:`gaps` instead of ending the log."""
+    record_gaps: list = field(default_factory=list)
     _lines: Iterator[tuple[int, bytes]] | None = None
     _consumed: bool = False
     before_fold: Callable[[Event | PackedRow], None] | None = None
@@ -106,6 +110,11 @@ class Log:
     @property
     def torn_tail(self) -> TornTail | None:
         return self.reader.torn_tail
+
+    @property
+    def gaps(self) -> list:
+        """Salvage: every stretch of damage read past, in line order (:class:`~dshctl.source.lines.Gap`)."""
+        return sorted([*self.reader.gaps, *self.record_gaps], key=lambda gap: gap.line)
 
     @property
     def time_known(self) -> bool:
@@ -146,7 +155,7 @@ class Log:
                 logical = self._normalize_legacy(self._physical(), normalizer)
                 if self.before_fold is not None:
                     logical = _observed(logical, self.before_fold)
-                yield from fold_chunks(logical, time_known=not self.fixture)
+                yield from fold_chunks(logical, time_known=lambda: not self.fixture)
             else:
                 for item in self._physical():
                     attach_stream(item)
@@ -155,6 +164,7 @@ class Log:
             raise exc.located(file=self.display)
         finally:
             self.reader.close()
+        self._report_gaps()
         self._report_torn_tail()
 
     # -- internals ---------------------------------------------------------
@@ -220,6 +230,12 @@ class Log:
                 problem = FormatError(
                     f"seq gap in committed region: expected seq {position}, found {seq}", line=lineno, seq=position
                 )
+            if self.salvage:
+                after = self._salvaged(problem, item, position)
+                if after is not None:
+                    position = after
+                    yield item
+                continue
             suspect = self._suspect_tail(problem, item, lineno)
         self.event_count = position
         if suspect is not None:
@@ -290,12 +306,12 @@ class Log:
         issue = suspect.issue
         self.dropped_tail = issue.message
         text = (
-            f"line {issue.line}: {issue.message}; dropped {suspect.dropped} line(s) from there as the torn tail "
+            f"{issue.message}; dropped {suspect.dropped} line(s) from there as the torn tail "
             "(no later turn/end, as dsh does)"
         )
         if self.strict:
-            raise FormatError(text, line=issue.line, seq=issue.seq)
-        self.warn(text)
+            raise FormatError(text, line=issue.line, seq=issue.seq)  # the error names the line
+        self.warn(f"line {issue.line}: {text}")
 
     def _in_torn_frame(self, lineno: int) -> bool:
         start = getattr(self.reader, "torn_frame_start_line", None)
@@ -353,19 +369,40 @@ class Log:
                 self.cut = seq
         return event
 
+    def _report_gaps(self) -> None:
+        for gap in self.gaps:
+            self.warn(f"line {gap.line}: salvage: {gap.message}")
+
+    def _salvaged(self, problem: FormatError, item, position: int) -> int | None:
+        """Salvage: damage at a record is a gap, not a torn tail. The position the next record must
+        have: past ``item`` when it decoded (a seq gap: the lost records lie before it), else
+        ``None`` (the line is skipped)."""
+        from .source.lines import Gap
+
+        if item is None:
+            self.record_gaps.append(Gap(line=problem.line or 0, message=f"{problem.message}; line skipped"))
+            return None
+        seq, count = (item.seq0, item.count) if type(item) is PackedRow else (item.seq, 1)
+        lost = seq - position
+        message = f"{problem.message}; {lost} record(s) lost" if lost > 0 else f"{problem.message}; read on"
+        self.record_gaps.append(Gap(line=problem.line or 0, message=message))
+        return seq + count
+
     def _report_torn_tail(self) -> None:
+        """The torn tail as one message: a warning naming its line, or with ``strict`` an error located there."""
         torn = self.reader.torn_tail
-        if torn is not None:
-            if torn.compressed_bytes is not None:
-                text = (
-                    f"torn tail dropped at line {torn.line}: the last zstd frame is incomplete "
-                    f"({torn.compressed_bytes} bytes on disk, {torn.bytes} decoded bytes after its last complete line)"
-                )
-            else:
-                text = f"torn tail dropped at line {torn.line} ({torn.bytes} bytes, {torn.reason})"
-            if self.strict:
-                raise FormatError(text, file=self.display, line=torn.line)
-            self.warn(text)
+        if torn is None:
+            return
+        if torn.compressed_bytes is not None:
+            text = (
+                f"torn tail dropped: the last zstd frame is incomplete "
+                f"({torn.compressed_bytes} bytes on disk, {torn.bytes} decoded bytes after its last complete line)"
+            )
+        else:
+            text = f"torn tail dropped ({torn.bytes} bytes, {torn.reason})"
+        if self.strict:
+            raise FormatError(text, file=self.display, line=torn.line)
+        self.warn(f"line {torn.line}: {text}")
 
 
 def _observed(items: Iterator[Event | PackedRow], observe: Callable[[Event | PackedRow], None]) -> Iterator[Event | PackedRow]:
@@ -414,6 +451,7 @@ def open_log(
     on_warning: Callable[[str], None] | None = None,
     max_line_bytes: int | None = None,
     stop_at_line: int | None = None,
+    salvage: bool = False,
     reader: LineReader | None = None,
 ) -> Log:
     """Open one log and read its header. ``source`` is a path (``str`` or ``os.PathLike``: a file or a
@@ -424,12 +462,13 @@ def open_log(
             for event in log.events(): ...
 
     ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
-    validator uses it to read only what precedes damage its stricter codec found). ``reader`` reads the
+    validator uses it to read only what precedes damage its stricter codec found). ``salvage`` reads
+    past damage, reporting each gap (:attr:`Log.gaps`) instead of refusing the log. ``reader`` reads the
     lines instead of a new :class:`~dshctl.source.LineReader` over ``source`` (``--follow`` passes one
     that waits for the log to grow: :mod:`dshctl.source.follow`)."""
     ref = as_ref(source)
     if reader is None:
-        reader = LineReader(ref, max_line_bytes=max_line_bytes)
+        reader = LineReader(ref, max_line_bytes=max_line_bytes, salvage=salvage)
     lines = iter(reader)
     try:
         try:
@@ -443,7 +482,8 @@ def open_log(
             header_json = _decoder.decode(raw)
         except msgspec.DecodeError as exc:
             raise FormatError(f"line 1 is not JSON ({_brief(exc)}): not a dsh session log", line=1)
-        log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning)
+        log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning,
+                  salvage=salvage)
         log.header = parse_header(header_json, log.warn)
         if log.header.version <= 1 and log.header.seedLength is not None:
             log.cut = log.header.seedLength

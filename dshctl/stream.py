@@ -38,7 +38,7 @@ are JavaScript's, and live in :mod:`dshctl.jsvalues`.
 from __future__ import annotations
 
 from itertools import accumulate, islice
-from typing import Annotated, Any, Iterable, Iterator, Union
+from typing import Annotated, Any, Iterable, Iterator, NamedTuple, Union
 
 import msgspec
 
@@ -80,6 +80,8 @@ __all__ = [
     "last_raw_chunk",
     "raw_chunks",
     "joined_text",
+    "BlockText",
+    "block_texts",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -678,3 +680,99 @@ def joined_text(stream: Iterable[Record]) -> str:
         elif cls is RawChunk and record.chunk.get("type") == "text-delta":
             parts.append(record.chunk.get("text"))
     return "".join(parts)
+
+
+class BlockText(NamedTuple):
+    """One content block of a stream as it streamed: its deltas joined (``block_texts``)."""
+
+    index: int
+    type: str
+    """``text``, ``reasoning``, ``tool-call``, or another block type (``image`` …) whose text is empty."""
+    text: str
+    """Text and reasoning: the joined deltas; a tool call: its joined argument fragments."""
+    name: str | None
+    """A tool call's name: the first non-empty name of its deltas, else its block-end's; None otherwise."""
+
+
+class _BlockParts:
+    __slots__ = ("type", "parts", "name", "streamed", "ended")
+
+    def __init__(self, kind: str) -> None:
+        self.type = kind
+        self.parts: list[str] = []
+        self.name: str | None = None
+        self.streamed = False
+        self.ended = False
+
+    def add(self, text: Any, name: Any = None) -> None:
+        if self.ended:
+            return  # the assembler ignores deltas after the block's end; nobody saw them
+        self.streamed = True
+        if isinstance(text, str):
+            self.parts.append(text)
+        if self.name is None and isinstance(name, str) and name:
+            self.name = name
+
+    def end(self, block: Any) -> None:
+        if self.ended:
+            return  # the first close wins (§4.6)
+        self.ended = True
+        if not isinstance(block, dict):
+            return
+        name = block.get("name")
+        if self.name is None and isinstance(name, str) and name:
+            self.name = name
+        if not self.streamed:
+            whole = block.get("arguments") if self.type == "tool-call" else block.get("text")
+            if isinstance(whole, str):
+                self.parts.append(whole)
+
+
+_RUN_BLOCK_TYPES = {TextChunks: "text", ReasoningChunks: "reasoning", ToolCallChunks: "tool-call"}
+_DELTA_BLOCK_TYPES = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
+
+
+def block_texts(stream: Iterable[Record]) -> list[BlockText]:
+    """Every content block of one attempt's stream, in first-seen order (as the assembler orders them),
+    with the text it streamed: each run's members joined once (as :func:`joined_text` joins them), the
+    runs and raw deltas of one block index concatenated, so text split across deltas, runs and
+    interleaved blocks reads whole, never across two blocks. Deltas after a block's ``block-end`` are left
+    out (the assembler ignores them); a block that streamed nothing takes its text from its ``block-end``.
+    The text blocks' texts concatenated equal :func:`joined_text` when no delta follows its block's end.
+    """
+    blocks: dict[int, _BlockParts] = {}
+
+    def block(index: int, kind: str) -> _BlockParts:
+        parts = blocks.get(index)
+        if parts is None:
+            parts = blocks[index] = _BlockParts(kind)
+        return parts
+
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            _raw_into_blocks(record.chunk, block)
+        elif cls is ToolCallChunks:
+            block(record.index, "tool-call").add("".join(record.args), record.name or None)
+        else:
+            block(record.index, _RUN_BLOCK_TYPES[cls]).add("".join(record.texts))
+    return [BlockText(index, parts.type, "".join(parts.parts), parts.name) for index, parts in blocks.items()]
+
+
+def _raw_into_blocks(chunk: dict, block) -> None:
+    kind = chunk.get("type")
+    index = chunk.get("index")
+    if index.__class__ is not int:
+        return
+    if kind in _DELTA_BLOCK_TYPES:
+        if kind == "tool-call-delta":
+            block(index, "tool-call").add(chunk.get("argumentsDelta"), chunk.get("name"))
+        else:
+            block(index, _DELTA_BLOCK_TYPES[kind]).add(chunk.get("text"))
+    elif kind == "block-start":
+        block_type = chunk.get("blockType")
+        block(index, block_type if isinstance(block_type, str) else "?")
+    elif kind == "block-end":
+        payload = chunk.get("block")
+        block_type = payload.get("type") if isinstance(payload, dict) else None
+        block(index, block_type if isinstance(block_type, str) else "?").end(payload)

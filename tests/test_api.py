@@ -25,7 +25,7 @@ def test_import_dshctl_loads_no_heavy_module():
 def test_documented_names_resolve_and_are_listed():
     import dshctl
 
-    names = {"open_log", "Log", "LogRef", "resolve", "log_stats", "validate_log", "scan_images", "Timeline", "DshctlError"}
+    names = {"open_log", "Log", "LogRef", "resolve", "log_stats", "grep_log", "grep_logs", "validate_log", "scan_images", "Timeline", "DshctlError"}
     assert names <= set(dshctl.__all__) and names <= set(dir(dshctl))
     for name in names:
         assert getattr(dshctl, name) is not None
@@ -34,7 +34,7 @@ def test_documented_names_resolve_and_are_listed():
 
 
 def test_every_function_on_the_page_has_an_example():
-    for name in ("open_log", "resolve", "log_stats", "validate_log", "scan_images", "Timeline.open"):
+    for name in ("open_log", "resolve", "log_stats", "grep_log", "validate_log", "scan_images", "Timeline.open"):
         assert f"## `{name}(" in API_PAGE.read_text(), name
 
 

@@ -65,14 +65,15 @@ def test_validate_fails_on_nothing(tmp_path, shape):
     path = shape(tmp_path)
     result = invoke("validate", str(path))
     assert result.exit_code == 2, result.output
-    assert f"{path}: unreadable [codec/read] no dsh session logs found" in result.stdout
+    found = "not a dsh log location" if shape is empty_plain_dir else "no dsh session logs found"
+    assert f"{path}: unreadable [codec/read] {found}" in result.stdout
 
 
 def test_validate_junit_on_nothing_is_a_failing_testcase(tmp_path):
     result = invoke("validate", "--format", "junit", str(empty_plain_dir(tmp_path)))
     assert result.exit_code == 2
     assert 'tests="1" failures="0" errors="1"' in result.stdout
-    assert "no dsh session logs found" in result.stdout
+    assert "not a dsh log location" in result.stdout
 
 
 def test_validate_checks_the_other_paths_and_reports_the_empty_one(tmp_path):

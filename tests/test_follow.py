@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from dshctl.source import latest_log
+from dshctl.follow import follow_target
 from grow import Grower, batches, zstd_frames
 
 REPO = Path(__file__).resolve().parent.parent
@@ -277,8 +277,8 @@ def test_a_sessions_root_follows_the_latest_session(tmp_path):
         logs.append(session / "session.v4.jsonl.zstd")
         shutil.copyfile(SAMPLES / "tour.session.v4.jsonl.zstd", logs[-1])
     os.utime(logs[1], (2_000_000_000, 2_000_000_000))
-    assert latest_log(str(root)).path == logs[1]
-    assert latest_log(str(logs[0])).path == logs[0]
+    assert follow_target(str(root)).path == logs[1]
+    assert follow_target(str(logs[0])).path == logs[0]
     follower = Follower(["cat", "--follow"], root)
     try:
         expected = dshctl("cat", str(logs[1]))
@@ -287,8 +287,9 @@ def test_a_sessions_root_follows_the_latest_session(tmp_path):
     finally:
         follower.kill()
     assert status == 0 and out == expected
-    assert dshctl("cat", "--latest", str(root)) == expected  # --latest picks it without following
-    assert dshctl("stats", "--latest", "--ndjson", str(root)) == dshctl("stats", "--ndjson", str(logs[1]))
+    env_root = dict(os.environ, DSH_HOME=str(tmp_path), PYTHONPATH=str(REPO), NO_COLOR="1")
+    latest = subprocess.run([*DSHCTL, "cat", "--latest"], capture_output=True, env=env_root, cwd=REPO, timeout=30)
+    assert latest.stdout == expected  # --latest picks the same session without following
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):

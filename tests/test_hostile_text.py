@@ -60,7 +60,7 @@ def hostile_lines(sample: str) -> list[dict]:
     ignorable event type (validate quotes it)."""
     records = [json.loads(line) for line in (SAMPLES / sample).read_text().splitlines()]
     header = records[0]
-    header["id"] = HOSTILE + header["id"]  # the start too: stats shows the first 8 characters of an id
+    header["id"] = HOSTILE + header["id"]  # the start too: stats shows a prefix of an id
     header["cwd"] = header["cwd"] + HOSTILE
     header["x" + HOSTILE] = 1  # an unknown header key: every command warns, quoting it
     events = [_hostile(event) for event in records[1:]]
@@ -202,12 +202,28 @@ def test_stats_table_of_one_log(root, by, name):
     assert_markup_literal(result.stdout)
 
 
+@pytest.mark.parametrize("flags", [[], ["-F"], ["-C", "2"], ["-l"], ["-c"]])
+def test_grep_lines_show_markup_literally(root, flags):
+    result = run("grep", *flags, "pwned", str(root), status=(0,))
+    assert "pwned" in result.stdout or flags in (["-l"], ["-c"])
+    if not flags or flags == ["-C", "2"]:
+        assert_markup_literal(result.stdout)
+    assert "bad-header [blink]:smile:␛[2J" in result.stderr  # the unreadable log is reported, literally
+
+
+@pytest.mark.parametrize("fmt", ["--json", "--ndjson"])
+def test_grep_json_keeps_the_values(root, fmt):
+    result = run("grep", fmt, "--in", "assistant", "-F", "pwned", str(root), status=(0,))
+    hits = json.loads(result.stdout)["hits"] if fmt == "--json" else [json.loads(line) for line in result.stdout.splitlines()]
+    assert hits and all("\x1b]0;pwned\x07\x1b[2J" in hit["text"] for hit in hits)  # the exact value, escaped in JSON
+
+
 @pytest.mark.parametrize("by", ["session", "turn", "step"])
 def test_stats_table_of_the_root_lists_unreadable_logs_literally(root, by):
     result = run("stats", "--by", by, "-j", "1", str(root))
     assert "unreadable (skipped)" in result.stdout
     assert "[/x]" in result.stdout
-    assert "[/x][/][…" in result.stdout or by != "session"  # the session column's short id
+    assert "[/x][/][link=http://e]L" in result.stdout or by != "session"  # the session column's short id
 
 
 @pytest.mark.parametrize("fmt", ["--json", "--ndjson"])

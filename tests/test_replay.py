@@ -647,7 +647,7 @@ def test_ndjson_export_is_the_timeline(tmp_path):
 
 
 def test_non_tty_prints_the_transcript_without_waiting():
-    result = run_cli("replay", str(SAMPLES / "tour.session.v4.jsonl.zstd"), "--speed", "0.001")
+    result = run_cli("replay", str(SAMPLES / "tour.session.v4.jsonl.zstd"), "--speed", "0.015625")
     assert result.returncode == 0
     assert result.stdout.decode() == transcript(build(SAMPLES / "tour.session.v4.jsonl.zstd"))
     assert b"\x1b[" not in result.stdout

@@ -396,11 +396,18 @@ def test_non_canonical_names_are_ignored(tmp_path):
     assert parse_generation_name("session.jsonl") == (0, False)
 
 
-def test_session_dir_with_only_non_canonical_names_is_not_a_session_dir(tmp_path):
+def test_session_dir_with_only_non_canonical_names_is_a_plain_folder_of_logs(tmp_path):
     d = tmp_path / "sess"
     touch(d / "session.v0.jsonl")
+    touch(d / "notes.txt")
+    (ref,) = resolve(str(d))
+    assert ref.path == d / "session.v0.jsonl" and ref.generation_from_name is None and ref.session_dir is None
+
+
+def test_a_folder_without_any_log_is_no_log_location(tmp_path):
+    touch(tmp_path / "stuff" / "notes.txt")
     with pytest.raises(SourceError, match="expected a session directory"):
-        resolve(str(d))
+        resolve(str(tmp_path / "stuff"))
 
 
 def test_both_encodings_of_a_generation_is_an_error(tmp_path):

@@ -362,8 +362,11 @@ class _Group:
 _SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})
 
 
-def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iterator[Event]:
-    """Fold ``assistant/chunk`` events and packed rows into settlement streams (FORMAT §2.6)."""
+def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: Callable[[], bool]) -> Iterator[Event]:
+    """Fold ``assistant/chunk`` events and packed rows into settlement streams (FORMAT §2.6).
+
+    ``time_known`` is asked when an attempt settles, not before: the first record read decides whether
+    the log carries event times (the fixture form does not), and ``items`` is consumed lazily."""
     group: _Group | None = None
 
     def settle() -> Iterator[Event]:
@@ -374,7 +377,7 @@ def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: bool) -> Iter
         yield Event(
             type="assistant/attempt",
             seq=pending.last_seq,
-            time=pending.last_time if time_known else None,
+            time=pending.last_time if time_known() else None,
             data={"turn": pending.turn, "step": pending.step},
             line=pending.last_line,
             stream=pending.accumulator.records,

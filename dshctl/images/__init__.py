@@ -87,7 +87,8 @@ def run_images(
         used = [flag for flag, on in (("--store", store is not None), ("--name-template", name_template is not None),
                                       ("--force", force), ("--all", all_refs)) if on]
         if used:
-            raise UsageError(f"{', '.join(used)} only apply with --out DIR")
+            verb = "applies" if len(used) == 1 else "apply"
+            raise UsageError(f"{' and '.join(used)} only {verb} with --out DIR")
     template = NameTemplate(name_template if name_template is not None else DEFAULT_TEMPLATE)
     chosen = detect_store(store, how="--store") if store is not None else None
 

@@ -30,7 +30,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import EXIT_FINDINGS, UsageError
 
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
 
@@ -70,10 +70,12 @@ def run_replay(
     cast_version: int = 2,
     cols: int | None = None,
     rows: int | None = None,
+    salvage: bool = False,
     color: bool = True,
     follow: bool = False,
 ) -> int:
-    """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status."""
+    """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status
+    (1 when ``salvage`` read past damage)."""
     from ..output import warn
     from ..reader import open_log
     from .timeline import Timeline
@@ -101,23 +103,26 @@ def run_replay(
         live = interactive and _stdin_is_terminal()
         if live and (turn is not None or from_ms is not None):
             raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
-        start_of = partial(_start_position, turn=turn, from_ms=from_ms)
+        start_of = partial(_start_position, turn=turn, from_ms=from_ms, from_time=from_time)
         return run_replay_follow(
             path, filters, start_of, live=live, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps
         )
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
-    log = open_log(path, on_warning=held.append if interactive else warn)
+    log = open_log(path, on_warning=held.append if interactive else warn, salvage=salvage)
     try:
         timeline = Timeline(log, filters)
-        start = _start_position(timeline, turn, from_ms)
+        start = _start_position(timeline, turn, from_ms, from_time)
+        _refuse_nothing_to_show(timeline, turns)
         if export is not None:
-            return _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
-        if not interactive:
+            status = _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
+        elif not interactive:
             from .transcript import write_transcript
 
             write_transcript(timeline, sys.stdout, start, color=color and _isatty(sys.stdout), timestamps=timestamps)
-            return 0
-        return _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
+            status = 0
+        else:
+            status = _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
+        return status or (EXIT_FINDINGS if log.gaps else 0)
     finally:
         for text in held:
             warn(text)
@@ -141,10 +146,11 @@ def _check_options(
 ):
     """Refuse option values and combinations that make no sense (UsageError); returns the ``--from``
     offset in ms (or None) and the filters."""
+    from .player import MAX_SPEED, MIN_SPEED
     from .transform import make_filters, parse_from_time
 
-    if not speed > 0 or speed != speed or speed == float("inf"):
-        raise UsageError(f"--speed must be a positive number, got {speed}")
+    if not MIN_SPEED <= speed <= MAX_SPEED:  # NaN fails too
+        raise UsageError(f"--speed must be between 1/64 ({MIN_SPEED}) and {MAX_SPEED:g}, the player's range; got {speed:g}")
     if not idle_limit >= 0 or idle_limit == float("inf"):
         raise UsageError(f"--idle-limit must be 0 (no cap) or a positive number of seconds, got {idle_limit}")
     if turn is not None and from_time is not None:
@@ -173,8 +179,19 @@ def _stdin_is_terminal() -> bool:
     return stdin_is_terminal()
 
 
-def _start_position(timeline, turn: int | None, from_ms: int | None) -> int:
-    """Where output starts: at the header of ``--turn``, at the first fragment at or after ``--from``, or at 0."""
+def _refuse_nothing_to_show(timeline, turns: str | None) -> None:
+    """``--turns`` that keeps no turn of the log is an error, as ``--turn`` past the last one is."""
+    if turns is None:
+        return
+    while not timeline.turn_marks and timeline.extend():
+        pass
+    if not timeline.turn_marks:
+        raise UsageError(f"--turns {turns}: the log has no turn in that range")
+
+
+def _start_position(timeline, turn: int | None, from_ms: int | None, from_time: str | None = None) -> int:
+    """Where output starts: at the header of ``--turn``, at the first fragment at or after ``--from``, or at 0.
+    A start past the end of the log is an error."""
     if turn is not None:
         found = timeline.ensure_turn(turn)
         if found is None:
@@ -182,7 +199,11 @@ def _start_position(timeline, turn: int | None, from_ms: int | None) -> int:
             raise UsageError(f"--turn {turn}: the log has no turn {turn}" + (f" (last turn: {last})" if last else " (no turns)"))
         return found
     if from_ms is not None:
-        return timeline.first_at_or_after(from_ms)
+        found = timeline.first_at_or_after(from_ms)
+        if found >= len(timeline) and from_ms > 0:
+            length = timeline.clock_ms(len(timeline)) / 1000
+            raise UsageError(f"--from {from_time}: past the end of the log (it lasts {length:.1f} s)")
+        return found
     return 0
 
 

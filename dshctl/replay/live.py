@@ -28,14 +28,32 @@ import select
 import sys
 import threading
 import time
+from functools import partial
 from types import SimpleNamespace
 
 from ..textsafe import visible, visible_line
 from .player import Player
-from .terminal import BUILD_BATCH, HELP, POLL_INTERVAL, _console, _keys_not_echoed, _LoopState, _Screen, _wait
+from .terminal import (
+    BUILD_BATCH,
+    HELP_LINES,
+    POLL_INTERVAL,
+    View,
+    _console,
+    _enter_screen,
+    _keys_not_echoed,
+    _leave_screen,
+    _LoopState,
+    _Screen,
+    _suspend,
+    _terminal_mode,
+    _wait,
+    help_panel,
+    overlay,
+)
 from .timeline import Filters, Timeline, built_items
 
-LIVE_HELP = HELP.replace(" · q quit", " · L live edge · q quit")
+LIVE_HELP_LINES = HELP_LINES[:-1] + ("^Z     suspend       L     live edge",)
+"""The player's keys with the one ``--follow`` adds (``?`` closes the panel like any key)."""
 _END = None
 PREVIEW_LABEL = "· streaming (not settled yet)"
 
@@ -212,14 +230,20 @@ def at_live_edge(player: Player) -> bool:
 class _LiveScreen(_Screen):
     """The player's screen with the live mark on the status line."""
 
-    def frame(self, player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
+    def frame(self, player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool,
+              view: View | None = None) -> list:
         from .render import status_text
 
+        view = view or View()
         timeline = player.timeline
         edge = at_live_edge(player) and scroll == 0
         preview = self.preview_rows(timeline.preview, width, height) if edge else []
-        rows = _Screen.frame(player, width, height - len(preview), scroll=scroll, message=message, keys=keys)
+        plain = View()
+        plain.pinned = view.pinned
+        rows = _Screen.frame(player, width, height - len(preview), scroll=scroll, message=message, keys=keys, view=plain)
         rows[-1:-1] = preview
+        if view.help:
+            rows[:-1] = overlay(rows[:-1], help_panel(width, height - 1, LIVE_HELP_LINES), width)
         if not timeline.complete:
             live = ("● live" + (" · streaming" if preview else "")) if edge else "○ live · L"
             rows[-1] = status_text(
@@ -241,8 +265,9 @@ class _LiveScreen(_Screen):
 class _LiveLoopState(_LoopState):
     """The player's loop state, plus new items landing and the key back to the live edge."""
 
-    def __init__(self, player: Player, screen: _Screen, keys, feed: _Feed) -> None:
-        super().__init__(player, screen, keys)
+    def __init__(self, player: Player, screen: _Screen, keys, feed: _Feed, suspend) -> None:
+        super().__init__(player, screen, keys, suspend)
+        self.quit_keys[keys.ControlC] = 0  # Ctrl-C is how following ends
         self.feed = feed
         self.notes_shown = 0
 
@@ -274,10 +299,7 @@ class _LiveLoopState(_LoopState):
         if key in ("L", "l"):
             self.player.paused = False
             self.player.seek(len(self.player.timeline), now)
-            self.scroll = 0
-            return
-        if key in ("?", "h"):
-            self.player.message = LIVE_HELP
+            self._follow()
             return
         super()._command_key(key, now)
 
@@ -291,20 +313,18 @@ def play_live(path: str, filters: Filters, *, speed: float = 1.0, idle_limit: fl
     screen = _LiveScreen(console)
     feed.start()
     try:
+        cooked = _terminal_mode(sys.stdin)
         with _keys_not_echoed(sys.stdin):
-            console.set_alt_screen(True)
-            console.show_cursor(False)
+            _enter_screen(console)
             try:
                 screen.draw(player, scroll=0, message=None, keys=True)
                 from prompt_toolkit.input import create_input
 
                 source = create_input(sys.stdin)
                 with source.raw_mode():
-                    _live_loop(source, player, screen, feed, now)
+                    _live_loop(source, player, screen, feed, now, partial(_suspend, screen, sys.stdin, cooked))
             finally:
-                console.show_cursor(True)
-                console.set_alt_screen(False)
-                console.file.flush()
+                _leave_screen(console)
     except KeyboardInterrupt:
         pass
     finally:
@@ -313,10 +333,10 @@ def play_live(path: str, filters: Filters, *, speed: float = 1.0, idle_limit: fl
     return 0
 
 
-def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now) -> None:
+def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspend) -> None:
     from prompt_toolkit.keys import Keys
 
-    state = _LiveLoopState(player, screen, Keys, feed)
+    state = _LiveLoopState(player, screen, Keys, feed, suspend)
     keys_fd = source.fileno()
     while feed.failure is None:
         current = now()
@@ -327,7 +347,7 @@ def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now) -> Non
         if feed.wake_read in ready:
             feed.drain()
         for press in source.read_keys() if keys_fd in ready else source.flush_keys():
-            if not state.press(press.key, now()):
+            if state.press(press.key, now()) is not None:
                 return
 
 

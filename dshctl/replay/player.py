@@ -20,7 +20,7 @@ from .timeline import Timeline
 from .transform import PlaybackClock
 
 MIN_SPEED = 1 / 64
-MAX_SPEED = 4096.0
+MAX_SPEED = 2048.0
 
 
 class Player:
@@ -132,6 +132,32 @@ class Player:
         timeline.ensure(position)
         self.position = min(max(position, 0), len(timeline))
         self._anchor(now)
+
+    SEEK_SECONDS = 5
+
+    def seek_back(self, now: float) -> None:
+        """Five recorded seconds back (asciinema's ←); at least one fragment back."""
+        target = self._position_at(self.timeline.clock_ms(self.position) - self.SEEK_SECONDS * 1000)
+        self.seek(max(min(target, self.position - 1), 0), now)
+        self.message = f"-{self.SEEK_SECONDS} s"
+
+    def seek_ahead(self, now: float) -> None:
+        """Five recorded seconds on (asciinema's →); at least one fragment on, so an idle stretch is
+        crossed."""
+        target = self._position_at(self.timeline.clock_ms(self.position) + self.SEEK_SECONDS * 1000)
+        self.seek(max(target, self.position + 1), now)
+        self.message = f"+{self.SEEK_SECONDS} s"
+
+    def jump_to_percent(self, percent: int, now: float) -> None:
+        """To ``percent`` of the recorded duration (asciinema's digits: 0 → 0 %, 9 → 90 %)."""
+        timeline = self.timeline
+        timeline.ensure_all()
+        self.seek(self._position_at((timeline.duration_ms or 0) * percent // 100), now)
+        self.message = f"{percent}%"
+
+    def _position_at(self, offset_ms: int) -> int:
+        """The position showing every fragment recorded by ``offset_ms`` from the start (0 before it)."""
+        return 0 if offset_ms <= 0 else self.timeline.first_at_or_after(offset_ms + 1)
 
     def step_forward(self, now: float) -> bool:
         """One fragment forward (skipping fragments that show nothing); pauses first."""

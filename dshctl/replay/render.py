@@ -165,43 +165,76 @@ def status_text(
     keys: bool = True,
     live: str | None = None,
 ):
-    """The status line: play state, ``live`` (the ``--follow`` mark), turn/step, recorded clock, speed,
-    synthetic timing, title."""
+    """The status line: play state, ``live`` (the ``--follow`` mark), turn/step, recorded clock and
+    duration, speed, a progress bar, then the title and the key hint. What does not fit goes, title
+    first, then the hint, the bar, the step and the turn: state, live mark, position, duration and speed
+    stay at any width."""
     from rich.text import Text
 
     timeline.ensure(position)
+    left = _status_bits(timeline, position, speed, paused, width, live)
+    right = _status_right(timeline, position, width - len(left) - 1, keys, message)
+    line = left + " " * max(width - len(left) - len(right) - 1, 1) + right + " "
+    return Text(line[:width].ljust(width), style="reverse")
+
+
+def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, width: int, live: str | None = None) -> str:
+    """The left of the status line, with the turn and the step only while there is room for them."""
     turn, step = timeline.turn_at(position)
     at_end = timeline.complete and position >= len(timeline)
-    state = "■" if at_end else ("⏸" if paused else "▶")
-    bits = [f" {state}"]
-    if live:
-        bits.append(live)
-    if turn is not None:
-        bits.append(f"turn {turn}" + (f"/{timeline.max_turn}" if timeline.complete and timeline.max_turn else ""))
-        if step is not None:
-            bits.append(f"step {step}")
-    clock = format_clock(timeline.clock_ms(position))
+    state = f" {'■' if at_end else ('⏸' if paused else '▶')}"
     total = timeline.duration_ms
-    bits.append(clock + (f" / {format_clock(total)}" if total is not None else ""))
-    bits.append(_speed(speed) + "×")
+    clock = format_clock(timeline.clock_ms(position)) + (f" / {format_clock(total)}" if total is not None else "")
     current = timeline.current(position)
-    if current is not None and current.synthetic:
-        bits.append("synthetic timing")
-    if at_end:
-        bits.append("end")
-    left = " · ".join(bits)
+    marks = ["synthetic timing"] if current is not None and current.synthetic else []
+    marks += ["end"] if at_end else []
+    turn_bit = None if turn is None else f"turn {turn}" + (f"/{timeline.max_turn}" if timeline.complete and timeline.max_turn else "")
+    step_bit = None if turn is None or step is None else f"step {step}"
+    for shown in ((turn_bit, step_bit), (turn_bit, None), (None, None)):
+        bits = [state, *([live] if live else []), *[bit for bit in shown if bit], clock, _speed(speed) + "×", *marks]
+        left = " · ".join(bits)
+        if len(left) + 1 <= width:
+            break
+    return left
+
+
+PROGRESS_WIDTH = 16
+
+
+def _status_right(timeline: Timeline, position: int, room: int, keys: bool, message: str | None) -> str:
+    """The progress bar, then a message, or the title and the key hint: as many of them as ``room``
+    holds, the title going first."""
     if message:
-        right = message
+        tail = message if len(message) + 1 <= room else ""
     else:
-        title = timeline.title_at(position)
-        hint = "space ., [] np / g q" if keys else "ctrl-c quits"
-        right = f"{title} · {hint}" if title else hint
-    room = width - len(left) - 2
-    if room < len(right):
-        right = right[: max(room - 1, 0)] + ("…" if room > 1 else "") if room > 0 else ""
-    line = left + " " * max(width - len(left) - len(right) - 1, 1) + right + " "
-    line = line[:width]
-    return Text(line.ljust(width), style="reverse")
+        tail = "? keys" if keys else "ctrl-c quits"
+        tail = tail if len(tail) + 1 <= room else ""
+    room -= len(tail) + 1 if tail else 0
+    bar = _progress_bar(timeline, position, min(PROGRESS_WIDTH, room - 1)) if room >= 9 else ""
+    room -= len(bar) + 1 if bar else 0
+    if message and not tail:
+        tail = _cut(message, room + len(bar) + 1 if bar else room)
+        bar = "" if len(tail) > room else bar
+    title = "" if message else timeline.title_at(position) or ""
+    title = _cut(title, room - 3) if room - 3 >= 8 else ""
+    return " ".join(part for part in (bar, f"{title} ·" if title and tail else title, tail) if part)
+
+
+def _progress_bar(timeline: Timeline, position: int, width: int) -> str:
+    """How far ``position`` is through the session, by recorded time once the duration is known."""
+    total = timeline.duration_ms
+    if total:
+        done = timeline.clock_ms(position) / total
+    else:
+        done = position / len(timeline) if timeline.complete and len(timeline) else 0.0
+    filled = round(max(0.0, min(done, 1.0)) * width)
+    return "━" * filled + "─" * (width - filled)
+
+
+def _cut(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    return text[: room - 1] + "…" if room > 1 else ""
 
 
 def _speed(speed: float) -> str:

@@ -5,9 +5,12 @@
 :class:`~.player.Player` commands. The player decides what to show, this driver when: at most
 :data:`FRAME_INTERVAL` apart and only when something changed, writing only the rows that differ from
 the last frame (after scrolling the transcript rows when text moved up or down), each frame wrapped in
-synchronized output. The terminal is restored on every way out — ``q``, Ctrl-C (a key in
-raw mode), SIGTERM, an error while reading the log — by ``try/finally`` around prompt_toolkit's
-raw-mode context manager, the echo switch and rich's alternate screen / cursor switches.
+synchronized output. The terminal is restored on every way out — ``q`` (status 0), Ctrl-C (a key in
+raw mode; status 130, "interrupted"), SIGTERM, an error while reading the log — by ``try/finally``
+around prompt_toolkit's raw-mode context manager, the echo switch and rich's alternate screen /
+cursor switches; Ctrl-Z gives the terminal back before the process stops and takes it again on
+``fg``. ``?`` draws a help panel over the transcript; scrolling back pins the screen where it was
+(marked on its last row) while playback goes on, until End or G.
 
 :func:`play_stream` runs when only standard output is a terminal (the log comes from a pipe, or stdin
 is redirected): it prints the transcript with the recorded timing (idle limit and speed applied), no
@@ -26,6 +29,7 @@ import sys
 import termios
 import time
 from contextlib import contextmanager
+from functools import partial
 from typing import Callable
 
 from .player import Player
@@ -48,7 +52,58 @@ half-written frame never tears. Terminals that lack the mode ignore it, as they 
 private mode."""
 ERASE_TO_END = "\x1b[K"
 
-HELP = "space pause · +/- speed · . , step · ] [ turn · n p tool · / search · g turn no. · ↑↓ PgUp PgDn scroll · ^L redraw · q quit"
+HELP_TITLE = "keys"
+HELP_LINES = (
+    "space  pause/play    q ^C  quit",
+    "← →    -5 s/+5 s     0-9   0%…90%",
+    ". ,    step          ] [   turn",
+    "n p    tool call     g     go to turn",
+    "/      search        + -   speed",
+    "↑↓ PgUp PgDn  scroll back",
+    "End G  follow        ^L    redraw",
+    "^Z     suspend       ?     close",
+)
+"""The help overlay (``?``): one key a line, so it fits 40 columns; rows that do not fit a short
+terminal are left out from the end of the list."""
+
+
+class View:
+    """How the screen looks besides the player's position: the help panel shown, and the position a
+    scrolled-back screen stays at while playback goes on (``None``: following the output)."""
+
+    __slots__ = ("help", "pinned")
+
+    def __init__(self) -> None:
+        self.help = False
+        self.pinned: int | None = None
+
+
+def help_panel(width: int, height: int, keys: tuple[str, ...] = HELP_LINES) -> list[str]:
+    """The help overlay's rows, boxed: every key on a 40×12 terminal; on a smaller one the lines that
+    do not fit are left out from the end, and each is cut to ``width``. ``keys``: the lines (the live
+    view of ``--follow`` adds its own)."""
+    inner = min(max(len(line) for line in keys) + 2, max(width - 2, 1))
+    lines = [f" {line}" for line in keys][: max(height - 2, 0)]
+    top = f"─ {HELP_TITLE} · any key closes "
+    rows = ["┌" + (top + "─" * inner)[:inner] + "┐"]
+    rows += [f"│{line[:inner]:<{inner}}│" for line in lines]
+    rows.append("└" + "─" * inner + "┘")
+    return rows
+
+
+def overlay(rows: list, panel: list[str], width: int) -> list:
+    """``panel`` drawn over the middle of ``rows`` (rich Text), the transcript left of it kept."""
+    from rich.text import Text
+
+    top = max((len(rows) - len(panel)) // 2, 0)
+    left = max((width - len(panel[0])) // 2, 0)
+    out = list(rows)
+    for offset, line in enumerate(panel[: len(rows)]):
+        row = out[top + offset].copy()
+        row.truncate(left, pad=True)
+        row.append(Text(line, style="reverse"))
+        out[top + offset] = row
+    return out
 
 
 class _Screen:
@@ -62,12 +117,12 @@ class _Screen:
         self.shown: list = []  # the rows (rich Text) on the terminal now, status line last
         self.color_system = COLOR_SYSTEMS.get(console.color_system) if console.is_terminal else None
 
-    def draw(self, player: Player, *, scroll: int, message: str | None, keys: bool) -> None:
+    def draw(self, player: Player, *, scroll: int, message: str | None, keys: bool, view: View | None = None) -> None:
         width, height = self.console.size
         if (width, height) != self.size:
             self.size = (width, height)
             self.invalidate()  # the terminal may have reflowed the old rows
-        rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys)
+        rows = self.frame(player, width, height, scroll=scroll, message=message, keys=keys, view=view)
         out = [self.scroll_to(rows)]
         out += [
             f"\x1b[{number};1H{self.ansi(row, width)}"
@@ -105,13 +160,21 @@ class _Screen:
         return f"{region}\x1b[1;1H" + "\x1bM" * -shift + "\x1b[r"  # reverse index at the top margin
 
     @staticmethod
-    def frame(player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool) -> list:
-        """The ``height`` rows of the screen: the transcript rows, blank rows under them, the status line."""
+    def frame(player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool,
+              view: View | None = None) -> list:
+        """The ``height`` rows of the screen: the transcript rows, blank rows under them, the status line;
+        a scrolled-back view's mark on the last transcript row, the help panel over the rows."""
         from rich.text import Text
 
+        view = view or View()
         body = max(height - 1, 1)
-        rows = screen_rows(player.timeline, player.position, width, body, scroll)
+        position = player.position if view.pinned is None else view.pinned
+        rows = screen_rows(player.timeline, position, width, body, scroll)
         rows += [Text() for _ in range(body - len(rows))]
+        if scroll > 0 and body > 1:
+            rows[-1] = Text(f" scrolled ↑ {scroll} line{'s' if scroll != 1 else ''} — End to follow "[:width], style="reverse")
+        if view.help:
+            rows = overlay(rows, help_panel(width, body), width)
         status = status_text(
             player.timeline,
             player.position,
@@ -168,7 +231,7 @@ def _console(color: bool):
 def play_interactive(
     timeline: Timeline, player: Player, *, color: bool = True, now: Callable[[], float] = time.monotonic
 ) -> int:
-    """Play with keys until ``q`` / Ctrl-C. Returns the exit status (0)."""
+    """Play with keys until ``q`` (status 0) or Ctrl-C (130, "interrupted", as for every command)."""
     console = _console(color)
     screen = _Screen(console)
     previous_term = signal.getsignal(signal.SIGTERM)
@@ -178,9 +241,9 @@ def play_interactive(
 
     signal.signal(signal.SIGTERM, on_term)
     try:
+        cooked = _terminal_mode(sys.stdin)
         with _keys_not_echoed(sys.stdin):
-            console.set_alt_screen(True)
-            console.show_cursor(False)
+            _enter_screen(console)
             try:
                 player.tick(now())
                 screen.draw(player, scroll=0, message=None, keys=True)
@@ -188,15 +251,47 @@ def play_interactive(
 
                 source = create_input(sys.stdin)
                 with source.raw_mode():
-                    return _loop(source, player, screen, now)
+                    suspend = partial(_suspend, screen, sys.stdin, cooked)
+                    return _loop(source, player, screen, now, suspend)
             finally:
-                console.show_cursor(True)
-                console.set_alt_screen(False)
-                console.file.flush()
+                _leave_screen(console)
     except KeyboardInterrupt:
-        return 0
+        return 130
     finally:
         signal.signal(signal.SIGTERM, previous_term)
+
+
+def _enter_screen(console) -> None:
+    console.set_alt_screen(True)
+    console.show_cursor(False)
+
+
+def _leave_screen(console) -> None:
+    console.show_cursor(True)
+    console.set_alt_screen(False)
+    console.file.flush()
+
+
+def _terminal_mode(stream):
+    """The terminal's mode (termios attributes) now, or ``None`` when ``stream`` is no terminal."""
+    try:
+        return termios.tcgetattr(stream.fileno())
+    except (AttributeError, ValueError, OSError, termios.error):
+        return None
+
+
+def _suspend(screen: "_Screen", stream, cooked) -> None:
+    """Ctrl-Z: give the terminal back as it was (main screen, cursor, line mode), stop the process as
+    the shell's job control expects, and on ``fg`` take the terminal again and draw the whole screen."""
+    raw = _terminal_mode(stream)
+    _leave_screen(screen.console)
+    if cooked is not None:
+        termios.tcsetattr(stream.fileno(), termios.TCSADRAIN, cooked)
+    os.kill(os.getpid(), signal.SIGTSTP)  # stops here until SIGCONT
+    if raw is not None:
+        termios.tcsetattr(stream.fileno(), termios.TCSADRAIN, raw)
+    _enter_screen(screen.console)
+    screen.invalidate()
 
 
 @contextmanager
@@ -219,12 +314,12 @@ def _keys_not_echoed(stream):
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
-def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> int:
+def _loop(source, player: Player, screen: _Screen, now: Callable[[], float], suspend: Callable[[], None] = lambda: None) -> int:
     """Until a quit key: take what the player did, draw when due, build more of the timeline or wait for
-    keys, and hand each key to the loop's state."""
+    keys, and hand each key to the loop's state. Returns the exit status the quit key means."""
     from prompt_toolkit.keys import Keys
 
-    state = _LoopState(player, screen, Keys)
+    state = _LoopState(player, screen, Keys, suspend)
     fd = source.fileno()
     while True:
         current = now()
@@ -233,17 +328,20 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float]) -> 
         timeout = state.build_or_wait(current)
         ready, _, _ = select.select([fd], [], [], timeout)
         for press in source.read_keys() if ready else source.flush_keys():
-            if not state.press(press.key, now()):
-                return 0
+            status = state.press(press.key, now())
+            if status is not None:
+                return status
 
 
 class _LoopState:
     """What the interactive loop keeps besides the player: rows scrolled back, a prompt being typed
     (``/`` search, ``g`` go to turn), the message on the status line, and whether a frame is due."""
 
-    def __init__(self, player: Player, screen: _Screen, keys) -> None:
+    def __init__(self, player: Player, screen: _Screen, keys, suspend: Callable[[], None] = lambda: None) -> None:
         self.player = player
         self.screen = screen
+        self.suspend = suspend
+        self.view = View()
         self.scroll = 0
         self.prompt: str | None = None  # "search" | "goto"
         self.typed = ""
@@ -252,7 +350,7 @@ class _LoopState:
         self.last_draw = 0.0
         self.dirty = True
         self.keys = keys
-        self.quit_keys = ("q", "Q", keys.ControlC, keys.ControlD)
+        self.quit_keys = {"q": 0, "Q": 0, keys.ControlD: 0, keys.ControlC: 130}
         self.enter_keys = (keys.Enter, keys.ControlM, keys.ControlJ)
         self.cancel_keys = (keys.Escape, keys.ControlC, keys.ControlG)
         self.erase_keys = (keys.ControlH, keys.Backspace)
@@ -265,6 +363,8 @@ class _LoopState:
             "_": (Player.slower, False),
             ".": (Player.step_forward, True),
             ",": (Player.step_back, True),
+            keys.Left: (Player.seek_back, True),
+            keys.Right: (Player.seek_ahead, True),
             "]": (Player.next_turn, True),
             "[": (Player.prev_turn, True),
             "n": (Player.next_tool, True),
@@ -291,7 +391,7 @@ class _LoopState:
     def draw_if_due(self, now: float) -> None:
         """Draw a frame when something changed and the last one is at least FRAME_INTERVAL old."""
         if self.dirty and now - self.last_draw >= FRAME_INTERVAL:
-            self.screen.draw(self.player, scroll=self.scroll, message=self.status_message(), keys=True)
+            self.screen.draw(self.player, scroll=self.scroll, message=self.status_message(), keys=True, view=self.view)
             self.last_draw = now
             self.dirty = False
 
@@ -318,16 +418,19 @@ class _LoopState:
 
     # -- keys ---------------------------------------------------------------------------
 
-    def press(self, key, now: float) -> bool:
-        """Act on one key; False when it quits."""
+    def press(self, key, now: float) -> int | None:
+        """Act on one key; the exit status when it quits, else ``None``. With the help panel open, a key
+        closes it (a quit key still quits)."""
         if self.prompt is not None:
             self._prompt_key(key, now)
         elif key in self.quit_keys:
-            return False
+            return self.quit_keys[key]
+        elif self.view.help:
+            self.view.help = False
         else:
             self._command_key(key, now)
         self.dirty = True
-        return True
+        return None
 
     def _prompt_key(self, key, now: float) -> None:
         """A key while a prompt is open: Enter runs it, Escape (or ^C, ^G) drops it, Backspace erases."""
@@ -339,7 +442,7 @@ class _LoopState:
             elif self.typed:
                 self.player.message = f"not a turn number: {self.typed}"
             self.prompt = None
-            self.scroll = 0
+            self._follow()
         elif key in self.cancel_keys:
             self.prompt = None
         elif key in self.erase_keys:
@@ -354,25 +457,39 @@ class _LoopState:
             action, to_bottom = command
             action(self.player, now)
             if to_bottom:
-                self.scroll = 0
+                self._follow()
+        elif isinstance(key, str) and len(key) == 1 and key.isdigit():
+            self.player.jump_to_percent(int(key) * 10, now)
+            self._follow()
         elif key == "/":
             self.prompt, self.typed = "search", ""
         elif key == "g":
             self.prompt, self.typed = "goto", ""
         elif key in ("?", "h"):
-            self.player.message = HELP
-        elif key in (keys.Up, "k"):
-            self.scroll += 1
-        elif key in (keys.Down, "j"):
-            self.scroll = max(self.scroll - 1, 0)
-        elif key == keys.PageUp:
-            self.scroll += self._page()
-        elif key == keys.PageDown:
-            self.scroll = max(self.scroll - self._page(), 0)
+            self.view.help = True
+        elif key in (keys.Up, "k", keys.PageUp):
+            self._scroll_back(1 if key != keys.PageUp else self._page())
+        elif key in (keys.Down, "j", keys.PageDown):
+            self._scroll_back(-(1 if key != keys.PageDown else self._page()))
         elif key in (keys.End, "G"):
-            self.scroll = 0
+            self._follow()
         elif key == keys.ControlL:
             self.screen.invalidate()
+        elif key == keys.ControlZ:
+            self.suspend()
+
+    def _scroll_back(self, rows: int) -> None:
+        """Scroll back (or forward) ``rows``: a scrolled-back screen stays where it was while playback
+        goes on, until End or G (or the bottom) follows the output again."""
+        if self.scroll == 0 and rows > 0:
+            self.view.pinned = self.player.position
+        self.scroll = max(self.scroll + rows, 0)
+        if self.scroll == 0:
+            self._follow()
+
+    def _follow(self) -> None:
+        self.scroll = 0
+        self.view.pinned = None
 
     def _page(self) -> int:
         return max(self.screen.size[1] - 2, 1)

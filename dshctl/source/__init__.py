@@ -26,8 +26,11 @@ from dshctl.source.paths import (
     NO_CWD_DIR,
     LogRef,
     as_ref,
+    SessionDir,
     decode_session_dir_name,
-    latest_log,
+    find_session,
+    id_matches,
+    latest_session,
     no_logs_found,
     parse_generation_name,
     project_key,
@@ -35,7 +38,9 @@ from dshctl.source.paths import (
     resolve_named,
     resolve_one,
     session_log,
+    session_dirs,
     sessions_root,
+    short_ids,
 )
 
 __all__ = [
@@ -47,8 +52,11 @@ __all__ = [
     "LogRef",
     "TornTail",
     "as_ref",
+    "SessionDir",
     "decode_session_dir_name",
-    "latest_log",
+    "find_session",
+    "id_matches",
+    "latest_session",
     "max_line_bytes_from_env",
     "no_logs_found",
     "parse_generation_name",
@@ -57,5 +65,7 @@ __all__ = [
     "resolve_named",
     "resolve_one",
     "session_log",
+    "session_dirs",
     "sessions_root",
+    "short_ids",
 ]

@@ -22,6 +22,7 @@ from dshctl.source.zstd import ZSTD_MAGIC, ZstdFrames
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "Gap",
     "MAX_LINE_BYTES_ENV",
     "LineReader",
     "TornTail",
@@ -42,6 +43,15 @@ class TornTail:
     bytes: int  # size of the discarded fragment (decoded bytes)
     reason: str  # "no final LF" | "torn zstd frame"
     compressed_bytes: int | None = None  # bytes of the torn zstd frame in the file (zstd only)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Damage read past in salvage mode: the physical line number the next line read has, and what
+    was lost."""
+
+    line: int
+    message: str
 
 
 def max_line_bytes_from_env() -> int:
@@ -75,7 +85,8 @@ class LineReader(ZstdFrames):
     Attributes (valid during and after iteration): ``compressed``, ``frames``
     (complete zstd frames decoded), ``first_frame_lines`` (lines that ended in
     frame 1, set once frame 1 is complete; ``None`` for raw input),
-    ``torn_tail``, ``bytes_read`` (file bytes), ``bytes_decoded`` (plain bytes),
+    ``torn_tail``, ``gaps`` (with ``salvage``: damaged frames read past, each a :class:`Gap`; the
+    walk that locates damage resumes at the next frame magic instead of raising), ``bytes_read`` (file bytes), ``bytes_decoded`` (plain bytes),
     ``torn_frame_start_line`` (first physical line number that came from a torn
     final zstd frame; lines from there on are not in a complete frame, so damage
     there is a torn tail, not corruption). It is set when the tear is detected:
@@ -86,8 +97,10 @@ class LineReader(ZstdFrames):
     after iteration in that case. A reader iterates once.
     """
 
-    def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None):
+    def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None, salvage: bool = False):
         self.ref = ref
+        self.salvage = salvage
+        self.gaps: list[Gap] = []
         self.max_line_bytes = max_line_bytes_from_env() if max_line_bytes is None else max_line_bytes
         if self.max_line_bytes <= 0:
             raise UsageError("max_line_bytes must be positive")
@@ -240,6 +253,10 @@ class LineReader(ZstdFrames):
         )
         self._pending = []
         self._pending_len = 0
+
+    def _gap(self, message: str, line: int) -> None:
+        """Salvage: damage read past; the lines it held are lost, the reading goes on."""
+        self.gaps.append(Gap(line=line, message=message))
 
     def _too_long(self, line: int) -> SourceError:
         return self._error(

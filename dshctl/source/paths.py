@@ -24,8 +24,11 @@ __all__ = [
     "NO_CWD_DIR",
     "LogRef",
     "as_ref",
+    "SessionDir",
     "decode_session_dir_name",
-    "latest_log",
+    "find_session",
+    "id_matches",
+    "latest_session",
     "no_logs_found",
     "parse_generation_name",
     "project_key",
@@ -33,7 +36,9 @@ __all__ = [
     "resolve_named",
     "resolve_one",
     "session_log",
+    "session_dirs",
     "sessions_root",
+    "short_ids",
 ]
 
 MAX_SUPPORTED_GENERATION = 4
@@ -176,6 +181,8 @@ def resolve(spec: str) -> list[LogRef]:
     """Turn a command-line argument into the logs it names.
 
     * ``-`` → stdin.
+    * no such path, but a session id or a unique prefix of one under the sessions root
+      (:func:`find_session`) → that session directory.
     * a file (any name) → that file.
     * a session directory (holds canonical generation files) → its highest
       generation; mixed raw/zstd encodings → :class:`SourceError`; highest
@@ -186,6 +193,8 @@ def resolve(spec: str) -> list[LogRef]:
     * a project directory (``--<slug>--`` or ``_no-cwd``) or a sessions root
       (holds project directories) → the chosen log of every session directory
       in it, sorted by path; session directories without any log are skipped.
+    * any other directory: a plain folder of logs, its ``*.jsonl[.zstd]`` files and the logs of the
+      directories below it (:func:`_plain_folder_logs`).
 
     Results other than stdin are sorted by path.
     """
@@ -202,7 +211,10 @@ def resolve(spec: str) -> list[LogRef]:
     except OSError as exc:  # e.g. permission denied on a parent, name too long
         raise SourceError(os_error_reason(exc), file=spec) from None
     if not exists:
-        raise SourceError("no such file or directory", file=spec)
+        if not _may_be_session_id(spec):
+            raise SourceError("no such file or directory", file=spec)
+        path = find_session(spec)
+        return _resolve_dir(path, str(path))
     if not is_dir:
         parsed = parse_generation_name(path.name)
         return [
@@ -214,6 +226,11 @@ def resolve(spec: str) -> list[LogRef]:
             )
         ]
     return _resolve_dir(path, spec)
+
+
+def _may_be_session_id(spec: str) -> bool:
+    """A missing path without a directory part may be a session id (``7c1e5a2d``, ``session-…``)."""
+    return os.sep not in spec and "/" not in spec and not spec.startswith(".")
 
 
 def resolve_named(spec: str) -> list[LogRef]:
@@ -237,29 +254,6 @@ def resolve_one(spec: str) -> LogRef:
             f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
         )
     return refs[0]
-
-
-def latest_log(spec: str) -> LogRef:
-    """The most recently written log ``spec`` names: the log itself for a file or session directory, the
-    session whose chosen log was modified last for a project directory or sessions root (ties: the
-    later path). Sessions that cannot be resolved are passed over; if none can, the first one's problem
-    is raised."""
-    refs = resolve_named(spec)
-    if len(refs) == 1:
-        return refs[0]
-    readable = [(_modified_ns(ref), str(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
-    readable = [entry for entry in readable if entry[0] is not None]
-    if not readable:
-        problem = next((ref.problem for ref in refs if ref.problem is not None), None)
-        raise problem if problem is not None else no_logs_found(spec)
-    return max(readable, key=lambda entry: entry[:2])[2]
-
-
-def _modified_ns(ref: LogRef) -> int | None:
-    try:
-        return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
-    except OSError:
-        return None
 
 
 def session_log(session_dir: Path, display: str) -> LogRef | None:
@@ -304,11 +298,34 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
         )
     if not _has_non_scratch_entries(entries) and _may_be_root(path):
         return []
+    found = _plain_folder_logs(path, display, entries)
+    if found:
+        return found
     raise SourceError(
         "not a dsh log location: expected a session directory (session[.vN].jsonl[.zstd]), "
-        "a project directory (--<slug>--/<session>/) or a sessions root (--<slug>--/ subdirectories)",
+        "a project directory (--<slug>--/<session>/), a sessions root (--<slug>--/ subdirectories) "
+        "or a folder of *.jsonl[.zstd] logs",
         file=display,
     )
+
+
+def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
+    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd``
+    files by name, whatever they are called (the header tells the generation), and the logs of the
+    folders below it that hold any; hidden folders and folders without logs are passed over."""
+    refs: list[LogRef] = []
+    for name, is_dir in entries:
+        sub, sub_display = path / name, os.path.join(display, name)
+        if not is_dir and (name.endswith(".jsonl") or name.endswith(".jsonl.zstd")):
+            parsed = parse_generation_name(name)
+            refs.append(LogRef(path=sub, display=sub_display, generation_from_name=None if parsed is None else parsed[0],
+                               session_dir=None))
+        elif is_dir and not name.startswith("."):
+            try:
+                refs.extend(_resolve_dir(sub, sub_display))
+            except SourceError:
+                continue
+    return sorted(refs, key=_sort_key)
 
 
 def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
@@ -455,3 +472,126 @@ def _may_be_root(path: Path) -> bool:
 
 def _sort_key(ref: LogRef) -> str:
     return str(ref.path) if ref.path is not None else ""
+
+
+# --------------------------------------------------------------------------- session ids
+
+SHORT_ID_LENGTH = 8
+"""The fewest characters of an id's distinctive part (after ``session-``) a short id shows, as git
+shows at least seven of a hash."""
+
+_ID_TAIL_MARK = "session-"
+
+
+@dataclass(frozen=True)
+class SessionDir:
+    """A session directory under a sessions root: its id (the directory name decoded), its project
+    directory's name, and its chosen log (``None`` when it holds none)."""
+
+    id: str
+    project: str
+    path: Path
+    log: Path | None
+
+
+def _id_tail_start(session_id: str) -> int:
+    """Where the distinctive part of an id starts: after its last ``session-`` (ids are
+    ``session-<uuid>`` or ``<agent>-session-<uuid>``), else at the start."""
+    mark = session_id.rfind(_ID_TAIL_MARK)
+    return 0 if mark < 0 else mark + len(_ID_TAIL_MARK)
+
+
+def id_matches(session_id: str, query: str) -> bool:
+    """Whether ``query`` names ``session_id``: a prefix of the whole id, or of its part after ``session-``."""
+    return session_id.startswith(query) or session_id[_id_tail_start(session_id):].startswith(query)
+
+
+def short_ids(ids: list[str]) -> dict[str, str]:
+    """The shortest prefix of each id that no other id of ``ids`` shares, showing at least
+    :data:`SHORT_ID_LENGTH` characters of its distinctive part (the whole id when that is shorter)."""
+    unique = sorted(set(ids))
+    shown: dict[str, str] = {}
+    for position, session_id in enumerate(unique):
+        neighbours = unique[max(0, position - 1) : position] + unique[position + 1 : position + 2]
+        shared = max((_common_prefix(session_id, other) for other in neighbours), default=0)
+        length = max(_id_tail_start(session_id) + SHORT_ID_LENGTH, shared + 1)
+        shown[session_id] = session_id[:length]
+    return shown
+
+
+def _common_prefix(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+def session_dirs(root: str | os.PathLike | None = None, project: str | None = None) -> list[SessionDir]:
+    """Every session directory under ``root`` (default: :func:`sessions_root`), from directory names
+    only (no log is opened); ``project``, a cwd, keeps only its project directory (§1.2)."""
+    root_path = Path(root) if root is not None else sessions_root()
+    display = str(root_path)
+    projects = [project_key(os.path.abspath(project))] if project is not None else None
+    found: list[SessionDir] = []
+    if not root_path.is_dir():
+        return found
+    for name, is_dir in _scan(root_path, display):
+        if not is_dir or not _is_project_dir_name(name) or (projects is not None and name not in projects):
+            continue
+        project_path = root_path / name
+        for session_name, session_is_dir in _scan(project_path, os.path.join(display, name)):
+            if session_is_dir and not session_name.startswith(".dsh-mkdir-"):
+                session_path = project_path / session_name
+                found.append(SessionDir(decode_session_dir_name(session_name), name, session_path, _newest_log(session_path)))
+    return found
+
+
+def _newest_log(session_path: Path) -> Path | None:
+    """The highest canonical generation file of a session directory (unchecked: :func:`resolve` checks)."""
+    try:
+        names = [(parse_generation_name(name), name) for name in os.listdir(session_path)]
+    except OSError:
+        return None
+    chosen = max(((parsed[0], name) for parsed, name in names if parsed is not None), default=None)
+    return None if chosen is None else session_path / chosen[1]
+
+
+def find_session(query: str, root: str | os.PathLike | None = None, project: str | None = None) -> Path:
+    """The session directory whose id ``query`` names (the id, or a prefix of it or of its part after
+    ``session-``, as git takes a short hash). None → :class:`SourceError`; several →
+    :class:`UsageError` listing them."""
+    from dshctl.errors import UsageError
+
+    dirs = [found for found in session_dirs(root, project) if found.log is not None]
+    exact = [found for found in dirs if found.id == query]
+    matches = exact or [found for found in dirs if id_matches(found.id, query)]
+    if not matches:
+        where = root if root is not None else sessions_root()
+        raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
+    if len(matches) > 1:
+        listed = "; ".join(f"{found.id} ({found.project})" for found in matches[:10])
+        more = f"; and {len(matches) - 10} more" if len(matches) > 10 else ""
+        raise UsageError(f"session id prefix {query!r} is ambiguous: {listed}{more}")
+    return matches[0].path
+
+
+def latest_session(root: str | os.PathLike | None = None, project: str | None = None) -> Path:
+    """The session directory whose log was written last under ``root`` (default: :func:`sessions_root`);
+    ``project``, a cwd, keeps only that project's sessions."""
+    newest: tuple[float, Path] | None = None
+    for found in session_dirs(root, project):
+        if found.log is None:
+            continue
+        try:
+            written = found.log.stat().st_mtime
+        except OSError:
+            continue
+        if newest is None or written > newest[0]:
+            newest = (written, found.path)
+    if newest is None:
+        where = root if root is not None else sessions_root()
+        scope = f" for project {project}" if project is not None else ""
+        raise SourceError(f"no session{scope} to take as --latest", file=str(where))
+    return newest[1]

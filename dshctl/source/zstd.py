@@ -69,6 +69,8 @@ class ZstdFrames:
     _split: Callable[[bytes], list[bytes]]
     _numbered: Callable[[list[bytes]], Iterator[tuple[int, bytes]]]
     _tear: Callable[..., None]
+    _gap: Callable[..., None]
+    salvage: bool
 
     def _blocks_per_call(self) -> int:
         return max(1, min(MAX_BLOCKS_PER_CALL, self.max_line_bytes // ZSTD_BLOCK_MAX))
@@ -204,16 +206,47 @@ class ZstdFrames:
             frame_no += 1
             frame = _Frame(frame_no, frame_start, self._line + 1)
             try:
-                self._walk_header(window, frame, blocks_per_call * ZSTD_BLOCK_MAX)
-                yield from self._walk_blocks(window, frame, context, blocks_per_call)
+                yield from self._walk_frame(context, window, frame, blocks_per_call)
             except _Torn:
+                if self.salvage and window.find(ZSTD_MAGIC, frame.start + 1) is not None:
+                    # not the end: a damaged size sent the walk past the frames that follow
+                    frame_start = self._skip_damage(window, frame, self._error(f"corrupt zstd frame {frame.number}: its blocks run past the end of the file"))
+                    continue
                 self.torn_frame_start_line = frame.first_line
                 yield from self._torn_frame(context, window, frame)
                 return
-            yield from self._frame_lines(self._decode_frame(context, window, frame))
-            self._end_frame(frame.number)
+            except SourceError as damage:
+                if not self.salvage:
+                    raise
+                frame_start = self._skip_damage(window, frame, damage)
+                if frame_start is None:
+                    return
+                continue
             frame_start = frame.end
             window.release(frame.end)
+
+    def _walk_frame(
+        self, context: zstandard.ZstdDecompressor, window: _Buffer, frame: _Frame, blocks_per_call: int
+    ) -> Iterator[tuple[int, bytes]]:
+        """One frame's lines: its header and blocks walked, then decoded; it must end on an LF."""
+        self._walk_header(window, frame, blocks_per_call * ZSTD_BLOCK_MAX)
+        yield from self._walk_blocks(window, frame, context, blocks_per_call)
+        yield from self._frame_lines(self._decode_frame(context, window, frame))
+        self._end_frame(frame.number)
+
+    def _skip_damage(self, window: _Buffer, frame: _Frame, damage: SourceError) -> int | None:
+        """Salvage: report the damaged frame as a gap and find the next frame magic after its start
+        (``None``: none left). The line it broke off is lost with it."""
+        self._pending = []
+        self._pending_len = 0
+        found = window.find(ZSTD_MAGIC, frame.start + 1)
+        end = found if found is not None else window.end
+        self._gap(f"{damage.message}; skipped {end - frame.start} byte(s) of the file "
+                  f"(offsets {frame.start}-{end}) to {'the next frame' if found is not None else 'the end'}",
+                  line=self._line + 1)
+        if found is not None:
+            window.release(found)
+        return found
 
     def _walk_header(self, window: _Buffer, frame: _Frame, out_bound: int) -> None:
         """The frame header (RFC 8878 §3.1.1.1): check the magic and the reserved bits, find where the
@@ -397,6 +430,20 @@ class _Buffer:
 
     def release(self, upto: int) -> None:
         self.keep = upto
+
+    def find(self, needle: bytes, offset: int) -> int | None:
+        """The absolute offset of the next ``needle`` at or after ``offset``, reading on as needed
+        (what lies before it is released); ``None`` when the input ends first."""
+        while True:
+            self.ensure(offset + len(needle))
+            at = self.buf.find(needle, max(0, offset - self.start))
+            if at >= 0:
+                return self.start + at
+            if self.eof:
+                return None
+            offset = max(offset, self.end - len(needle) + 1)
+            self.release(offset)
+            self.ensure(self.end + 1)
 
 
 def _zstd_message(exc: Exception) -> str:

@@ -41,8 +41,11 @@ def log_stats(
     since_ms: int | None = None,
     until_ms: int | None = None,
     strict: bool = False,
+    salvage: bool = False,
 ) -> LogStats:
     """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
+
+    ``salvage`` reads past damage; the session record then holds ``gaps``, the damage read past.
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
     nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
@@ -51,7 +54,7 @@ def log_stats(
 
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    log = open_log(source, strict=strict)
+    log = open_log(source, strict=strict, salvage=salvage)
     header = log.header
     identity = {
         "kind": "session",
@@ -85,14 +88,18 @@ def log_stats(
     session["cut"] = log.cut
     session.update(fold.session())
     session["warnings"] = list(log.warnings)
+    if salvage:
+        session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
     turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
     steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
-def _stats_of_log(ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool) -> LogStats:
+def _stats_of_log(
+    ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool, salvage: bool = False
+) -> LogStats:
     """:func:`log_stats` as ``run_stats`` maps it over the logs (in worker processes when there are many)."""
-    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict)
+    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict, salvage=salvage)
     if not spark and result.samples is not None:
         result.samples.spark = None  # only a single log's table draws it: not sent back from a worker
     return result
@@ -108,7 +115,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _written_before(ref, since_ms: int) -> bool:
+def written_before(ref, since_ms: int) -> bool:
     """True when the log's last write is well before ``since_ms``: it cannot hold a later session.
     Never for a ``--since`` still to come: only future-dated (synthetic) logs can match it, and their
     modification times say nothing about their ``createdAt``."""
@@ -128,22 +135,27 @@ class _Options(msgspec.Struct, frozen=True):
     until_ms: int | None
     jobs: int | None
     strict: bool
+    salvage: bool = False
 
 
 def _checked_options(
-    *, by: str, output: str, since: str | None, until: str | None, jobs: int | None, strict: bool
+    *, by: str, output: str, since: str | None, until: str | None, jobs: int | None, strict: bool,
+    salvage: bool = False,
 ) -> _Options:
     if by not in BY_CHOICES:
         raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
     check_output(output)
     if jobs is not None and jobs < 1:
         raise UsageError("-j/--jobs must be at least 1")
+    if strict and salvage:
+        raise UsageError("--strict refuses damage that --salvage reads past: choose one")
     return _Options(
         by=by,
         since_ms=parse_time_ms(since, option="--since") if since is not None else None,
         until_ms=parse_time_ms(until, option="--until") if until is not None else None,
         jobs=jobs,
         strict=strict,
+        salvage=salvage,
     )
 
 
@@ -151,17 +163,19 @@ class _StatsRun:
     """The logs of one ``dshctl stats`` run read in turn: each result folded into the aggregate, each
     unreadable log warned about and listed, each log outside ``--since`` / ``--until`` counted."""
 
-    def __init__(self, paths: list[str], options: _Options, *, color: bool):
-        from ..many import resolve_many
+    def __init__(self, paths: list[str], options: _Options, *, color: bool, verbose: bool = False):
+        from ..many import Warnings, resolve_many
 
         self.options = options
         self.color = color
+        self.warnings = Warnings(verbose=verbose)
+        self.salvaged = 0  # logs read past damage
         self.aggregate = Aggregate()
         self.errors: list[dict] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
         if options.since_ms is not None:
-            opened = [ref for ref in refs if not _written_before(ref, options.since_ms)]
+            opened = [ref for ref in refs if not written_before(ref, options.since_ms)]
             self.aggregate.skipped += len(refs) - len(opened)
             refs = opened
         self.refs = refs
@@ -169,7 +183,6 @@ class _StatsRun:
     def results(self) -> Iterator[LogStats]:
         """The statistics of every log read, in the order of the logs."""
         from ..many import map_logs
-        from ..output import warn
 
         options = self.options
         stats_of_log = partial(
@@ -179,13 +192,14 @@ class _StatsRun:
             until_ms=options.until_ms,
             strict=options.strict,
             spark=self.single and options.by == "session",
+            salvage=options.salvage,
         )
         aggregate = self.aggregate
         for ref, result in map_logs(stats_of_log, self.refs, jobs=options.jobs, label="stats", color=self.color):
             if isinstance(result, DshctlError):
                 if self.single:
                     raise result
-                warn(str(result))
+                self.warnings.add(ref.display, _located_message(result))
                 aggregate.failed += 1
                 self.errors.append({"path": ref.display, "error": result.message})
                 continue
@@ -193,7 +207,8 @@ class _StatsRun:
                 aggregate.skipped += 1
                 continue
             for text in result.session["warnings"]:
-                warn(f"{ref.display}: {text}")
+                self.warnings.add(ref.display, text)
+            self.salvaged += bool(result.session.get("gaps"))
             aggregate.add(result.session, result.samples)
             yield result
 
@@ -246,6 +261,13 @@ class _StatsRun:
         )
 
 
+def _located_message(error: DshctlError) -> str:
+    """An error's message with its line and seq, without its file (the warning names it)."""
+    where = [f"line {error.line}"] if error.line is not None else []
+    where += [f"(seq {error.seq})"] if error.seq is not None else []
+    return f"{' '.join(where)}: {error.message}" if where else error.message
+
+
 class _Collected:
     """The records of every log read: session records, turn or step rows, a single log's spark."""
 
@@ -266,18 +288,26 @@ def run_stats(
     until: str | None,
     jobs: int | None,
     strict: bool,
+    salvage: bool = False,
+    verbose: bool = False,
     color: bool = True,
     follow: bool = False,
 ) -> int:
-    """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was unreadable)."""
+    """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was
+    unreadable or, with ``salvage``, read past damage). Warnings are told after the output."""
     from ..present import emit
 
     if follow:
         from .follow import run_stats_follow
 
-        _checked_options(by=by, output=output, since=None, until=None, jobs=None, strict=strict)
+        _checked_options(by=by, output=output, since=None, until=None, jobs=None, strict=strict, salvage=salvage)
+        if salvage:
+            raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
         return run_stats_follow(paths, by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, color=color)
-    options = _checked_options(by=by, output=output, since=since, until=until, jobs=jobs, strict=strict)
-    run = _StatsRun(paths, options, color=color)
-    emit(output, document=run.document, records=run.records, table=run.tables)
-    return EXIT_FINDINGS if run.errors else EXIT_OK
+    options = _checked_options(by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, salvage=salvage)
+    run = _StatsRun(paths, options, color=color, verbose=verbose)
+    try:
+        emit(output, document=run.document, records=run.records, table=run.tables)
+    finally:
+        run.warnings.report()
+    return EXIT_FINDINGS if run.errors or run.salvaged else EXIT_OK

@@ -6,16 +6,12 @@ import math
 from typing import Any
 
 from ..humanize import utc_moment
-from ..output import Tables
+from ..output import Tables, number, text
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
-STATS_PIPE_WIDTH = 240
-"""Width of the tables when stdout is a file or pipe and COLUMNS is unset: the per-step table is wide."""
-
-
 def stats_tables(color: bool) -> Tables:
-    """The shared table printer (literal cells); every column but the last keeps its cells on one line."""
-    return Tables(color=color, pipe_width=STATS_PIPE_WIDTH, wrap_last_only=True)
+    """The shared table printer (literal cells, numbers never cut)."""
+    return Tables(color=color)
 
 
 def _number_text(value: Any) -> str:
@@ -138,7 +134,8 @@ def _model_table(out: Tables, models: list[dict], title: str) -> None:
         return
     out.table(
         title,
-        [("model", "left"), ("settlements", "right"), ("messages", "right"), ("billed in", "right"), ("out", "right"), ("mean TTFT", "right"), ("tok/s", "right")],
+        [text("model", fold=True), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=3),
+         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=4)],
         [
             [
                 model["model"] or "(unknown)",
@@ -180,36 +177,44 @@ def _percentile_table(out: Tables, aggregate: dict) -> None:
         rows.append([label, _number_text(distribution["n"]), fmt(distribution["p50"]), fmt(distribution["p90"]), fmt(distribution["p99"])])
     out.table(
         f"percentiles across sessions ({aggregate['percentileMethod']})",
-        [("figure", "left"), ("n", "right"), ("p50", "right"), ("p90", "right"), ("p99", "right")],
+        [text("figure", fold=True), number("n", drop=2), number("p50"), number("p90", drop=1), number("p99", drop=0)],
         rows,
     )
 
 
-def _short_session(session_id: Any, path: str) -> str:
-    if isinstance(session_id, str) and session_id:
-        return session_id if len(session_id) <= 12 else session_id[:8] + "…"
-    return path
+class _SessionNames:
+    """How a table names the sessions of its rows: the shortest unique prefix of each id (as git shows
+    hashes), the log's path when it has no id."""
+
+    def __init__(self, ids: list[Any]):
+        from ..source import short_ids
+
+        self._short = short_ids([i for i in ids if isinstance(i, str) and i])
+
+    def __call__(self, session_id: Any, path: str) -> str:
+        return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
 
 
 def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
-    columns = [("session", "left")] if multi else []
+    columns = [text("session", fold=True)] if multi else []
     columns += [
-        ("turn", "right"),
-        ("TTFT", "right"),
-        ("in", "right"),
-        ("out", "right"),
-        ("tok/s", "right"),
-        ("steps", "right"),
-        ("tools", "right"),
-        ("duration", "right"),
-        ("end", "left"),
-        ("tok/s by step", "left"),
+        number("turn"),
+        number("TTFT", drop=4),
+        number("in", drop=3),
+        number("out"),
+        number("tok/s", drop=5),
+        number("steps", drop=2),
+        number("tools", drop=1),
+        number("duration", drop=6),
+        text("end", drop=7),
+        text("tok/s by step", drop=0),
     ]
+    name = _SessionNames([row["session"] for row in rows])
     body = []
     for row in rows:
         rates = row.get("stepRates") or []
         spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
-        line = [_short_session(row["session"], row["path"])] if multi else []
+        line = [name(row["session"], row["path"])] if multi else []
         line += [
             _turn_number_text(row["turn"], row["inherited"]),
             format_ms(row["ttftMs"]),
@@ -227,20 +232,21 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
 
 
 def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
-    columns = [("session", "left")] if multi else []
+    columns = [text("session", fold=True)] if multi else []
     columns += [
-        ("turn", "right"),
-        ("step", "right"),
-        ("att", "right"),
-        ("rty", "right"),
-        ("TTFT", "right"),
-        ("total", "right"),
-        ("gen", "right"),
-        ("out", "right"),
-        ("tok/s", "right"),
-        ("tools", "right"),
-        ("finish", "left"),
+        number("turn"),
+        number("step"),
+        number("att", drop=2),
+        number("rty", drop=3),
+        number("TTFT", drop=5),
+        number("total", drop=6),
+        number("gen", drop=1),
+        number("out"),
+        number("tok/s", drop=4),
+        number("tools", drop=0),
+        text("finish", fold=True, drop=7),
     ]
+    name = _SessionNames([row["session"] for row in rows])
     body = []
     for row in rows:
         finish = row["finishReason"] or ("interrupted" if row["interrupted"] else "—")
@@ -248,7 +254,7 @@ def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
             finish = f"{finish} {row['failureCode']}"
         if not row["ended"]:
             finish += " (no step/end)"
-        line = [_short_session(row["session"], row["path"])] if multi else []
+        line = [name(row["session"], row["path"])] if multi else []
         line += [
             _turn_number_text(row["turn"], row["inherited"]),
             _number_text(row["step"]),
@@ -288,25 +294,28 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     caption = f"{len(sessions)} session(s)"
     if any(session["seeded"] for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
+    name = _SessionNames([session["id"] for session in sessions])
     out.table(
         "sessions",
         [
-            ("session", "left"),
-            ("created", "left"),
-            ("gen", "right"),
-            ("turns", "right"),
-            ("steps", "right"),
-            ("mean TTFT", "right"),
-            ("tok/s", "right"),
-            ("LLM", "right"),
-            ("tools", "right"),
-            ("billed in", "right"),
-            ("out", "right"),
-            ("cache hit", "right"),
+            text("session", fold=True),
+            text("cwd", fold=True, drop=0),
+            text("created", drop=4),
+            number("gen", drop=2),
+            number("turns"),
+            number("steps", drop=6),
+            number("mean TTFT", drop=7),
+            number("tok/s", drop=8),
+            number("LLM", drop=9),
+            number("tools", drop=3),
+            number("billed in", drop=5),
+            number("out"),
+            number("cache hit", drop=1),
         ],
         [
             [
-                _short_session(session["id"], session["path"]) + (f" {SEEDED_MARK}" if session["seeded"] else ""),
+                name(session["id"], session["path"]) + (f" {SEEDED_MARK}" if session["seeded"] else ""),
+                session["cwd"] or "—",
                 utc_moment(session["createdAt"], "%Y-%m-%d %H:%M:%S") or "—",
                 f"v{session['generation']}",
                 _number_text(session["turns"]),

@@ -157,7 +157,7 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
     spooled: list[str] = []
     for spec in paths or [str(sessions_root())]:
         try:
-            found = _resolve_for_validation(spec)
+            found = resolve(spec)
             if not found:
                 raise no_logs_found(spec)
         except DshctlError as exc:
@@ -184,32 +184,6 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
         _unlink_all(spooled)
     # the paths that could not be resolved come first, then every log in argument order
     return list(reports.values()) + results
-
-
-def _resolve_for_validation(spec: str) -> list[LogRef]:
-    """:func:`dshctl.source.resolve`, plus plain directories: a directory that is no dsh log location
-    (a fixture corpus, a folder of exported logs) is walked for ``*.jsonl`` / ``*.jsonl.zstd`` files, and
-    for session directories, project directories and sessions roots below it."""
-    from pathlib import Path
-
-    from dshctl.errors import SourceError
-
-    try:
-        return resolve(spec)
-    except SourceError as exc:
-        path = Path(spec)
-        if not path.is_dir() or "not a dsh log location" not in exc.message:
-            raise
-    refs: list[LogRef] = []
-    for entry in sorted(path.iterdir()):
-        if entry.is_file() and (entry.name.endswith(".jsonl") or entry.name.endswith(".jsonl.zstd")):
-            refs.extend(resolve(str(entry)))
-        elif entry.is_dir() and not entry.name.startswith("."):
-            try:
-                refs.extend(_resolve_for_validation(str(entry)))
-            except SourceError:
-                continue
-    return refs
 
 
 def _spool_stdin(spooled: list[str]) -> LogRef:

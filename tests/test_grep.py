@@ -1,0 +1,450 @@
+"""``dshctl grep`` (issue #12): what is searched, how it matches, where hits are placed, the output forms,
+the exit statuses, and the byte test that lets ``-F`` skip a log without decoding it."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import dshctl
+from dshctl.cli import app
+from dshctl.grep import compile_pattern, grep_log
+from dshctl.grep.render import hit_lines, short_id
+from dshctl.grep.skip import _CASE_TWINS, ByteTest
+from dshctl.stream import Accumulator, iter_members
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+CORPUS = ROOT.parent / "shared" / "corpus"
+TOUR = {0: "tour.session.jsonl.zstd", 2: "tour.session.v2.jsonl.zstd", 3: "tour.session.v3.jsonl.zstd", 4: "tour.session.v4.jsonl.zstd"}
+
+runner = CliRunner()
+
+
+def places(result) -> list[tuple]:
+    """What a log's hits are, whatever its generation (seqs differ between generations)."""
+    return [(hit.turn, hit.step, hit.kind, hit.text, hit.match) for hit in result.hits]
+
+
+def invoke(*args: str, status: int | None = 0):
+    result = runner.invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.stderr
+    if status is not None:
+        assert result.exit_code == status, (result.stdout, result.stderr)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Crafted logs
+
+
+V4_HEADER = {"type": "session", "version": 4, "id": "11111111-2222-3333-4444-555555555555", "createdAt": 1_790_000_000_000,
+             "cwd": "/w", "delegationDepth": 0, "isSeeded": False}
+
+
+def v4_log(path: Path, settlements: list[list[tuple[int, dict]]], *, extra: list[dict] = (), header: dict | None = None) -> Path:
+    """A v4 log of one turn: each settlement (a list of timed chunks, packed by dsh's accumulator) its own step."""
+    events: list[dict] = []
+
+    def add(kind: str, data, **envelope) -> None:
+        events.append({"type": kind, "seq": len(events), "time": 1000 + len(events), "data": data, **envelope})
+
+    add("turn/start", {"turn": 1})
+    for step, chunks in enumerate(settlements, start=1):
+        add("step/start", {"turn": 1, "step": step})
+        accumulator = Accumulator()
+        for time, chunk in chunks:
+            accumulator.push(time, chunk)
+        stream = [json.loads(json.dumps(record, default=_builtins)) for record in accumulator.records]
+        message = {"id": f"a{step}", "role": "assistant", "content": [], "source": {"kind": "model", "provider": "p", "model": "m"}}
+        add("assistant/message", {"turn": 1, "step": step, "message": message, "stream": stream}, surfaceOp="append")
+        add("step/end", {"turn": 1, "step": step})
+    for event in extra:
+        add(event["type"], event["data"], **{k: v for k, v in event.items() if k not in ("type", "data")})
+    add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    lines = [header or V4_HEADER] + events
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _builtins(value):
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def text(index: int, value: str, kind: str = "text") -> tuple[int, dict]:
+    return 2000, {"type": f"{kind}-delta", "index": index, "text": value}
+
+
+# A v0 log: "the CI cache" split across a packed row and a chunk event, a tool call whose arguments are
+# split over rows, a prompt, a tool result and a title.
+V0_SPLIT = [
+    {"type": "session", "version": 0, "id": "v0-split", "createdAt": 1_790_000_000_000, "cwd": "/w", "delegationDepth": 0},
+    {"type": "turn/start", "seq": 0, "time": 1000, "data": {"turn": 1}},
+    {"type": "step/start", "seq": 1, "time": 1000, "data": {"turn": 1, "step": 1}},
+    {"type": "user/message", "seq": 2, "time": 1001, "data": {"id": "u1", "role": "user", "content": [{"type": "text", "text": "Which session fixed the CI cache?"}], "source": {"kind": "user"}}, "surfaceOp": "append"},
+    {"type": "assistant/chunk", "seq": 3, "time": 1100, "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}}},
+    {"type": "text-chunks", "seq0": 4, "time0": 1101, "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["I fixed the C", "I ", "ca"]}},
+    {"type": "assistant/chunk", "seq": 7, "time": 1104, "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "che.\nDone."}}},
+    {"type": "assistant/chunk", "seq": 8, "time": 1105, "data": {"turn": 1, "step": 1, "chunk": {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "read", "argumentsDelta": ""}}},
+    {"type": "tool-call-chunks", "seq0": 9, "time0": 1106, "data": {"turn": 1, "step": 1, "index": 1, "id": "c1", "dt": [1, 1], "args": ["{\"path\":", " \"ci.y", "ml\"}"]}},
+    {"type": "assistant/chunk", "seq": 12, "time": 1110, "data": {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "tool-calls"}}}},
+    {"type": "assistant/message", "seq": 13, "time": 1111, "data": {"turn": 1, "step": 1, "message": {"id": "a1", "role": "assistant", "content": [{"type": "text", "text": "I fixed the CI cache.\nDone."}, {"type": "tool-call", "id": "c1", "name": "read", "arguments": "{\"path\": \"ci.yml\"}"}], "source": {"kind": "model", "provider": "p", "model": "m"}}}, "sourceEventSeqs": list(range(3, 13)), "surfaceOp": "append"},
+    {"type": "tool/call", "seq": 14, "time": 1112, "data": {"turn": 1, "step": 1, "callId": "c1", "name": "read", "arguments": "{\"path\": \"ci.yml\"}"}},
+    {"type": "tool/result", "seq": 15, "time": 1113, "data": {"turn": 1, "step": 1, "message": {"id": "r1", "role": "user", "content": [{"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": "cache: npm\nkey: ci-cache-v2"}]}], "source": {"kind": "tool", "callId": "c1"}}}, "sourceEventSeqs": [14], "surfaceOp": "append"},
+    {"type": "step/end", "seq": 16, "time": 1114, "data": {"turn": 1, "step": 1}},
+    {"type": "turn/end", "seq": 17, "time": 1115, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    {"type": "session/title", "seq": 18, "time": 1116, "data": {"title": "Fix the CI cache", "messageSeqs": [2]}},
+]
+
+
+@pytest.fixture
+def v0_split(tmp_path) -> Path:
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in V0_SPLIT))
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# What is searched, and where hits are placed
+
+
+def test_v0_text_split_across_a_row_and_an_event_is_found_in_its_settlement(v0_split):
+    result = grep_log(v0_split, "CI cache", fixed=True)
+    assert [(h.turn, h.step, h.seq, h.kind, h.text, h.match) for h in result.hits] == [
+        (1, 1, 2, "user", "Which session fixed the CI cache?", (24, 32)),
+        (1, 1, 13, "assistant", "I fixed the CI cache.", (12, 20)),
+        (None, None, 18, "title", "Fix the CI cache", (8, 16)),
+    ]
+
+
+def test_tool_call_arguments_split_across_rows_and_the_name(v0_split):
+    assert places(grep_log(v0_split, '"ci.yml"', fixed=True, kinds=["tool-call"])) == [
+        (1, 1, "tool-call", '{"path": "ci.yml"}', (9, 17))]
+    assert places(grep_log(v0_split, "^read$", kinds=["tool-call"])) == [(1, 1, "tool-call", "read", (0, 4))]
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("user", 1), ("assistant", 1), ("reasoning", 0), ("tool-call", 0), ("tool-result", 1), ("title", 1)])
+def test_each_in_kind_narrows_the_search(v0_split, kind, expected):
+    result = grep_log(v0_split, "(?i)ci.cache", kinds=[kind])
+    assert result.count == expected and {hit.kind for hit in result.hits} <= {kind}
+
+
+def test_every_tour_generation_gives_the_same_hits():
+    for pattern in ("Node 1[45]", "ci\\.yml", "(?m)^Stage \\d", "SyntaxError on `\\?\\?=`", "read", "Fix the red CI"):
+        found = {version: places(grep_log(SAMPLES / name, pattern)) for version, name in TOUR.items()}
+        assert found[0], pattern
+        assert found[0] == found[2] == found[3] == found[4], pattern
+
+
+def test_the_forty_delta_run_reads_as_one_text():
+    hits = grep_log(SAMPLES / TOUR[4], "Stage 1 — checkout: the runner clones").hits
+    assert len(hits) == 1 and hits[0].kind == "assistant"
+
+
+def test_interleaved_blocks_read_whole_and_never_join(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[
+        text(0, "hel"), text(1, "wor", "reasoning"), text(0, "lo the"), text(1, "ld of"), text(0, "re"), text(1, " it"),
+    ]])
+    assert places(grep_log(path, "hello there")) == [(1, 1, "assistant", "hello there", (0, 11))]
+    assert places(grep_log(path, "world of it")) == [(1, 1, "reasoning", "world of it", (0, 11))]
+    assert grep_log(path, "thereworld").count == 0
+    assert grep_log(path, "lo thewor").count == 0
+
+
+def test_deltas_after_their_block_end_were_not_seen(tmp_path):
+    end = (2000, {"type": "block-end", "index": 0, "block": {"type": "text", "text": "seen"}})
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "seen"), end, text(0, "unseen")]])
+    assert grep_log(path, "seen").count == 1 and grep_log(path, "unseen").count == 0
+
+
+def test_a_whole_block_and_a_message_without_stream_are_searched(tmp_path):
+    end = (2000, {"type": "block-end", "index": 0, "block": {"type": "reasoning", "text": "whole thought"}})
+    path = v4_log(tmp_path / "session.v4.jsonl", [[end]])
+    assert places(grep_log(path, "thought")) == [(1, 1, "reasoning", "whole thought", (6, 13))]
+
+
+def test_context_messages_are_not_prompts(tmp_path):
+    context = {"type": "user/message", "data": {"id": "c", "role": "user", "content": [{"type": "text", "text": "needle"}],
+                                                 "source": {"kind": "runtime-context"}}, "surfaceOp": "append"}
+    path = v4_log(tmp_path / "session.v4.jsonl", [], extra=[context])
+    assert grep_log(path, "needle").count == 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Matching
+
+
+def test_regex_and_fixed_string():
+    tour = SAMPLES / TOUR[4]
+    assert grep_log(tour, "Node 1.").count == grep_log(tour, "Node 14").count + grep_log(tour, "Node 15").count
+    assert grep_log(tour, "Node 1.", fixed=True).count == 0
+    assert grep_log(tour, "??=", fixed=True).count > 0
+    with pytest.raises(dshctl.DshctlError, match="invalid regular expression"):
+        grep_log(tour, "??=")
+
+
+def test_case_options():
+    assert compile_pattern("node", smart_case=True).ignore_case
+    assert not compile_pattern("Node", smart_case=True).ignore_case
+    assert compile_pattern("Node", smart_case=True, ignore_case=True).ignore_case
+    assert compile_pattern(r"\W+node", smart_case=True).ignore_case  # escapes are not letters
+    tour = SAMPLES / TOUR[4]
+    exact = grep_log(tour, "Node 14").count
+    assert grep_log(tour, "node 14").count == 0
+    assert grep_log(tour, "node 14", ignore_case=True).count == exact
+    assert grep_log(tour, "node 14", smart_case=True, fixed=True).count == exact
+    assert grep_log(tour, "NODE 14", smart_case=True).count == 0
+
+
+def test_whole_words(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cache caches cached (cache) ci-cache")]])
+    assert grep_log(path, "cache").count == 5
+    assert [hit.match for hit in grep_log(path, "cache", word=True).hits] == [(0, 5), (21, 26), (31, 36)]
+    assert grep_log(path, "(cache)", word=True, fixed=True).count == 1  # non-word ends still work
+
+
+def test_hits_report_the_line_and_lines_spanned(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "one\ntwo three\nfour")]])
+    assert places(grep_log(path, "three")) == [(1, 1, "assistant", "two three", (4, 9))]
+    assert places(grep_log(path, r"three\sfo")) == [(1, 1, "assistant", "two three\nfour", (4, 12))]
+    assert [hit.match for hit in grep_log(path, "^").hits] == [(0, 0)] * 3  # a zero-length match once a line
+
+
+# --------------------------------------------------------------------------------------------------
+# -l, -c, -m, -C and the output forms
+
+
+def test_max_count_count_only_and_context(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "a\nb x\nc\nd x\ne\nf")]])
+    assert grep_log(path, "x", max_count=1).count == 1
+    assert grep_log(path, "x", max_count=0).count == 0
+    counted = grep_log(path, "x", count_only=True)
+    assert counted.count == 2 and counted.hits == []
+    first, second = grep_log(path, "x", context=1).hits
+    assert (first.before, first.text, first.after) == (["a"], "b x", ["c"])
+    assert (second.before, second.text, second.after) == (["c"], "d x", ["e"])
+    assert grep_log(path, "^a", context=2).hits[0].before == []
+    assert grep_log(path, "^f", context=2).hits[0].after == []
+
+
+def test_files_with_matches_stops_at_the_first_hit(v0_split, tmp_path):
+    """A log damaged after its first hit: -l never reads that far; a full search reports the damage."""
+    lines = v0_split.read_text().splitlines()
+    lines.insert(14, "{not json")  # in the committed region: a turn/end follows
+    damaged = tmp_path / "damaged" / "session.jsonl"
+    damaged.parent.mkdir()
+    damaged.write_text("\n".join(lines) + "\n")
+    assert invoke("grep", "-l", "CI cache", str(damaged)).stdout == f"{damaged}\n"
+    invoke("grep", "CI cache", str(damaged), status=2)
+
+
+def test_line_output_is_ripgrep_like(v0_split):
+    result = invoke("grep", "CI cache", str(v0_split))
+    assert result.stdout.splitlines() == [
+        "v0-split:1:1:user:Which session fixed the CI cache?",
+        "v0-split:1:1:assistant:I fixed the CI cache.",
+        "v0-split:-:-:title:Fix the CI cache",
+    ]
+    context = invoke("grep", "-C", "1", "--in", "assistant", "fixed", str(v0_split)).stdout
+    assert context.splitlines() == ["v0-split:1:1:assistant:I fixed the CI cache.", "v0-split:1:1:assistant-Done."]
+    assert invoke("grep", "-c", "(?i)ci.cache", str(v0_split)).stdout == f"{v0_split}:4\n"
+
+
+def test_ndjson_and_json_keys(v0_split):
+    records = [json.loads(line) for line in invoke("grep", "--ndjson", "CI cache", str(v0_split)).stdout.splitlines()]
+    assert [list(record) for record in records] == [["path", "id", "turn", "step", "seq", "kind", "text", "match"]] * 3
+    assert records[0] == {"path": str(v0_split), "id": "v0-split", "turn": 1, "step": 1, "seq": 2, "kind": "user",
+                          "text": "Which session fixed the CI cache?", "match": [24, 32]}
+    document = json.loads(invoke("grep", "--json", "-C", "1", "fixed", str(v0_split)).stdout)
+    assert document["schema"] == "dshctl-grep/1" and document["errors"] == []
+    assert document["hits"][1]["after"] == ["Done."] and document["hits"][1]["before"] == []
+    files = json.loads(invoke("grep", "--json", "-l", "CI", str(v0_split)).stdout)
+    assert files["files"] == [{"path": str(v0_split), "id": "v0-split"}]
+    counts = [json.loads(line) for line in invoke("grep", "--ndjson", "-c", "CI", str(v0_split)).stdout.splitlines()]
+    assert counts == [{"path": str(v0_split), "id": "v0-split", "count": 3}]
+
+
+def test_short_ids():
+    assert short_id("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "p") == "7c1e5a2d"
+    assert short_id("agent-session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86", "p") == "5d9e2c71"
+    assert short_id("short", "p") == "short" and short_id(None, "x/session.jsonl") == "x/session.jsonl"
+
+
+def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
+    hostile = "[/bold][red]x[/red] \x1b[2J\x1b]0;pwned\x07 :smile: \x9b31m"
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "say " + hostile + " done")]])
+    (hit,) = grep_log(path, "pwned").hits
+    plain = hit_lines(hit, color=False)
+    assert "[/bold][red]x[/red] ␛[2J␛]0;pwned␇ :smile: \ufffd31m" in plain
+    coloured = hit_lines(hit, color=True)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+    assert "\x1b[1;31mpwned\x1b[0m" in coloured
+    shown = invoke("grep", "pwned", str(path)).stdout
+    assert shown == plain and "\x1b" not in shown
+
+
+# --------------------------------------------------------------------------------------------------
+# Exit statuses
+
+
+def test_exit_statuses(v0_split, tmp_path):
+    invoke("grep", "CI", str(v0_split), status=0)
+    invoke("grep", "absent", str(v0_split), status=1)
+    invoke("grep", "(", str(v0_split), status=2)
+    invoke("grep", "--in", "nothing", "x", str(v0_split), status=2)
+    bad = tmp_path / "bad" / "session.v4.jsonl"
+    bad.parent.mkdir()
+    bad.write_text("not a log\n")
+    invoke("grep", "CI", str(bad), status=2)  # the only log given
+    mixed = invoke("grep", "CI", str(v0_split), str(bad), status=0)  # hits elsewhere: reported, still 0
+    assert "not a dsh session header" in mixed.stderr or "not JSON" in mixed.stderr
+    invoke("grep", "absent", str(v0_split), str(bad), status=2)  # no hit, but a log went unsearched
+
+
+def test_since_and_until_use_the_header(v0_split):
+    invoke("grep", "--since", "2026-09-01", "CI", str(v0_split), status=0)
+    invoke("grep", "--until", "2026-09-01", "CI", str(v0_split), status=1)
+    invoke("grep", "-F", "--until", "2026-09-01", "CI", str(v0_split), status=1)
+
+
+def test_many_logs_in_worker_processes_give_the_same_output(tmp_path, monkeypatch):
+    from dshctl import many
+
+    monkeypatch.setattr(many, "BATCH_BYTES", 1 << 10)
+    root = tmp_path / "sessions"
+    for index in range(10):
+        folder = root / "--w--" / f"s{index}"
+        folder.mkdir(parents=True)
+        (folder / TOUR[index % 2 * 4].removeprefix("tour.")).write_bytes((SAMPLES / TOUR[index % 2 * 4]).read_bytes())
+    single = invoke("grep", "-j", "1", "--ndjson", "ci\\.yml", str(root)).stdout
+    assert invoke("grep", "-j", "2", "--ndjson", "ci\\.yml", str(root)).stdout == single and single.count("\n") == 80
+
+
+# --------------------------------------------------------------------------------------------------
+# The byte test of -F
+
+
+def test_case_twins_table_is_pythons():
+    """Every non-ASCII character Python's re.IGNORECASE matches with an ASCII letter is in the table."""
+    letters = re.compile("[a-z]", re.IGNORECASE)
+    twins: dict[str, str] = {}
+    for code in range(0x80, 0x110000):
+        if letters.fullmatch(chr(code)):
+            letter = next(c for c in string.ascii_lowercase if re.fullmatch(c, chr(code), re.IGNORECASE))
+            twins[letter] = twins.get(letter, "") + chr(code)
+    assert twins == _CASE_TWINS
+
+
+def test_byte_test_skips_what_cannot_be_there_and_keeps_what_may_be():
+    data = b'{"type":"x","texts":["the C","I cache"],"text":"plain \\u00e9t\\u00e9 \\"q\\""}\n'
+    assert ByteTest("CI cache", False).may_hold(data)  # split across two members
+    assert ByteTest("abac", False).may_hold(b'["aba","bac"]')  # cut after "a", not after the longer "aba"
+    assert not ByteTest("abac", False).may_hold(b'["aba","xac"]')
+    assert ByteTest("plain", False).may_hold(data)
+    assert not ByteTest("absent", False).may_hold(data)
+    assert not ByteTest("type x", False).may_hold(data)  # "type" ends a key, not a member
+    assert ByteTest("été", False).may_hold(data)  # written as escapes
+    assert ByteTest('"q"', False).may_hold(data)
+    assert ByteTest("PLAIN", True).may_hold(data) and not ByteTest("PLAIN", False).may_hold(data)
+    assert ByteTest("kelvin", True).may_hold("\u212aelvin".encode())
+    assert not ByteTest("", False).possible and not ByteTest("é", True).possible
+
+
+_ALPHABET = st.sampled_from(list("ab cK\u212a\u00e9\"\\/\n\u0130s\u017f😀"))
+_writers = st.sampled_from([
+    lambda value: json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+    lambda value: json.dumps(value),
+    lambda value: json.dumps(value, ensure_ascii=False, indent=1).replace("\n", " "),
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    members=st.lists(st.text(_ALPHABET, max_size=6), min_size=1, max_size=6),
+    needle=st.text(_ALPHABET, min_size=1, max_size=4),
+    ignore_case=st.booleans(),
+    write=_writers,
+)
+def test_byte_test_never_skips_a_possible_hit(members, needle, ignore_case, write):
+    record = {"type": "text-chunks", "time0": 1, "index": 0, "dt": [1] * (len(members) - 1), "texts": members}
+    data = write(record).encode()
+    pattern = compile_pattern(needle, fixed=True, ignore_case=ignore_case)
+    if pattern.regex.search("".join(members)):
+        assert ByteTest(needle, ignore_case).may_hold(data)
+
+
+def test_fixed_strings_find_the_same_with_and_without_the_byte_test():
+    """On every sample and corpus log: -F (which may skip a log) finds what the same regex finds."""
+    logs = sorted(SAMPLES.glob("*.jsonl*")) + (sorted(CORPUS.rglob("*.jsonl")) if CORPUS.is_dir() else [])
+    for needle in ("Node 14", "ci.yml", "the", "tool", "é", '"'):
+        for log in logs:
+            try:
+                regex = places(grep_log(log, re.escape(needle), ignore_case=True))
+            except dshctl.DshctlError:
+                continue
+            assert places(grep_log(log, needle, fixed=True, ignore_case=True)) == regex, (log, needle)
+
+
+def test_a_skipped_log_still_has_its_header_checked(tmp_path):
+    newer = tmp_path / "session.v4.jsonl"
+    newer.write_text(json.dumps({**V4_HEADER, "version": 9}) + "\n")
+    with pytest.raises(dshctl.DshctlError, match="newer dsh"):
+        grep_log(newer, "absent", fixed=True)
+    compressed = tmp_path / "z" / "session.v4.jsonl.zstd"
+    compressed.parent.mkdir()
+    lines = (SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)
+    zstd = zstandard.ZstdCompressor()
+    frames = [zstd.compress(lines[0]), zstd.compress(b"".join(lines[1:40])), zstd.compress(b"".join(lines[40:]))[:-200]]
+    compressed.write_bytes(b"".join(frames))  # the last frame torn
+    torn = grep_log(compressed, "Node 14", fixed=True)
+    assert torn.count == grep_log(compressed, "Node 14").count > 0
+    assert any("torn" in warning for warning in torn.warnings)
+
+
+# --------------------------------------------------------------------------------------------------
+# The property: grep's count is a naive search over the expanded stream
+
+
+_PIECES = st.text(st.sampled_from(list("ab \nc")), max_size=5)
+_CHUNKS = st.lists(
+    st.tuples(st.integers(0, 2), st.sampled_from(["text", "reasoning", "tool-call"]), _PIECES), min_size=1, max_size=25
+)
+
+
+def _chunk(index: int, kind: str, piece: str) -> tuple[int, dict]:
+    if kind == "tool-call":
+        return 2000, {"type": "tool-call-delta", "index": index, "id": f"c{index}", "argumentsDelta": piece}
+    return 2000, {"type": f"{kind}-delta", "index": index, "text": piece}
+
+
+def _naive_count(chunks: list[tuple[int, dict]], regex: re.Pattern) -> int:
+    """Every member expanded (no record-level reader), joined per block, searched block by block."""
+    accumulator = Accumulator()
+    for time, chunk in chunks:
+        accumulator.push(time, chunk)
+    blocks: dict[int, list[str]] = {}
+    for _, member in iter_members(accumulator.records):
+        blocks.setdefault(member["index"], []).append(member.get("text", member.get("argumentsDelta")))
+    return sum(len(regex.findall("".join(parts))) for parts in blocks.values())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(chunks=_CHUNKS, needle=st.text(st.sampled_from(list("ab c")), min_size=1, max_size=3), fixed=st.booleans())
+def test_match_count_equals_a_naive_search_of_the_expanded_stream(tmp_path_factory, chunks, needle, fixed):
+    # one block index keeps one kind (as a real stream does)
+    kinds: dict[int, str] = {}
+    chunks = [_chunk(index, kinds.setdefault(index, kind), piece) for index, kind, piece in chunks]
+    path = v4_log(tmp_path_factory.mktemp("p") / "session.v4.jsonl", [chunks])
+    pattern = needle if fixed else re.escape(needle).replace("a", "a+")
+    assert grep_log(path, pattern, fixed=fixed).count == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
