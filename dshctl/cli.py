@@ -219,6 +219,9 @@ def grep(
     since: Optional[str] = typer.Option(None, "--since", help="Only sessions created at or after this date/time (ISO 8601, epoch ms or an age like 7d)."),
     until: Optional[str] = typer.Option(None, "--until", help="Only sessions created before this date/time."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+    latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
+    no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
 ) -> None:
     """Find what was said: prompts, answers, reasoning, tool calls and results, titles. Exit 0 hit, 1 none, 2 error."""
     from .grep.run import run_grep
@@ -226,7 +229,7 @@ def grep(
     _finish(
         lambda: run_grep(
             pattern,
-            paths or [],
+            _many_logs(paths, latest, project),
             fixed=fixed,
             ignore_case=ignore_case,
             smart_case=smart_case,
@@ -240,7 +243,7 @@ def grep(
             since=since,
             until=until,
             jobs=jobs,
-            color=_color(ctx),
+            color=_color(ctx, no_color),
         )
     )
 
