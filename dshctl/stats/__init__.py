@@ -25,6 +25,7 @@ from ..humanize import utc_moment
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
+from .prices import PriceTable
 from .results import InheritedPrefix, LogStats, StatsSamples
 from .timespec import parse_time_ms
 
@@ -41,11 +42,14 @@ def log_stats(
     since_ms: int | None = None,
     until_ms: int | None = None,
     strict: bool = False,
+    prices: PriceTable | None = None,
 ) -> LogStats:
     """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
     nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
+    With ``prices`` (:func:`dshctl.stats.prices.load_prices`) every record gets ``costs`` at the prices in
+    force at the session's start (``createdAt``).
     """
     from ..reader import open_log
 
@@ -75,7 +79,8 @@ def log_stats(
             log.close()
             return LogStats(session=identity, turns=None, steps=None, samples=None, skipped=True)
     seed_length = log.cut if log.generation <= 1 else None
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length)
+    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
+    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
     if log.fixture:
         fold.timing_known = False
@@ -88,6 +93,10 @@ def log_stats(
     turns = [_with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
     steps = [_with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
+
+
+def _start_ms(created: Any) -> int | None:
+    return created if isinstance(created, int) and created > 0 else None
 
 
 def _with_session(row: dict, session_id: Any, path: str) -> dict:
