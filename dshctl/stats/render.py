@@ -441,8 +441,13 @@ def _shown_note(shown: int, count: int) -> str | None:
     return None if shown == count else f"{shown} of {count} rows shown; the total counts all {count}"
 
 
+SPARK_DAYS = 92
+"""Up to this many calendar days the day sparkline has a cell per day (0 on days without sessions);
+over a longer span, a cell per row shown."""
+
+
 def _day_sparkline(rows: list[dict]) -> str | None:
-    """Billed input + output per calendar day, from the first day to the last (days without sessions 0)."""
+    """Billed input + output tokens per day: one bar per calendar day from the first to the last."""
     import datetime as _dt
 
     tokens: dict[_dt.date, int] = {}
@@ -455,8 +460,11 @@ def _day_sparkline(rows: list[dict]) -> str | None:
     if len(tokens) < 2:
         return None
     first, last = min(tokens), max(tokens)
-    series = [tokens.get(first + _dt.timedelta(days=i), 0) for i in range((last - first).days + 1)]
-    return f"tokens per day {first}…{last}: {sparkline(series, width=92)}"
+    if (last - first).days < SPARK_DAYS:
+        series = [tokens.get(first + _dt.timedelta(days=i), 0) for i in range((last - first).days + 1)]
+        return f"tokens per day {first}…{last}: {sparkline(series, width=SPARK_DAYS)}"
+    series = [tokens[day] for day in sorted(tokens)]
+    return f"tokens per day shown ({len(series)} days, {first}…{last}): {sparkline(series, width=SPARK_DAYS)}"
 
 
 def render_rollup(
