@@ -1278,7 +1278,10 @@ def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
     if prefix is None:
         return None
     record = prefix.record
-    return {key: record[key] for key in _INHERITED_KEYS}
+    figures = {key: record[key] for key in _INHERITED_KEYS}
+    if "costs" in record:
+        figures["costs"] = record["costs"]
+    return figures
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:
