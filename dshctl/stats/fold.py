@@ -115,6 +115,14 @@ def _usage_buckets(usage: Any) -> tuple[int, int, int, int] | None:
     return uncached, output, read, write
 
 
+def _append(series: dict, key: Any, value: float) -> None:
+    """``value`` onto the series of ``key`` (a new array the first time: setdefault would build one each call)."""
+    values = series.get(key)
+    if values is None:
+        values = series[key] = array("d")
+    values.append(value)
+
+
 def _reasoning_tokens(usage: dict) -> int | None:
     """``reasoningTokens`` of a TokenUsage when it reports them (a part of ``outputTokens``, §6)."""
     reasoning = usage.get("reasoningTokens")
@@ -128,10 +136,11 @@ def _first_line(content: Any, limit: int = 80) -> str | None:
         return None
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            for line in block["text"].splitlines():
-                if line.strip():
-                    line = line.strip()
-                    return line if len(line) <= limit else line[: limit - 1] + "…"
+            text = block["text"].lstrip()
+            if text:
+                end = text.find("\n", 0, 4 * limit)  # a prompt can be long: never split all of it
+                line = text[: end if end >= 0 else 4 * limit].strip()
+                return line if len(line) <= limit else line[: limit - 1] + "…"
     return None
 
 
@@ -550,8 +559,9 @@ class StatsFold:
             "llm/retry-started": self._retry_started,
             "session/end-seed": self._end_seed,
             "session/title": self._title,
-            "user/message": self._user_message,
         }
+        if keep_turns:  # only turn rows show a prompt; otherwise a user/message is just a request point
+            self._handlers["user/message"] = self._user_message
 
     # -- driving -------------------------------------------------------------------------------------
 
@@ -715,6 +725,7 @@ class StatsFold:
             turn.prompt = _first_line(data.get("content"))
 
     def _seen_time(self, time: int | None) -> None:
+        """The latest closing time seen (``turn/end``, ``step/end``): the end of the session's duration."""
         own = self.own
         if time is not None and (own.last_time is None or time > own.last_time):
             own.last_time = time
@@ -862,7 +873,6 @@ class StatsFold:
     def _tool_result(self, event: Event) -> None:
         call_id = tool_result_call_id(event)
         pending = self.dsh.pending_calls.pop(call_id, None) if call_id is not None else None
-        self._seen_time(event.time)
         if pending is None:
             self.own.unmatched_results += 1
             return
@@ -877,7 +887,7 @@ class StatsFold:
         record.tool_ms = (record.tool_ms or 0) + span
         tool.tool_ms += span
         self.own.model(record.route).tool_ms += span
-        self.observed.tool_ms.setdefault(name, array("d")).append(span)
+        _append(self.observed.tool_ms, name, span)
 
     # -- settlements ------------------------------------------------------------------------------------
 
@@ -896,7 +906,8 @@ class StatsFold:
             previous_step = meter.slot_step
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
-                _add_buckets(previous_step.route_tokens[meter.slot_route], previous, -1)
+                if self.pricing is not None:
+                    _add_buckets(previous_step.route_tokens[meter.slot_route], previous, -1)
                 if meter.slot_reasoning is not None:
                     previous_step.reasoning_tokens -= meter.slot_reasoning
             previous_model = model_of(meter.slot_route)
@@ -905,7 +916,8 @@ class StatsFold:
                 previous_model.reasoning -= meter.slot_reasoning
         meter.totals = _add_buckets(meter.totals, buckets)
         record.tokens = _add_buckets(record.tokens, buckets)
-        record.route_tokens[route] = _add_buckets(record.route_tokens.get(route), buckets)
+        if self.pricing is not None:  # only the costs of turn and step rows need the split
+            record.route_tokens[route] = _add_buckets(record.route_tokens.get(route), buckets)
         if reasoning is not None:
             record.reasoning_tokens = (record.reasoning_tokens or 0) + reasoning
         model = model_of(route)
@@ -997,7 +1009,6 @@ class StatsFold:
         own = self.own
         own.messages += 1
         record.messages += 1
-        self._seen_time(event.time)
         model = own.model(route)
         model.messages += 1
         if data.get("interrupted") is True:
@@ -1020,7 +1031,7 @@ class StatsFold:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
                     dsh.ttft_steps += 1
-                    self.observed.model_ttft.setdefault(route, array("d")).append(ttft)
+                    _append(self.observed.model_ttft, route, ttft)
                     record.ttft_ms = (record.ttft_ms or 0) + ttft
                     generation = max(0, time - first)
                     record.generation_ms = (record.generation_ms or 0) + generation
@@ -1170,7 +1181,7 @@ class StatsFold:
         return {} if self.pricing is None else {"costs": self.pricing.costs(route_tokens)}
 
     def _duration_ms(self) -> int | None:
-        """The first ``turn/start`` to the last event that closes something (turn, step, message, result)."""
+        """The first ``turn/start`` to the last ``turn/end`` or ``step/end``."""
         own = self.own
         if not self.timing_known or own.first_time is None or own.last_time is None:
             return None
