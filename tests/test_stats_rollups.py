@@ -351,3 +351,15 @@ def test_day_table_has_rows_a_total_and_a_sparkline(root):
     assert out.index("2026-03-01") < out.index("2026-03-10") < out.index("total")
     assert "tokens per day 2026-03-01…2026-03-10:" in out
     assert "0.0049 USD" in out
+
+
+def test_log_text_in_rollup_tables_is_shown_as_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    hostile = "/w\x1b]0;owned\x07\x1b[2J"
+    log = tmp_path / "h.session.v4.jsonl"
+    log.write_text(rollup_session("h", created=T1, cwd=hostile, turns=[[rollup_step(model="p/m\x1b[31m", start=T1 + 1, first=T1 + 2, end=T1 + 3, tools=[("rm\x1b[2J", 1, False)])]]))
+    for by in ("project", "model", "tool"):
+        out = invoke(str(log), "--by", by).stdout
+        assert "\x1b" not in out and "\x07" not in out
+    assert "/w␛]0;owned␇␛[2J" in invoke(str(log), "--by", "project").stdout
+    assert document(str(log), "--by", "project")["rows"][0]["key"] == hostile  # JSON keeps the exact value

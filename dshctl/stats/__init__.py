@@ -273,6 +273,7 @@ class _StatsRun:
                 yield result.session
             else:
                 yield from result.turns if by == "turn" else result.steps
+        self._note_costs()
 
     def collected(self) -> "_Collected":
         """Every log read, for the JSON document and the tables."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..humanize import utc_moment
 from ..output import Tables
+from ..textsafe import visible_line
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
 STATS_PIPE_WIDTH = 240
@@ -497,7 +498,8 @@ def render_rollup(
         if aggregate["inheritedPrefixes"]["excluded"]:
             notes.append(f"{SEEDED_MARK} {aggregate['inheritedPrefixes']['excluded']} inherited fork prefix(es) counted in the parent only")
         if cost and total.get("unpricedModels"):
-            notes.append("cost — : a model without a price (" + ", ".join(m or "(unknown)" for m in total["unpricedModels"]) + ")")
+            unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total["unpricedModels"])
+            notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
     if errors:
         out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])

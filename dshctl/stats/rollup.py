@@ -103,6 +103,7 @@ def period_row(kind: str, key: str, record: dict) -> dict:
     row["decodeMs"] = record["decodeMs"]
     row["decodeTokens"] = record["decodeTokens"]
     row["tokensPerSecond"] = record["tokensPerSecond"]
+    row["models"] = [entry["model"] for entry in record["dshctl"]["models"]]
     row.update({name: record[name] for name in _COST_KEYS if name in record})
     return row
 
