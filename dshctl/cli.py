@@ -163,13 +163,21 @@ class By(str, Enum):
     session = "session"
     turn = "turn"
     step = "step"
+    day = "day"
+    week = "week"
+    month = "month"
+    project = "project"
+    model = "model"
+    tool = "tool"
 
 
 @app.command()
 def stats(
     ctx: typer.Context,
     paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
-    by: By = typer.Option(By.session, "--by", help="Which table: session summary, per turn, or per step."),
+    by: By = typer.Option(
+        By.session, "--by", help="Which table: per session, turn or step; or a rollup per day, ISO week, month, project (cwd), model or tool."
+    ),
     json_out: bool = typer.Option(False, "--json", help="One JSON document."),
     ndjson_out: bool = typer.Option(False, "--ndjson", help="One record per session, turn or step, with a kind field."),
     since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
@@ -182,8 +190,14 @@ def stats(
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every warning, not a summary by kind."),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
+    tz: Optional[str] = typer.Option(None, "--tz", help="Time zone of day/week/month rollups (IANA name; default: local)."),
+    prices: Optional[str] = typer.Option(None, "--prices", help="Price table (TOML) over the built-in and user ones."),
+    no_cost: bool = typer.Option(False, "--no-cost", help="No costs: no cost column, no costs keys."),
+    sort: Optional[str] = typer.Option(None, "--sort", help="Sort rows by this key, largest first (cost = costs.total)."),
+    top: Optional[int] = typer.Option(None, "--top", help="Only the first N rows (totals still count all)."),
+    reverse: bool = typer.Option(False, "--reverse", help="Smallest first (or the default order reversed)."),
 ) -> None:
-    """Turns, steps, TTFT, decode speed, tokens, tool time and retries, computed as dsh computes them."""
+    """Turns, steps, TTFT, decode speed, tokens, tool time, retries and cost, computed as dsh computes them."""
     from .stats import run_stats
 
     _finish(
@@ -195,6 +209,12 @@ def stats(
             until=until,
             jobs=jobs,
             strict=strict,
+            tz=tz,
+            prices=prices,
+            cost=not no_cost,
+            sort=sort,
+            top=top,
+            reverse=reverse,
             salvage=salvage,
             verbose=verbose,
             color=_color(ctx, no_color),
@@ -219,9 +239,12 @@ def grep(
     context: int = typer.Option(0, "-C", "--context", help="Show N lines of the block around each hit."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document."),
     ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per hit (with -l/-c: per log)."),
-    since: Optional[str] = typer.Option(None, "--since", help="Only sessions created at or after this date/time (ISO 8601, epoch ms or an age like 7d)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only sessions created before this date/time."),
+    since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
+    until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+    latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
+    no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
 ) -> None:
     """Find what was said: prompts, answers, reasoning, tool calls and results, titles. Exit 0 hit, 1 none, 2 error."""
     from .grep.run import run_grep
@@ -229,7 +252,7 @@ def grep(
     _finish(
         lambda: run_grep(
             pattern,
-            paths or [],
+            _many_logs(paths, latest, project),
             fixed=fixed,
             ignore_case=ignore_case,
             smart_case=smart_case,
@@ -243,7 +266,7 @@ def grep(
             since=since,
             until=until,
             jobs=jobs,
-            color=_color(ctx),
+            color=_color(ctx, no_color),
         )
     )
 

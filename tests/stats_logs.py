@@ -336,3 +336,82 @@ def generations(name: str) -> dict[str, str]:
 
 
 FILE_NAMES = {"v0": "session.jsonl", "v2": "session.v2.jsonl", "v3": "session.v3.jsonl", "v4": "session.v4.jsonl"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rollups (#16): whole v4 sessions built from a few numbers, so the tests can pick start times, working
+# directories, models and tools, and compute what each rollup row must hold by hand.
+
+
+def rollup_step(*, model="p/m", start, first, end, tokens=(0, 0, 0, 0), reasoning=None, tools=()) -> dict:
+    """One step: ``step/start`` at ``start``, first token at ``first``, message at ``end`` with usage
+    ``tokens`` = (uncached input, output, cache read, cache write); ``tools`` = (name, ms, failed) calls
+    made after the message, one after the other."""
+    return {"model": model, "start": start, "first": first, "end": end, "tokens": tokens, "reasoning": reasoning, "tools": tools}
+
+
+def rollup_session(session_id, *, created, cwd="/w", turns=(), parent=None, inherited=None, prompt="do it") -> str:
+    """A v4 log: ``turns`` is a list of turns, each a list of :func:`rollup_step` dicts. A fork child
+    (``parent`` set) repeats ``inherited`` (the parent's events as JSONL lines) before its
+    ``session/end-seed {inherited: true}``."""
+    header = {"type": "session", "version": 4, "id": session_id, "createdAt": created, "cwd": cwd, "isSeeded": parent is not None, "delegationDepth": 0}
+    if parent is not None:
+        header["parentSession"] = parent
+    events = [json.loads(line) for line in (inherited or [])]
+    seq = len(events)
+
+    def add(kind, time, data, **extra):
+        nonlocal seq
+        events.append({"type": kind, "seq": seq, "time": time, "data": data, **extra})
+        seq += 1
+
+    if parent is not None:
+        last = events[-1]["time"] if events else created
+        add("session/end-seed", last, {"inherited": True})
+    first_turn = 1 + max((e["data"].get("turn", 0) for e in events if e["type"] == "turn/start"), default=0)
+    for number, steps in enumerate(turns, start=first_turn):
+        add("turn/start", steps[0]["start"], {"turn": number})
+        for index, step in enumerate(steps, start=1):
+            _rollup_step_events(add, number, index, step, prompt if index == 1 else None)
+        add("turn/end", steps[-1]["end"] + sum(ms for _, ms, _ in steps[-1]["tools"]) + 1, {"turn": number, "reason": {"kind": "completed"}})
+    lines = [json.dumps(header, separators=(",", ":"))] + [json.dumps(e, separators=(",", ":")) for e in events]
+    return "\n".join(lines) + "\n"
+
+
+def _rollup_step_events(add, turn, step, spec, prompt) -> None:
+    provider, model = spec["model"].split("/", 1)
+    start, first, end = spec["start"], spec["first"], spec["end"]
+    add("step/start", start, {"turn": turn, "step": step})
+    if prompt is not None:
+        add("user/message", start, {"content": [{"type": "text", "text": prompt}], "source": {"kind": "user"}, "id": f"u{turn}"}, surfaceOp="append")
+    add("request/header", start, {"header": {"config": {"provider": provider, "model": model}}, "reason": "initial"})
+    uncached, output, read, write = spec["tokens"]
+    usage = {"inputTokens": uncached, "outputTokens": output}
+    if read:
+        usage["cacheReadTokens"] = read
+    if write:
+        usage["cacheWriteTokens"] = write
+    if spec["reasoning"] is not None:
+        usage["reasoningTokens"] = spec["reasoning"]
+    stream = [
+        {"type": "chunk", "time": first, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}},
+        {"type": "text-chunks", "time0": first, "index": 0, "dt": [], "texts": ["ok"]},
+        {"type": "chunk", "time": end, "chunk": {"type": "block-end", "index": 0, "block": {"type": "text", "text": "ok"}}},
+        {"type": "chunk", "time": end, "chunk": {"type": "usage", "usage": usage}},
+        {"type": "chunk", "time": end, "chunk": {"type": "finish", "reason": {"kind": "stop"}}},
+    ]
+    message = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "source": {"kind": "model", "provider": provider, "model": model}, "id": f"a{turn}.{step}"}
+    add("assistant/message", end, {"turn": turn, "step": step, "message": message, "usage": usage, "stream": stream}, surfaceOp="append")
+    clock = end
+    for index, (name, ms, failed) in enumerate(spec["tools"]):
+        call_id = f"c{turn}.{step}.{index}"
+        add("tool/call", clock, {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": "{}"})
+        result = {"role": "tool", "source": {"kind": "tool", "callId": call_id}, "toolCallId": call_id, "content": [{"type": "text", "text": "r"}], "isError": failed, "id": f"r{call_id}"}
+        add("tool/result", clock + ms, {"turn": turn, "step": step, "message": result}, surfaceOp="append")
+        clock += ms
+    add("step/end", clock, {"turn": turn, "step": step})
+
+
+def log_lines(text: str) -> list[str]:
+    """The event lines of a log (its header dropped): what a fork child inherits."""
+    return text.splitlines()[1:]

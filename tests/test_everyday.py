@@ -151,7 +151,9 @@ def test_warnings_of_many_logs_are_summarized_after_the_table(tmp_path):
 
 def test_no_color_after_the_command(home):
     for args in (["stats", str(home / "sessions"), "--no-color"], ["ls", str(home / "sessions"), "--no-color"],
-                 ["cat", str(TOUR), "--no-color"], ["validate", str(TOUR), "--no-color"]):
+                 ["cat", str(TOUR), "--no-color"], ["validate", str(TOUR), "--no-color"],
+                 ["grep", "-F", "CI", str(TOUR), "--no-color"], ["images", str(TOUR), "--no-color"],
+                 ["replay", "--instant", str(TOUR), "--no-color"]):
         assert invoke(*args).exit_code == 0, args
 
 
@@ -190,6 +192,8 @@ def test_latest_is_the_most_recently_written_session(home):
     nothing = invoke("cat", "--latest", "--project", str(bob), home=home)
     assert nothing.exit_code == 2 and "no session for project" in nothing.stderr
     assert invoke("cat", "--project", ".", str(TOUR)).exit_code == 2  # --project needs --latest
+    hits = invoke("grep", "-c", "--ndjson", ".", "--latest", home=home)
+    assert [json.loads(line)["id"] for line in hits.stdout.splitlines()] == ["session-7c1e9999-bbbb"]
 
 
 def test_short_ids_are_unique_prefixes():

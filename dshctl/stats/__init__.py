@@ -25,11 +25,14 @@ from ..humanize import utc_moment
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
+from .prices import PriceTable
 from .results import InheritedPrefix, LogStats, StatsSamples, with_session
+from .rollup import ROLLUPS, SESSION_KEYED, Rollup
 from .timespec import parse_time_ms
 
 SCHEMA = "dshctl-stats/1"
-BY_CHOICES = ("session", "turn", "step")
+RECORD_CHOICES = ("session", "turn", "step")
+BY_CHOICES = RECORD_CHOICES + ROLLUPS
 
 __all__ = ["SCHEMA", "InheritedPrefix", "LogStats", "StatsFold", "StatsSamples", "log_stats", "run_stats"]
 
@@ -42,6 +45,7 @@ def log_stats(
     until_ms: int | None = None,
     strict: bool = False,
     salvage: bool = False,
+    prices: PriceTable | None = None,
 ) -> LogStats:
     """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
 
@@ -49,6 +53,8 @@ def log_stats(
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
     nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
+    With ``prices`` (:func:`dshctl.stats.prices.load_prices`) every record gets ``costs`` at the prices in
+    force at the session's start (``createdAt``).
     """
     from ..reader import open_log
 
@@ -78,7 +84,8 @@ def log_stats(
             log.close()
             return LogStats(session=identity, turns=None, steps=None, samples=None, skipped=True)
     seed_length = log.cut if log.generation <= 1 else None
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length)
+    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
+    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
     if log.fixture:
         fold.timing_known = False
@@ -95,11 +102,16 @@ def log_stats(
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
+def _start_ms(created: Any) -> int | None:
+    return created if isinstance(created, int) and created > 0 else None
+
+
 def _stats_of_log(
-    ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool, salvage: bool = False
+    ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool, prices: PriceTable | None,
+    salvage: bool = False,
 ) -> LogStats:
     """:func:`log_stats` as ``run_stats`` maps it over the logs (in worker processes when there are many)."""
-    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict, salvage=salvage)
+    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict, prices=prices, salvage=salvage)
     if not spark and result.samples is not None:
         result.samples.spark = None  # only a single log's table draws it: not sent back from a worker
     return result
@@ -135,13 +147,40 @@ class _Options(msgspec.Struct, frozen=True):
     until_ms: int | None
     jobs: int | None
     strict: bool
+    zone: Any
+    prices: PriceTable | None
+    sort: str | None
+    top: int | None
+    reverse: bool
     salvage: bool = False
+
+    @property
+    def rollup(self) -> bool:
+        return self.by in ROLLUPS
+
+    @property
+    def reordered(self) -> bool:
+        return self.sort is not None or self.top is not None or self.reverse
 
 
 def _checked_options(
-    *, by: str, output: str, since: str | None, until: str | None, jobs: int | None, strict: bool,
+    *,
+    by: str,
+    output: str,
+    since: str | None,
+    until: str | None,
+    jobs: int | None,
+    strict: bool,
     salvage: bool = False,
+    tz: str | None = None,
+    prices: str | None = None,
+    cost: bool = True,
+    sort: str | None = None,
+    top: int | None = None,
+    reverse: bool = False,
 ) -> _Options:
+    from .rollup import check_sort_key, time_zone
+
     if by not in BY_CHOICES:
         raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
     check_output(output)
@@ -149,6 +188,9 @@ def _checked_options(
         raise UsageError("-j/--jobs must be at least 1")
     if strict and salvage:
         raise UsageError("--strict refuses damage that --salvage reads past: choose one")
+    if top is not None and top < 1:
+        raise UsageError("--top must be at least 1")
+    check_sort_key(by, sort)
     return _Options(
         by=by,
         since_ms=parse_time_ms(since, option="--since") if since is not None else None,
@@ -156,6 +198,11 @@ def _checked_options(
         jobs=jobs,
         strict=strict,
         salvage=salvage,
+        zone=time_zone(tz),
+        prices=_price_table(prices) if cost and by != "tool" else None,  # a tool's time has no price
+        sort=sort,
+        top=top,
+        reverse=reverse,
     )
 
 
@@ -171,6 +218,7 @@ class _StatsRun:
         self.warnings = Warnings(verbose=verbose)
         self.salvaged = 0  # logs read past damage
         self.aggregate = Aggregate()
+        self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
         self.errors: list[dict] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
@@ -187,12 +235,13 @@ class _StatsRun:
         options = self.options
         stats_of_log = partial(
             _stats_of_log,
-            by=options.by,
+            by=options.by if options.by in RECORD_CHOICES else "session",
             since_ms=options.since_ms,
             until_ms=options.until_ms,
             strict=options.strict,
             spark=self.single and options.by == "session",
             salvage=options.salvage,
+            prices=options.prices,
         )
         aggregate = self.aggregate
         for ref, result in map_logs(stats_of_log, self.refs, jobs=options.jobs, label="stats", color=self.color):
@@ -210,16 +259,29 @@ class _StatsRun:
                 self.warnings.add(ref.display, text)
             self.salvaged += bool(result.session.get("gaps"))
             aggregate.add(result.session, result.samples)
+            if self.rollup is not None:
+                self.rollup.add(result.session, result.samples)
             yield result
 
     def records(self) -> Iterator[dict]:
-        """NDJSON: each log's session record, or its turn or step records, as the log is read."""
+        """NDJSON: each log's session record, or its turn or step records, as the log is read (all logs
+        first when they are sorted or cut); a rollup's rows and its total."""
         by = self.options.by
+        if self.options.rollup:
+            table = self.rollup_table()
+            yield from table.rows
+            yield table.total
+            return
+        if self.options.reordered:
+            collected = self.collected()
+            yield from collected.sessions if by == "session" else collected.rows
+            return
         for result in self.results():
             if by == "session":
                 yield result.session
             else:
                 yield from result.turns if by == "turn" else result.steps
+        self._note_costs()
 
     def collected(self) -> "_Collected":
         """Every log read, for the JSON document and the tables."""
@@ -231,10 +293,52 @@ class _StatsRun:
                 collected.rows.extend(result.turns if by == "turn" else result.steps)
             elif self.single:
                 collected.spark = result.samples.spark
+        self._note_costs()
+        if by == "session":
+            collected.sessions = self._ordered(collected.sessions)
+        else:
+            collected.rows = self._ordered(collected.rows)
         return collected
+
+    def _ordered(self, rows: list[dict]) -> list[dict]:
+        from .rollup import ordered
+
+        options = self.options
+        return ordered(rows, sort=options.sort, top=options.top, reverse=options.reverse)
+
+    def rollup_table(self) -> "RollupTable":
+        """Every log read, grouped: the rows (sorted and cut as asked) and the total of all of them."""
+        from .rollup import model_rows, period_row, tool_rows
+
+        for _ in self.results():
+            pass
+        self._note_costs()
+        by = self.options.by
+        ids = self.aggregate.ids
+        if by == "tool":
+            rows, total = tool_rows(self.aggregate, ids)
+        else:
+            rows = self.rollup.rows(ids) if self.rollup is not None else model_rows(self.aggregate, ids)
+            total = period_row("total", "total", self.aggregate.record())
+        return RollupTable(rows=self._ordered(rows), total=total, count=len(rows))
+
+    def _note_costs(self) -> None:
+        """One note per model without a price, and one when costs are in more than one currency."""
+        from ..output import note
+
+        priced = self.aggregate.settled()[0].priced
+        if priced is None:
+            return
+        for model in priced.unpriced_models():
+            note(f"no price for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
+        currencies = sorted(priced.costs.by_currency)
+        if len(currencies) > 1:
+            note(f"costs in {', '.join(currencies)}: totals are given per currency (costsByCurrency), never converted")
 
     def document(self) -> dict:
         by = self.options.by
+        if self.options.rollup:
+            return self._rollup_document()
         collected = self.collected()
         document: dict = {"schema": SCHEMA, "by": by, "sessions": collected.sessions}
         if by == "turn":
@@ -245,9 +349,36 @@ class _StatsRun:
         document["errors"] = self.errors
         return document
 
-    def tables(self) -> None:
-        from .render import render, stats_tables
+    def _rollup_document(self) -> dict:
+        table = self.rollup_table()
+        document: dict = {"schema": SCHEMA, "by": self.options.by}
+        if self.options.by in SESSION_KEYED:
+            from .rollup import zone_name
 
+            document["tz"] = zone_name(self.options.zone)
+        document["rows"] = table.rows
+        document["total"] = table.total
+        document["aggregate"] = self.aggregate.record()
+        document["errors"] = self.errors
+        return document
+
+    def tables(self) -> None:
+        from .render import render, render_rollup, stats_tables
+
+        if self.options.rollup:
+            table = self.rollup_table()
+            render_rollup(
+                stats_tables(self.color),
+                by=self.options.by,
+                rows=table.rows,
+                total=table.total,
+                count=table.count,
+                aggregate=self.aggregate.record(),
+                errors=self.errors,
+                zone=self.options.zone,
+                cost=self.options.prices is not None,
+            )
+            return
         collected = self.collected()
         render(
             stats_tables(self.color),
@@ -266,6 +397,28 @@ def _located_message(error: DshctlError) -> str:
     where = [f"line {error.line}"] if error.line is not None else []
     where += [f"(seq {error.seq})"] if error.seq is not None else []
     return f"{' '.join(where)}: {error.message}" if where else error.message
+
+
+def _price_table(extra: str | None) -> PriceTable | None:
+    """The prices to cost with; None (no costs at all) when no table names a model."""
+    from .prices import load_prices
+
+    table = load_prices(extra)
+    return table if table.models else None
+
+
+def _prices_hint() -> str:
+    from .prices import user_prices_path
+
+    return f"{user_prices_path()} or pass --prices FILE"
+
+
+class RollupTable(msgspec.Struct):
+    """A rollup's rows as shown (sorted, cut to ``--top``), its total over all rows, and how many there were."""
+
+    rows: list[dict]
+    total: dict
+    count: int
 
 
 class _Collected:
@@ -291,6 +444,12 @@ def run_stats(
     salvage: bool = False,
     verbose: bool = False,
     color: bool = True,
+    tz: str | None = None,
+    prices: str | None = None,
+    cost: bool = True,
+    sort: str | None = None,
+    top: int | None = None,
+    reverse: bool = False,
     follow: bool = False,
 ) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was
@@ -300,11 +459,16 @@ def run_stats(
     if follow:
         from .follow import run_stats_follow
 
-        _checked_options(by=by, output=output, since=None, until=None, jobs=None, strict=strict, salvage=salvage)
-        if salvage:
-            raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
-        return run_stats_follow(paths, by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, color=color)
-    options = _checked_options(by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, salvage=salvage)
+        options = _checked_options(
+            by=by, output=output, since=None, until=None, jobs=None, strict=strict, salvage=salvage, tz=tz,
+            prices=prices, cost=cost,
+        )
+        unused = {"--since": since, "--until": until, "--jobs": jobs, "--sort": sort, "--top": top, "--reverse": reverse or None}
+        return run_stats_follow(paths, options, output=output, unused=unused, color=color)
+    options = _checked_options(
+        by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, salvage=salvage, tz=tz,
+        prices=prices, cost=cost, sort=sort, top=top, reverse=reverse,
+    )
     run = _StatsRun(paths, options, color=color, verbose=verbose)
     try:
         emit(output, document=run.document, records=run.records, table=run.tables)

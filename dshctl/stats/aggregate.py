@@ -14,6 +14,7 @@ excluded only when that parent itself is counted.
 from __future__ import annotations
 
 import copy
+from array import array
 from collections import Counter
 
 from .figures import (
@@ -26,11 +27,12 @@ from .figures import (
     percentiles,
     rate,
 )
+from .prices import CostSum
 from .results import OBSERVATIONS, InheritedPrefix, StatsSamples
 
-_SUMMED = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens")
+_SUMMED = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens", "reasoningTokens")
 _BUCKETS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
-_MODEL_DERIVED = ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens")
+_MODEL_DERIVED = ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens", "costs")
 
 
 def _plus_nullable(total, value, sign: int = 1):
@@ -64,7 +66,52 @@ def _after_cut(samples: StatsSamples, inherited: StatsSamples) -> StatsSamples:
     gaps = Counter(samples.gaps)
     gaps.subtract(inherited.gaps)
     series = {name: getattr(samples, name)[len(getattr(inherited, name)) :] for name in OBSERVATIONS}
-    return StatsSamples(**series, gaps=+gaps)
+    return StatsSamples(
+        **series,
+        gaps=+gaps,
+        model_ttft=_dict_after_cut(samples.model_ttft, inherited.model_ttft),
+        tool_ms=_dict_after_cut(samples.tool_ms, inherited.tool_ms),
+    )
+
+
+def _dict_after_cut(series: dict, inherited: dict) -> dict:
+    return {key: values[len(inherited.get(key, ())) :] for key, values in series.items()}
+
+
+class PricedTokens:
+    """Costs pooled per currency, and the tokens of models without a price (which make a total unknown)."""
+
+    def __init__(self) -> None:
+        self.costs = CostSum()
+        self.unpriced: dict[str | None, int] = {}
+
+    def add_model(self, entry: dict, sign: int) -> None:
+        if "costs" not in entry:
+            return
+        if entry["costs"] is not None:
+            self.costs.add_record(entry["costs"], sign)
+            return
+        tokens = (entry["billedInputTokens"] or 0) + (entry["outputTokens"] or 0)
+        self.unpriced[entry["model"]] = self.unpriced.get(entry["model"], 0) + sign * tokens
+
+    def add(self, other: "PricedTokens") -> None:
+        for currency, sums in other.costs.by_currency.items():
+            self.costs.add(currency, sums)
+        for model, tokens in other.unpriced.items():
+            self.unpriced[model] = self.unpriced.get(model, 0) + tokens
+
+    def unpriced_models(self) -> list:
+        return sorted((model for model, tokens in self.unpriced.items() if tokens), key=lambda m: (m is None, m or ""))
+
+    def fields(self) -> dict:
+        """``costs`` (null when a model without a price has tokens here, or currencies differ),
+        ``costsByCurrency`` and ``unpricedModels``."""
+        unpriced = self.unpriced_models()
+        return {
+            "costs": None if unpriced else self.costs.record(),
+            "costsByCurrency": self.costs.records(),
+            "unpricedModels": unpriced,
+        }
 
 
 class _Pool:
@@ -84,7 +131,10 @@ class _Pool:
         self.tool_calls = 0
         self.waste = {"failedAttempts": 0, "billedInputTokens": 0, "outputTokens": 0, "attemptMs": None, "backoffMs": None}
         self.models: dict[str | None, dict] = {}
+        self.model_costs: dict[str | None, PricedTokens] = {}
+        self.tools: dict[str | None, dict] = {}
         self.legacy: dict[str, int | None] = {key: None for key in _BUCKETS}
+        self.priced: PricedTokens | None = None  # None until a record with costs is added
 
     def add_record(self, record: dict, sign: int = 1) -> None:
         """Add (sign 1) or take away (sign -1) a session record's pooled figures."""
@@ -92,7 +142,7 @@ class _Pool:
         self.steps += sign * record["steps"]
         self.ttft_steps += sign * record["ttftSteps"]
         for key in _SUMMED:
-            self.sums[key] = _plus_nullable(self.sums[key], record[key], sign)
+            self.sums[key] = _plus_nullable(self.sums[key], record.get(key), sign)
         for key in _BUCKETS:
             self.buckets[key] = _plus_nullable(self.buckets[key], record[key], sign)
         own = record["dshctl"]
@@ -110,12 +160,26 @@ class _Pool:
             for key, value in entry.items():
                 if key not in _MODEL_DERIVED:
                     merged[key] = _plus_nullable(merged.get(key), value, sign)
+            if "costs" in entry:
+                if self.priced is None:
+                    self.priced = PricedTokens()
+                self.priced.add_model(entry, sign)
+                self.model_costs.setdefault(entry["model"], PricedTokens()).add_model(entry, sign)
+        for entry in own.get("tools", ()):
+            merged = self.tools.setdefault(entry["name"], {"name": entry["name"]})
+            for key, value in entry.items():
+                if key != "name":
+                    merged[key] = _plus_nullable(merged.get(key), value, sign)
 
     def add_samples(self, samples: StatsSamples) -> None:
         pooled = self.samples
         for name in OBSERVATIONS:
             getattr(pooled, name).extend(getattr(samples, name))
         pooled.gaps.update(samples.gaps)
+        for key, values in samples.model_ttft.items():
+            pooled.model_ttft.setdefault(key, array("d")).extend(values)
+        for key, values in samples.tool_ms.items():
+            pooled.tool_ms.setdefault(key, array("d")).extend(values)
 
 
 class Aggregate:
@@ -126,11 +190,16 @@ class Aggregate:
         self.pool = _Pool()
         self.ids: set[str] = set()
         self.prefixes: list[tuple[object, InheritedPrefix]] = []  # (parent id, what the child inherited)
+        self.model_sessions: Counter = Counter()  # model → sessions whose log used it
+        self.tool_sessions: Counter = Counter()
 
     def add(self, session: dict, samples: StatsSamples) -> None:
         self.sessions += 1
         if isinstance(session["id"], str):
             self.ids.add(session["id"])
+        own = session["dshctl"]
+        self.model_sessions.update(entry["model"] for entry in own["models"])
+        self.tool_sessions.update(entry["name"] for entry in own.get("tools", ()))
         self.pool.add_record(session)
         inherited = samples.inherited
         if inherited is None:
@@ -141,20 +210,23 @@ class Aggregate:
         self.pool.add_samples(_after_cut(samples, inherited.samples))
         self.prefixes.append((session["parentSession"], inherited))
 
-    def _settled(self) -> tuple[_Pool, dict]:
-        """The pool with every inherited prefix counted once: in the parent when it is counted, else in the child."""
+    def settled(self, counted_ids: set | None = None) -> tuple[_Pool, dict]:
+        """The pool with every inherited prefix counted once: in the parent when it is counted (among
+        ``counted_ids``, default this aggregate's sessions: a rollup row passes the whole run's), else in
+        the child."""
+        ids = self.ids if counted_ids is None else counted_ids
         pool = copy.deepcopy(self.pool)
         counted = 0
         for parent, inherited in self.prefixes:
-            if parent in self.ids:
+            if parent in ids:
                 continue
             pool.add_record(inherited.record)
             pool.add_samples(inherited.samples)
             counted += 1
         return pool, {"excluded": len(self.prefixes) - counted, "counted": counted}
 
-    def record(self) -> dict:
-        pool, prefixes = self._settled()
+    def record(self, counted_ids: set | None = None) -> dict:
+        pool, prefixes = self.settled(counted_ids)
         sums = pool.sums
         samples = pool.samples
         tokens = _buckets_record(pool.buckets)
@@ -175,6 +247,8 @@ class Aggregate:
             "decodeTokens": sums["decodeTokens"],
             "tokensPerSecond": rate(sums["decodeTokens"], sums["decodeMs"]),
             **tokens,
+            "reasoningTokens": sums["reasoningTokens"],
+            **(pool.priced.fields() if pool.priced is not None else {}),
             "percentileMethod": PERCENTILE_METHOD,
             "percentiles": {
                 "ttftMs": percentiles(samples.ttft_ms),

@@ -38,7 +38,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from ..model import Event, message_of, tool_result_call_id
+from ..model import Event, message_of, tool_result_blocks, tool_result_call_id
 from ..stream import (
     RawChunk,
     ToolCallChunks,
@@ -113,6 +113,43 @@ def _usage_buckets(usage: Any) -> tuple[int, int, int, int] | None:
     if read is None or write is None:
         return None
     return uncached, output, read, write
+
+
+def _append(series: dict, key: Any, value: float) -> None:
+    """``value`` onto the series of ``key`` (a new array the first time: setdefault would build one each call)."""
+    values = series.get(key)
+    if values is None:
+        values = series[key] = array("d")
+    values.append(value)
+
+
+def _reasoning_tokens(usage: dict) -> int | None:
+    """``reasoningTokens`` of a TokenUsage when it reports them (a part of ``outputTokens``, §6)."""
+    reasoning = usage.get("reasoningTokens")
+    return _integral(reasoning) if reasoning is not None else None
+
+
+def _first_line(content: Any, limit: int = 80) -> str | None:
+    """The first non-blank line of a message's text blocks, cut to ``limit`` characters (kept exact:
+    JSON escapes it, tables show it through the sanitizer)."""
+    if not isinstance(content, list):
+        return None
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            text = block["text"].lstrip()
+            if text:
+                end = text.find("\n", 0, 4 * limit)  # a prompt can be long: never split all of it
+                line = text[: end if end >= 0 else 4 * limit].strip()
+                return line if len(line) <= limit else line[: limit - 1] + "…"
+    return None
+
+
+def _tool_failed(event: Event) -> bool:
+    """A tool result that says it failed: the error flag of its result (either shape), or ``data.error``."""
+    data = event.data
+    if data.__class__ is dict and data.get("error") is not None:
+        return True
+    return tool_result_blocks(event)[1]
 
 
 def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
@@ -213,6 +250,9 @@ class StepFigures:
         "waste_output",
         "waste_ms",
         "inherited",
+        "reasoning_tokens",
+        "tool_names",
+        "route_tokens",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -251,8 +291,11 @@ class StepFigures:
         self.waste_output = 0
         self.waste_ms: int | None = None
         self.inherited = False
+        self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
+        self.tool_names: list[str] = []
+        self.route_tokens: dict[str | None, list[int]] = {}  # the meter's share by model, for its cost
 
-    def row(self, timed: bool) -> dict:
+    def row(self, timed: bool, pricing: Any = None) -> dict:
         return {
             "kind": "step",
             "turn": self.turn,
@@ -274,6 +317,9 @@ class StepFigures:
             "ended": self.ended,
             "inherited": self.inherited,
             "model": self.route,
+            "reasoningTokens": self.reasoning_tokens,
+            "tools": self.tool_names,
+            **({} if pricing is None else {"costs": pricing.costs(self.route_tokens)}),
             "dshctl": {
                 "providerTtftMs": self.provider_ttft_ms,
                 "firstVisibleMs": self.first_visible_ms,
@@ -290,7 +336,7 @@ class StepFigures:
 
 
 class TurnFigures:
-    __slots__ = ("turn", "started", "closed", "start", "end", "reason", "steps", "step_ends", "inherited")
+    __slots__ = ("turn", "started", "closed", "start", "end", "reason", "steps", "step_ends", "inherited", "prompt")
 
     def __init__(self, turn: Any):
         self.turn = turn
@@ -302,6 +348,7 @@ class TurnFigures:
         self.steps: dict[Any, StepFigures] = {}
         self.step_ends = 0
         self.inherited = False
+        self.prompt: str | None = None  # first line of the turn's first user-typed message
 
 
 # -- the fold's state, one object per kind of figure --------------------------------------------------
@@ -333,9 +380,15 @@ class DshSessionStats:
 
 
 class ModelFigures:
-    """One model's share (``provider/model``, None when unknown): dsh's sums and dshctl's counts."""
+    """One model's share (``provider/model``, None when unknown): dsh's sums and dshctl's counts.
 
-    __slots__ = ("settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens")
+    A step belongs to the model of its message (else of the request header its attempts used); its
+    ``step/end``, model time and tool time count there, so the models' shares add up to the session's."""
+
+    __slots__ = (
+        "settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens",
+        "steps", "turns", "llm_ms", "tool_ms", "reasoning",
+    )
 
     def __init__(self) -> None:
         self.settlements = 0
@@ -345,12 +398,28 @@ class ModelFigures:
         self.ttft_steps = 0
         self.decode_ms = 0
         self.decode_tokens = 0
+        self.steps = 0
+        self.turns: set = set()  # turn numbers with a step/end of this model
+        self.llm_ms = 0
+        self.tool_ms = 0
+        self.reasoning: int | None = None  # the meter's reasoning tokens, where usage reports them
+
+
+class ToolFigures:
+    """One tool's calls (``tool/call.name``): how many, how many results said it failed, dsh's tool time."""
+
+    __slots__ = ("calls", "failures", "tool_ms")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.failures = 0
+        self.tool_ms = 0
 
 
 class TokenMeter:
     """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
 
-    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route")
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning")
 
     def __init__(self) -> None:
         self.totals: list[int] | None = None
@@ -358,6 +427,7 @@ class TokenMeter:
         self.slot_buckets: tuple | None = None
         self.slot_step: StepFigures | None = None
         self.slot_route: str | None = None
+        self.slot_reasoning: int | None = None
 
     def close_slot(self) -> None:
         """``llm/retry-started``: the step's next sample adds to the meter instead of replacing."""
@@ -365,6 +435,7 @@ class TokenMeter:
         self.slot_buckets = None
         self.slot_step = None
         self.slot_route = None
+        self.slot_reasoning = None
 
 
 class TokenMeter011:
@@ -401,6 +472,7 @@ class OwnFigures:
     __slots__ = (
         "attempts", "messages", "interrupted_messages", "failed_attempts", "retries", "tool_calls",
         "unmatched_results", "header_route", "models", "waste_input", "waste_output", "waste_ms", "backoff_ms",
+        "tools", "title", "first_time", "last_time",
     )
 
     def __init__(self) -> None:
@@ -417,6 +489,10 @@ class OwnFigures:
         self.waste_output = 0
         self.waste_ms = 0
         self.backoff_ms = 0
+        self.tools: dict[str | None, ToolFigures] = {}
+        self.title: str | None = None  # the latest session/title
+        self.first_time: int | None = None  # earliest and latest envelope time: the session's duration
+        self.last_time: int | None = None
 
     def model(self, route: str | None) -> ModelFigures:
         model = self.models.get(route)
@@ -424,12 +500,27 @@ class OwnFigures:
             model = self.models[route] = ModelFigures()
         return model
 
+    def tool(self, name: str | None) -> ToolFigures:
+        tool = self.tools.get(name)
+        if tool is None:
+            tool = self.tools[name] = ToolFigures()
+        return tool
+
 
 class StatsFold:
     """Feed events in log order with :meth:`feed` (or :meth:`run`), then read :meth:`session`."""
 
-    def __init__(self, *, keep_turns: bool = False, keep_steps: bool = False, seed_length: int | None = None):
+    def __init__(
+        self,
+        *,
+        keep_turns: bool = False,
+        keep_steps: bool = False,
+        seed_length: int | None = None,
+        pricing: Any = None,
+    ):
         self.keep_turns = keep_turns
+        # prices in force at the session's start (:class:`dshctl.stats.prices.SessionPricing`); None: no costs
+        self.pricing = pricing
         self.keep_steps = keep_steps
         # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
         # with session/end-seed {inherited: true}
@@ -467,7 +558,10 @@ class StatsFold:
             "llm/retry": self._retry,
             "llm/retry-started": self._retry_started,
             "session/end-seed": self._end_seed,
+            "session/title": self._title,
         }
+        if keep_turns:  # only turn rows show a prompt; otherwise a user/message is just a request point
+            self._handlers["user/message"] = self._user_message
 
     # -- driving -------------------------------------------------------------------------------------
 
@@ -527,6 +621,8 @@ class StatsFold:
             if not (step.started or step.ended):
                 self.outside_steps += 1
         totals: list[int] | None = None
+        route_tokens: dict = {}
+        reasoning: int | None = None
         decode_ms = 0
         decode_tokens = 0
         llm_ms = 0
@@ -537,6 +633,10 @@ class StatsFold:
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
+            for route, tokens in step.route_tokens.items():
+                route_tokens[route] = _add_buckets(list(route_tokens.get(route) or (0, 0, 0, 0)), tokens)
+            if step.reasoning_tokens is not None:
+                reasoning = (reasoning or 0) + step.reasoning_tokens
         for step in placed:
             attempts += step.attempts
             retries += step.retries
@@ -585,6 +685,10 @@ class StatsFold:
                     "endReason": record.reason,
                     "inherited": record.inherited,
                     "stepRates": [rate(s.decode_tokens, s.decode_ms) for s in placed],
+                    "startTime": record.start if timed else None,
+                    "prompt": record.prompt,
+                    "reasoningTokens": reasoning,
+                    **self._costs_field(route_tokens),
                 }
             )
 
@@ -602,7 +706,7 @@ class StatsFold:
         if step.first_visible_ms is not None:
             observed.first_visible_ms.append(step.first_visible_ms)
         if self.keep_steps:
-            self.step_rows.append(step.row(self.timing_known))
+            self.step_rows.append(step.row(self.timing_known, self.pricing))
 
     # -- handlers -------------------------------------------------------------------------------------
 
@@ -611,9 +715,34 @@ class StatsFold:
         if step is not None and event.time is not None:
             step.request_point = event.time
 
+    def _title(self, event: Event) -> None:
+        data = event.data
+        title = data.get("title") if data.__class__ is dict else None
+        if isinstance(title, str):
+            self.own.title = title
+
+    def _user_message(self, event: Event) -> None:
+        """A request point; the turn's first message the user typed gives its prompt preview (§7.6)."""
+        self._request_point(event)
+        turn = self.current_turn
+        if turn is None or turn.prompt is not None:
+            return
+        data = event.data
+        source = data.get("source") if data.__class__ is dict else None
+        if isinstance(source, dict) and source.get("kind") == "user":
+            turn.prompt = _first_line(data.get("content"))
+
+    def _seen_time(self, time: int | None) -> None:
+        """The latest closing time seen (``turn/end``, ``step/end``): the end of the session's duration."""
+        own = self.own
+        if time is not None and (own.last_time is None or time > own.last_time):
+            own.last_time = time
+
     def _turn_start(self, event: Event) -> None:
         if event.time is None:
             self.timing_known = False
+        elif self.own.first_time is None:
+            self.own.first_time = event.time
         turn = _turn_of(event)
         self._close_turns(keep=turn)
         record = self._turn(turn)
@@ -630,6 +759,7 @@ class StatsFold:
         record = self._turn(_turn_of(event))
         record.closed = True
         record.end = event.time
+        self._seen_time(event.time)
         data = event.data
         reason = data.get("reason") if isinstance(data, dict) else None
         if isinstance(reason, dict) and isinstance(reason.get("kind"), str):
@@ -668,7 +798,11 @@ class StatsFold:
         record = self._step(turn, step)
         record.ended = True
         record.end = event.time
+        self._seen_time(event.time)
         self._turn(turn).step_ends += 1
+        model = self.own.model(record.route)
+        model.steps += 1
+        model.turns.add(turn)
         if self.current_step is record:
             self.current_step = None
 
@@ -732,11 +866,15 @@ class StatsFold:
     def _tool_call(self, event: Event) -> None:
         data = event.data
         call_id = data.get("callId") if isinstance(data, dict) else None
+        name = data.get("name") if isinstance(data, dict) else None
+        name = name if isinstance(name, str) else None
         record = self._step(*_turn_and_step(event))
         record.tool_calls += 1
+        record.tool_names.append(name if name is not None else "?")
         self.own.tool_calls += 1
+        self.own.tool(name).calls += 1
         try:
-            self.dsh.pending_calls[call_id] = (event.time, record)
+            self.dsh.pending_calls[call_id] = (event.time, record, name)
         except TypeError:  # an unhashable callId cannot pair with anything
             pass
 
@@ -746,38 +884,59 @@ class StatsFold:
         if pending is None:
             self.own.unmatched_results += 1
             return
-        dispatched, record = pending
+        dispatched, record, name = pending
+        tool = self.own.tool(name)
+        if _tool_failed(event):
+            tool.failures += 1
         if dispatched is None or event.time is None:
             return
         span = max(0, event.time - dispatched)
         self.dsh.tool_ms += span
         record.tool_ms = (record.tool_ms or 0) + span
+        tool.tool_ms += span
+        self.own.model(record.route).tool_ms += span
+        _append(self.observed.tool_ms, name, span)
 
     # -- settlements ------------------------------------------------------------------------------------
 
-    def _meter_sample(self, key: tuple, buckets: tuple, record: StepFigures, route: str | None) -> None:
+    def _meter_sample(
+        self, key: tuple, buckets: tuple, record: StepFigures, route: str | None, reasoning: int | None
+    ) -> None:
         """A usage sample into the token meter's replacement slot (0.1.5 line), and into the step's and
-        the model's share of it."""
+        the model's share of it (reasoning tokens, a part of output, follow the same slot)."""
         meter = self.meter
         model_of = self.own.model
         previous = meter.slot_buckets if meter.slot_key == key else None
-        if previous is not None and previous == buckets:
+        if previous is not None and previous == buckets and meter.slot_reasoning == reasoning:
             return
         if previous is not None:
             meter.totals = _add_buckets(meter.totals, previous, -1)
             previous_step = meter.slot_step
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
+                if self.pricing is not None:
+                    _add_buckets(previous_step.route_tokens[meter.slot_route], previous, -1)
+                if meter.slot_reasoning is not None:
+                    previous_step.reasoning_tokens -= meter.slot_reasoning
             previous_model = model_of(meter.slot_route)
             previous_model.tokens = _add_buckets(previous_model.tokens, previous, -1)
+            if meter.slot_reasoning is not None:
+                previous_model.reasoning -= meter.slot_reasoning
         meter.totals = _add_buckets(meter.totals, buckets)
         record.tokens = _add_buckets(record.tokens, buckets)
+        if self.pricing is not None:  # only the costs of turn and step rows need the split
+            record.route_tokens[route] = _add_buckets(record.route_tokens.get(route), buckets)
+        if reasoning is not None:
+            record.reasoning_tokens = (record.reasoning_tokens or 0) + reasoning
         model = model_of(route)
         model.tokens = _add_buckets(model.tokens, buckets)
+        if reasoning is not None:
+            model.reasoning = (model.reasoning or 0) + reasoning
         meter.slot_key = key
         meter.slot_buckets = buckets
         meter.slot_step = record
         meter.slot_route = route
+        meter.slot_reasoning = reasoning
 
     def _first_token(self, stream: list, event: Event) -> int | None:
         """First token time of a settlement's stream; a time of 0 beside a real envelope time is a
@@ -799,7 +958,7 @@ class StatsFold:
         buckets = _usage_buckets(usage) if usage is not None else None
         if buckets is not None:
             key = (record.turn, record.step)
-            self._meter_sample(key, buckets, record, route)
+            self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage))
             self.meter011.add(key, buckets)
             self.context.tokens = buckets[0] + buckets[2] + buckets[3]
         kind, code = _finish_and_failure(stream)
@@ -875,10 +1034,12 @@ class StatsFold:
                 span = max(0, time - start)
                 dsh.llm_ms += span
                 record.llm_ms = (record.llm_ms or 0) + span
+                model.llm_ms += span
                 if first is not None:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
                     dsh.ttft_steps += 1
+                    _append(self.observed.model_ttft, route, ttft)
                     record.ttft_ms = (record.ttft_ms or 0) + ttft
                     generation = max(0, time - first)
                     record.generation_ms = (record.generation_ms or 0) + generation
@@ -1015,9 +1176,31 @@ class StatsFold:
             "pressureTokens": pressure.tokens,
             "contextOccupancyPercent": occupancy_percent(pressure.tokens, pressure.window),
             "inherited": _inherited_figures(self.prefix),
+            "title": self.own.title,
+            "durationMs": self._duration_ms(),
+            "reasoningTokens": self._reasoning_total(),
+            **self._costs_field(self._route_totals()),
             "notes": self._notes(),
             "dshctl": self._own_record(),
         }
+
+    def _costs_field(self, route_tokens: dict) -> dict:
+        """``{"costs": …}`` of these tokens at the session's prices; nothing when costs are not asked for."""
+        return {} if self.pricing is None else {"costs": self.pricing.costs(route_tokens)}
+
+    def _duration_ms(self) -> int | None:
+        """The first ``turn/start`` to the last ``turn/end`` or ``step/end``."""
+        own = self.own
+        if not self.timing_known or own.first_time is None or own.last_time is None:
+            return None
+        return max(0, own.last_time - own.first_time)
+
+    def _reasoning_total(self) -> int | None:
+        reported = [m.reasoning for m in self.own.models.values() if m.reasoning is not None]
+        return sum(reported) if reported else None
+
+    def _route_totals(self) -> dict:
+        return {route: model.tokens for route, model in self.own.models.items() if model.tokens is not None}
 
     def _notes(self) -> list[str]:
         notes = []
@@ -1056,10 +1239,12 @@ class StatsFold:
                 "backoffMs": _timed_sum(own.backoff_ms, timed),
             },
             "models": self._model_records(),
+            "tools": self._tool_records(),
             "tokenMeter011": _meter_fields(self.meter011.totals),
         }
 
     def _model_records(self) -> list[dict]:
+        timed = self.timing_known
         tokens_timed = self._first_tokens_timed()
         records = []
         for route, model in sorted(self.own.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
@@ -1075,14 +1260,29 @@ class StatsFold:
                     "decodeMs": _timed_sum(model.decode_ms, tokens_timed),
                     "decodeTokens": _timed_sum(model.decode_tokens, tokens_timed),
                     "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
+                    "steps": model.steps,
+                    "turns": len(model.turns),
+                    "llmMs": _timed_sum(model.llm_ms, timed),
+                    "toolMs": _timed_sum(model.tool_ms, timed),
+                    "reasoningTokens": model.reasoning,
+                    **self._costs_field({route: model.tokens} if model.tokens is not None else {}),
                 }
             )
         return records
+
+    def _tool_records(self) -> list[dict]:
+        timed = self.timing_known
+        return [
+            {"name": name, "calls": tool.calls, "failures": tool.failures, "toolMs": _timed_sum(tool.tool_ms, timed)}
+            for name, tool in sorted(self.own.tools.items(), key=lambda item: (item[0] is None, item[0] or ""))
+        ]
 
     def samples(self) -> StatsSamples:
         """Per-step and per-turn observations the multi-log aggregate needs, the spark, and the inherited
         prefix (picklable; the arrays are the fold's own, not copies)."""
         self._clamp_gaps()
+        if not self._first_tokens_timed():
+            self.observed.model_ttft.clear()
         return msgspec.structs.replace(self.observed, inherited=self.prefix)
 
 
@@ -1097,7 +1297,10 @@ def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
     if prefix is None:
         return None
     record = prefix.record
-    return {key: record[key] for key in _INHERITED_KEYS}
+    figures = {key: record[key] for key in _INHERITED_KEYS}
+    if "costs" in record:
+        figures["costs"] = record["costs"]
+    return figures
 
 
 def _meter_fields(tokens: list[int] | None) -> dict:

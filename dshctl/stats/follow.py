@@ -28,31 +28,36 @@ CLOCK_SECONDS = 1.0
 """While nothing arrives, the open step's elapsed time is redrawn this often (nothing else changes)."""
 
 
-def run_stats_follow(paths: list[str], *, by: str, output: str, since: str | None, until: str | None, jobs: int | None, strict: bool, color: bool) -> int:
-    """The ``stats --follow`` command: one PATH; the live table on a terminal, else NDJSON records."""
+def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, color: bool) -> int:
+    """The ``stats --follow`` command: one PATH; the live table on a terminal, else NDJSON records.
+    ``options`` are the checked ones of ``dshctl stats`` (``by``, ``prices``); ``unused``, options given
+    that do not apply to one log followed."""
     from ..follow import Follower
-
     from ..output import warn
 
-    _check_follow_options(paths, output=output, since=since, until=until, jobs=jobs)
+    _check_follow_options(paths, options, output=output, unused=unused)
     live = output == "table" and _isatty(sys.stdout)
     held: list[str] = []  # a warning written under the live table would be drawn over: it waits
-    follower = Follower(paths[0] if paths else _default_root(), strict=strict, on_warning=held.append if live else None)
+    follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
     try:
         if live:
-            return _LiveSummary(follower, color=color).run()
-        return _TurnRecords(follower, by="step" if by == "step" else "turn").run()
+            return _LiveSummary(follower, options.prices, color=color).run()
+        return _TurnRecords(follower, options.prices, by="step" if options.by == "step" else "turn").run()
     finally:
         for text in held:
             warn(text)
 
 
-def _check_follow_options(paths: list[str], *, output: str, since: str | None, until: str | None, jobs: int | None) -> None:
+def _check_follow_options(paths: list[str], options, *, output: str, unused: dict) -> None:
     if len(paths) > 1:
         raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
     if output == "json":
         raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")
-    for name, value in (("--since", since), ("--until", until), ("--jobs", jobs)):
+    if options.by not in ("session", "turn", "step"):
+        raise UsageError(f"--by {options.by} sums many sessions; --follow watches one (--by turn or step)")
+    if options.salvage:
+        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
+    for name, value in unused.items():
         if value is not None:
             raise UsageError(f"{name} does not apply to --follow, which watches one log")
 
@@ -70,15 +75,21 @@ def _isatty(stream) -> bool:
         return False
 
 
-def _fold_for(log, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
-    return StatsFold(keep_turns=keep_turns, keep_steps=keep_steps, seed_length=log.cut if log.generation <= 1 else None)
+def _fold_for(log, prices, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
+    """The fold ``log_stats`` runs over ``log``: the same seed cut and the prices of the session's start."""
+    created = log.header.createdAt
+    start_ms = created if isinstance(created, int) and created > 0 else None
+    pricing = prices.for_session(start_ms) if prices is not None else None
+    seed_length = log.cut if log.generation <= 1 else None
+    return StatsFold(keep_turns=keep_turns, keep_steps=keep_steps, seed_length=seed_length, pricing=pricing)
 
 
 class _TurnRecords:
     """NDJSON: each turn's (or step's) record as soon as its turn is complete."""
 
-    def __init__(self, follower, *, by: str) -> None:
+    def __init__(self, follower, prices, *, by: str) -> None:
         self.follower = follower
+        self.prices = prices
         self.by = by
         self.out = sys.stdout.buffer
         self.fold: StatsFold | None = None
@@ -93,7 +104,7 @@ class _TurnRecords:
 
     def _consume(self, log) -> None:
         self.log = log
-        self.fold = fold = _fold_for(log, keep_turns=self.by == "turn", keep_steps=self.by == "step")
+        self.fold = fold = _fold_for(log, self.prices, keep_turns=self.by == "turn", keep_steps=self.by == "step")
         self.written = 0
         self.done |= self.current
         self.current = set()
@@ -135,8 +146,9 @@ class _TurnRecords:
 class _LiveSummary:
     """The session table, redrawn in place as the log grows."""
 
-    def __init__(self, follower, *, color: bool) -> None:
+    def __init__(self, follower, prices, *, color: bool) -> None:
         self.follower = follower
+        self.prices = prices
         self.color = color
         self.fold: StatsFold | None = None
         self.log: Any = None
@@ -158,7 +170,7 @@ class _LiveSummary:
 
     def _consume(self, log) -> None:
         self.log = log
-        self.fold = fold = _fold_for(log)
+        self.fold = fold = _fold_for(log, self.prices)
         self._draw(force=True)
         for event in log.events():
             fold.feed(event)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..humanize import utc_moment
 from ..output import Tables, number, text
+from ..textsafe import visible_line
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 
 def stats_tables(color: bool) -> Tables:
@@ -77,6 +78,8 @@ def _dsh_rows(figures: dict) -> list[list[str]]:
         ["output", _number_text(figures["outputTokens"])],
         ["cache hit", _percent_text(figures["cacheHitPercent"])],
     ]
+    if "costs" in figures:
+        rows.append(["cost", cost_text(figures)])
     inherited = figures.get("inherited")
     if inherited is not None:
         rows.append(
@@ -228,6 +231,7 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
             spark,
         ]
         body.append(line)
+    columns, body = _with_cost_column(columns, body, rows)
     out.table("per turn", columns, body, caption=_with_note(caption, rows))
 
 
@@ -269,6 +273,7 @@ def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
             finish,
         ]
         body.append(line)
+    columns, body = _with_cost_column(columns, body, rows)
     out.table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=_with_note(caption, rows))
 
 
@@ -295,8 +300,7 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     if any(session["seeded"] for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
     name = _SessionNames([session["id"] for session in sessions])
-    out.table(
-        "sessions",
+    columns, body = _with_cost_column(
         [
             text("session", fold=True),
             text("cwd", fold=True, drop=0),
@@ -330,8 +334,10 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
             ]
             for session in sessions
         ],
-        caption=caption,
+        sessions,
+        last=False,
     )
+    out.table("sessions", columns, body, caption=caption)
 
 
 def render(
@@ -375,3 +381,161 @@ def render(
     _percentile_table(out, aggregate)
     if errors:
         out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])
+
+
+# -- costs and rollups (#16) -------------------------------------------------------------------------------
+
+
+def _amount_text(amount: float) -> str:
+    """An amount with cents, or four significant decimals under one unit (0.0119)."""
+    if amount == 0:
+        return "0"
+    if abs(amount) >= 1:
+        return f"{amount:,.2f}"
+    return f"{amount:.4g}" if abs(amount) < 0.0001 else f"{amount:.4f}"
+
+
+def cost_text(record: dict) -> str:
+    """A record's cost with its currency; per currency when they differ; "—" when unknown."""
+    costs = record.get("costs")
+    if costs is not None:
+        return _amount_text(costs["total"]) + (f" {costs['currency']}" if costs["currency"] else "")
+    by_currency = record.get("costsByCurrency") or []
+    if len(by_currency) > 1 and not record.get("unpricedModels"):
+        return " + ".join(f"{_amount_text(c['total'])} {c['currency']}" for c in by_currency)
+    return "—"
+
+
+def _with_cost_column(columns: list, body: list, records: list[dict], *, last: bool = True) -> tuple[list, list]:
+    """The table with a cost column when its records have costs: before the last column (which alone
+    may wrap), or at the end."""
+    if not records or "costs" not in records[0]:
+        return columns, body
+    at = len(columns) - 1 if last else len(columns)
+    columns = columns[:at] + [number("cost")] + columns[at:]
+    body = [line[:at] + [cost_text(record)] + line[at:] for line, record in zip(body, records)]
+    return columns, body
+
+
+_ROLLUP_TITLES = {"day": "per day", "week": "per ISO week (Monday to Sunday)", "month": "per month", "project": "per project (cwd)", "model": "per model"}
+
+
+def _rollup_line(row: dict, cost: bool) -> list[str]:
+    line = [
+        row["key"],
+        _number_text(row["sessions"]),
+        _number_text(row["turns"]),
+        _number_text(row["steps"]),
+        format_tokens(row["uncachedInputTokens"]),
+        format_tokens(row["cacheReadTokens"]),
+        format_tokens(row["cacheWriteTokens"]),
+        format_tokens(row["outputTokens"]),
+        _percent_text(row["cacheHitPercent"]),
+        format_duration(row["llmMs"]),
+        format_duration(row["toolMs"]),
+        format_ms(row["meanTtftMs"]),
+        format_ms(row["p90TtftMs"]),
+        format_rate(row["tokensPerSecond"]),
+    ]
+    return line + [cost_text(row)] if cost else line
+
+
+_ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
+    number("sessions"), number("turns", drop=5), number("steps", drop=1), number("uncached in"),
+    number("cache read"), number("cache write", drop=2), number("out"), number("cache hit", drop=3),
+    number("LLM"), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
+    number("tok/s", drop=4),
+]
+
+
+def _shown_note(shown: int, count: int) -> str | None:
+    return None if shown == count else f"{shown} of {count} rows shown; the total counts all {count}"
+
+
+SPARK_DAYS = 92
+"""Up to this many calendar days the day sparkline has a cell per day (0 on days without sessions);
+over a longer span, a cell per row shown."""
+
+
+def _day_sparkline(rows: list[dict]) -> str | None:
+    """Billed input + output tokens per day: one bar per calendar day from the first to the last."""
+    import datetime as _dt
+
+    tokens: dict[_dt.date, int] = {}
+    for row in rows:
+        try:
+            day = _dt.date.fromisoformat(row["key"])
+        except ValueError:
+            continue
+        tokens[day] = (row["billedInputTokens"] or 0) + (row["outputTokens"] or 0)
+    if len(tokens) < 2:
+        return None
+    first, last = min(tokens), max(tokens)
+    if (last - first).days < SPARK_DAYS:
+        series = [tokens.get(first + _dt.timedelta(days=i), 0) for i in range((last - first).days + 1)]
+        return f"tokens per day {first}…{last}: {sparkline(series, width=SPARK_DAYS)}"
+    series = [tokens[day] for day in sorted(tokens)]
+    return f"tokens per day shown ({len(series)} days, {first}…{last}): {sparkline(series, width=SPARK_DAYS)}"
+
+
+def render_rollup(
+    out: Tables,
+    *,
+    by: str,
+    rows: list[dict],
+    total: dict,
+    count: int,
+    aggregate: dict,
+    errors: list[dict],
+    zone: Any,
+    cost: bool,
+) -> None:
+    """A rollup table (rows, then the total row) and the unreadable logs."""
+    if by == "tool":
+        _tool_table(out, rows, total, count)
+    else:
+        from .rollup import zone_name
+
+        columns = [text(by, fold=by in ("project", "model"))] + _ROLLUP_COLUMNS  # a date stays whole + ([number("cost")] if cost else [])
+        body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
+        notes = [_shown_note(len(rows), count)]
+        if by in ("day", "week", "month"):
+            notes.append(f"sessions counted on the {by} they started, time zone {zone_name(zone)}")
+            if by == "day":
+                notes.append(_day_sparkline(rows))
+        if by == "model":
+            notes.append("a step counts for the model of its message; sessions and turns count each model they used")
+        if aggregate["inheritedPrefixes"]["excluded"]:
+            notes.append(f"{SEEDED_MARK} {aggregate['inheritedPrefixes']['excluded']} inherited fork prefix(es) counted in the parent only")
+        if cost and total.get("unpricedModels"):
+            unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total["unpricedModels"])
+            notes.append(f"cost — : a model without a price ({unpriced})")
+        out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
+    if errors:
+        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])
+
+
+def _tool_line(row: dict) -> list[str]:
+    return [
+        row["key"],
+        _number_text(row["sessions"]),
+        _number_text(row["calls"]),
+        _number_text(row["failures"]),
+        format_ms(row["toolMs"]),
+        format_ms(row["p50Ms"]),
+        format_ms(row["p90Ms"]),
+        format_ms(row["maxMs"]),
+        _percent_text(row["sharePercent"]),
+    ]
+
+
+def _tool_table(out: Tables, rows: list[dict], total: dict, count: int) -> None:
+    columns = [
+        text("tool", fold=True), number("sessions", drop=1), number("calls"), number("failures"), number("tool time"),
+        number("p50", drop=2), number("p90", drop=3), number("max", drop=0), number("share"),
+    ]
+    notes = [
+        _shown_note(len(rows), count),
+        "durations: tool/call → its tool/result as dsh times them; failures: results flagged isError or with an error",
+    ]
+    out.table("per tool", columns, [_tool_line(row) for row in rows] + [_tool_line(total)], caption="\n".join(n for n in notes if n))

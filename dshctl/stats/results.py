@@ -49,6 +49,10 @@ class StatsSamples(msgspec.Struct):
     billed_input_tokens_per_turn: array
     gaps: Counter
     """Inter-token gap (ms) → count, negative gaps clamped to 0."""
+    model_ttft: dict = msgspec.field(default_factory=dict)
+    """Model (``provider/model``, None when unknown) → dsh's TTFT of each of its steps, in log order."""
+    tool_ms: dict = msgspec.field(default_factory=dict)
+    """Tool name → the duration of each of its calls dsh times (``tool/call`` → ``tool/result``)."""
     spark: array | None = None
     """tok/s per step in log order, NaN where unknown: a single log's sparkline. None where not kept
     (a worker of a multi-log run does not send it back)."""
@@ -78,6 +82,8 @@ class StatsSamples(msgspec.Struct):
             output_tokens_per_turn=array("d", self.output_tokens_per_turn),
             billed_input_tokens_per_turn=array("d", self.billed_input_tokens_per_turn),
             gaps=Counter(self.gaps),
+            model_ttft={key: array("d", values) for key, values in self.model_ttft.items()},
+            tool_ms={key: array("d", values) for key, values in self.tool_ms.items()},
         )
 
 

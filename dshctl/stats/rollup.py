@@ -1,0 +1,269 @@
+"""Rollups of many sessions: one row per day, ISO week, month, project, model or tool, and the total.
+
+A session belongs to one day, week, month and project: those of its start (header ``createdAt``, in
+the chosen time zone; a session that runs past midnight stays on the day it started) and its ``cwd``.
+Each such row is an :class:`~dshctl.stats.aggregate.Aggregate` of its sessions, settled against the
+whole run's sessions, so an inherited fork prefix is counted once — in its parent's row when the parent
+is counted, else in the child's — and the rows add up to the total.
+
+Model and tool rows split the total instead: a step's figures go to the model of its message, a tool
+call's time to its tool. Their token, time, step and cost figures add up to the total; ``sessions`` and
+``turns`` count the sessions and turns that used the model or tool, so one session may count in several
+rows.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Callable
+
+from ..errors import UsageError
+from .aggregate import Aggregate, PricedTokens, _buckets_record
+from .figures import mean, nearest_rank, number, rate
+
+SESSION_KEYED = ("day", "week", "month", "project")
+ROLLUPS = SESSION_KEYED + ("model", "tool")
+UNKNOWN = "(unknown)"
+
+
+def time_zone(name: str | None) -> _dt.tzinfo:
+    """The zone of ``--tz`` (an IANA name), or the local zone."""
+    if name is None:
+        return _dt.datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"--tz: unknown time zone {name!r} (an IANA name such as Europe/Berlin, America/New_York or UTC)") from None
+
+
+def zone_name(zone: _dt.tzinfo) -> str:
+    return getattr(zone, "key", None) or str(zone)
+
+
+def period_key(by: str, created_ms: Any, zone: _dt.tzinfo) -> str:
+    """The day (2026-03-01), ISO week (2026-W09, Monday to Sunday) or month (2026-03) a session started in."""
+    if not isinstance(created_ms, int) or isinstance(created_ms, bool) or created_ms <= 0:
+        return UNKNOWN
+    try:
+        start = _dt.datetime.fromtimestamp(created_ms / 1000, zone)
+    except (OverflowError, OSError, ValueError):
+        return UNKNOWN
+    if by == "day":
+        return start.strftime("%Y-%m-%d")
+    if by == "month":
+        return start.strftime("%Y-%m")
+    year, week, _ = start.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def session_key(by: str, session: dict, zone: _dt.tzinfo) -> str:
+    if by == "project":
+        cwd = session.get("cwd")
+        return cwd if isinstance(cwd, str) and cwd else UNKNOWN
+    return period_key(by, session.get("createdAt"), zone)
+
+
+class Rollup:
+    """Sessions grouped by day, week, month or project (each group an aggregate of its sessions)."""
+
+    def __init__(self, by: str, zone: _dt.tzinfo):
+        self.by = by
+        self.zone = zone
+        self.groups: dict[str, Aggregate] = {}
+
+    def add(self, session: dict, samples) -> None:
+        key = session_key(self.by, session, self.zone)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = Aggregate()
+        group.add(session, samples)
+
+    def rows(self, counted_ids: set) -> list[dict]:
+        return [
+            period_row(self.by, key, self.groups[key].record(counted_ids))
+            for key in sorted(self.groups, key=lambda key: (key == UNKNOWN, key))
+        ]
+
+
+_ROW_SUMS = (
+    "turns", "steps", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens",
+    "outputTokens", "cacheHitPercent", "reasoningTokens", "llmMs", "toolMs", "ttftMs", "ttftSteps",
+    "meanTtftMs",
+)
+_COST_KEYS = ("costs", "costsByCurrency", "unpricedModels")
+
+
+def period_row(kind: str, key: str, record: dict) -> dict:
+    """A rollup row (or the total, ``kind`` "total") from an aggregate record."""
+    row = {"kind": kind, "key": key, "sessions": record["sessions"]}
+    row.update({name: record[name] for name in _ROW_SUMS})
+    row["p90TtftMs"] = record["percentiles"]["ttftMs"]["p90"]
+    row["decodeMs"] = record["decodeMs"]
+    row["decodeTokens"] = record["decodeTokens"]
+    row["tokensPerSecond"] = record["tokensPerSecond"]
+    row["models"] = [entry["model"] for entry in record["dshctl"]["models"]]
+    row.update({name: record[name] for name in _COST_KEYS if name in record})
+    return row
+
+
+def model_rows(aggregate: Aggregate, counted_ids: set) -> list[dict]:
+    """One row per model of the settled pool (models only an excluded prefix used are left out)."""
+    pool, _ = aggregate.settled(counted_ids)
+    rows = []
+    for route in sorted(pool.models, key=lambda route: (route is None, route or "")):
+        entry = pool.models[route]
+        if not entry.get("settlements") and not entry.get("steps"):
+            continue
+        rows.append(_model_row(route, entry, aggregate, pool))
+    return rows
+
+
+def _model_row(route: str | None, entry: dict, aggregate: Aggregate, pool) -> dict:
+    tokens = _buckets_record({key: entry.get(key) for key in _BUCKET_KEYS})
+    ttft = sorted(pool.samples.model_ttft.get(route, ()))
+    row = {
+        "kind": "model",
+        "key": route if route is not None else UNKNOWN,
+        "sessions": aggregate.model_sessions.get(route, 0),
+        "turns": entry.get("turns") or 0,
+        "steps": entry.get("steps") or 0,
+        **{key: tokens[key] for key in _TOKEN_KEYS},
+        "reasoningTokens": entry.get("reasoningTokens"),
+        "llmMs": entry.get("llmMs"),
+        "toolMs": entry.get("toolMs"),
+        "ttftMs": entry.get("ttftMs"),
+        "ttftSteps": entry.get("ttftSteps") or 0,
+        "meanTtftMs": number(mean(entry.get("ttftMs"), entry.get("ttftSteps") or 0)),
+        "p90TtftMs": number(nearest_rank(ttft, 90)),
+        "decodeMs": entry.get("decodeMs"),
+        "decodeTokens": entry.get("decodeTokens"),
+        "tokensPerSecond": rate(entry.get("decodeTokens"), entry.get("decodeMs")),
+        "settlements": entry.get("settlements") or 0,
+    }
+    priced = pool.model_costs.get(route)
+    if pool.priced is not None:
+        row.update((priced or PricedTokens()).fields())
+    return row
+
+
+_BUCKET_KEYS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
+_TOKEN_KEYS = (
+    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens", "cacheHitPercent",
+)
+
+
+def tool_rows(aggregate: Aggregate, counted_ids: set) -> tuple[list[dict], dict]:
+    """One row per tool name, and the total row over every tool call."""
+    pool, _ = aggregate.settled(counted_ids)
+    total_ms = pool.sums["toolMs"]
+    rows = []
+    every: list[float] = []
+    for name in sorted(pool.tools, key=lambda name: (name is None, name or "")):
+        entry = pool.tools[name]
+        if not entry.get("calls"):
+            continue
+        durations = pool.samples.tool_ms.get(name, ())
+        every.extend(durations)
+        rows.append(_tool_row("tool", name if name is not None else UNKNOWN, entry, durations, total_ms, aggregate.tool_sessions.get(name, 0)))
+    total_entry = {
+        "calls": sum(row["calls"] for row in rows),
+        "failures": sum(row["failures"] for row in rows),
+        "toolMs": total_ms,
+    }
+    return rows, _tool_row("total", "total", total_entry, every, total_ms, aggregate.sessions)
+
+
+def _tool_row(kind: str, key: str, entry: dict, durations, total_ms, sessions: int) -> dict:
+    ordered = sorted(durations)
+    tool_ms = entry.get("toolMs")
+    share = None
+    if tool_ms is not None and total_ms:
+        share = round(tool_ms / total_ms * 100, 1)
+    return {
+        "kind": kind,
+        "key": key,
+        "sessions": sessions,
+        "calls": entry.get("calls") or 0,
+        "failures": entry.get("failures") or 0,
+        "timedCalls": len(ordered),
+        "toolMs": tool_ms,
+        "p50Ms": number(nearest_rank(ordered, 50)),
+        "p90Ms": number(nearest_rank(ordered, 90)),
+        "maxMs": number(ordered[-1]) if ordered else None,
+        "sharePercent": share,
+    }
+
+
+# -- --sort / --top / --reverse ---------------------------------------------------------------------------
+
+COST_SORT = "cost"
+"""The one sort key that is not a record key: ``costs.total`` (rows with a null cost sort last)."""
+
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "session": (
+        "createdAt", "id", "cwd", "title", "durationMs", "turns", "steps", "llmMs", "toolMs", "ttftMs", "meanTtftMs",
+        "decodeMs", "decodeTokens", "tokensPerSecond", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens",
+        "billedInputTokens", "outputTokens", "reasoningTokens", "cacheHitPercent", "events",
+    ),
+    "turn": (
+        "turn", "startTime", "steps", "ttftMs", "llmMs", "decodeMs", "decodeTokens", "tokensPerSecond",
+        "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens",
+        "reasoningTokens", "toolCalls", "toolMs", "attempts", "retries", "durationMs", "endReason",
+    ),
+    "step": (
+        "turn", "step", "attempts", "retries", "ttftMs", "llmMs", "generationMs", "decodeMs", "decodeTokens",
+        "tokensPerSecond", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens",
+        "outputTokens", "reasoningTokens", "toolCalls", "toolMs", "finishReason", "model",
+    ),
+    "rollup": (
+        "key", "sessions", "turns", "steps", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens",
+        "billedInputTokens", "outputTokens", "reasoningTokens", "cacheHitPercent", "llmMs", "toolMs", "meanTtftMs",
+        "p90TtftMs", "tokensPerSecond",
+    ),
+    "tool": ("key", "sessions", "calls", "failures", "timedCalls", "toolMs", "p50Ms", "p90Ms", "maxMs", "sharePercent"),
+}
+
+
+def sort_table(by: str) -> str:
+    if by in ("session", "turn", "step", "tool"):
+        return by
+    return "rollup"
+
+
+def check_sort_key(by: str, key: str | None) -> None:
+    if key is None:
+        return
+    keys = SORT_KEYS[sort_table(by)]
+    if key in keys or (key == COST_SORT and by != "tool"):
+        return
+    listed = keys if by == "tool" else keys + (COST_SORT,)
+    raise UsageError(f"--sort: unknown key {key!r} for --by {by}; one of: {', '.join(listed)}")
+
+
+def _sort_value(key: str) -> Callable[[dict], Any]:
+    if key == COST_SORT:
+        return lambda row: (row.get("costs") or {}).get("total")
+    return lambda row: row.get(key)
+
+
+def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: bool) -> list[dict]:
+    """Rows by ``sort`` (largest first; ``reverse``: smallest first; null always last), then the first
+    ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round)."""
+    if sort is not None:
+        value = _sort_value(sort)
+        known = [row for row in rows if value(row) is not None]
+        unknown = [row for row in rows if value(row) is None]
+        known.sort(key=lambda row: _comparable(value(row)), reverse=not reverse)
+        rows = known + unknown
+    elif reverse:
+        rows = rows[::-1]
+    return rows if top is None else rows[:top]
+
+
+def _comparable(value: Any) -> tuple:
+    """Numbers before text, so a key that mixes them still sorts."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value, "")
+    return (1, 0, str(value))

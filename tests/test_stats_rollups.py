@@ -1,0 +1,365 @@
+"""``dshctl stats --by day|week|month|project|model|tool``, costs, ``--sort/--top/--reverse`` (issue #16).
+
+Four crafted v4 sessions (tests/stats_logs.py ``rollup_session``), every figure chosen by hand:
+
+* s1 — 2026-03-01 23:30 UTC, cwd /a, model p/m. Turn 1: TTFT 100, LLM 600, tokens (uncached 1000, out
+  100, read 4000), read 200 ms. Turn 2 starts one hour later (00:30 the next day: the session spans
+  midnight): TTFT 300, LLM 1000, tokens (500, 50).
+* s2 — 2026-03-02 10:00 UTC, cwd /a. Step 1 p/m: TTFT 200, LLM 1200, tokens (2000, 200), bash 500 ms
+  (failed), read 100 ms. Step 2 q/n: TTFT 400, LLM 1000, tokens (300, 30, read 1000).
+* s3 — 2026-03-09 08:00 UTC (a Monday), cwd /b, q/n: TTFT 500, LLM 2000, tokens (100, 10), bash 1000 ms.
+* s4 — 2026-03-10 09:00 UTC, cwd /a, forked from s2 (it repeats s2's events before its cut), then one
+  turn of its own on p/m: TTFT 50, LLM 550, tokens (10, 1).
+
+With s2 counted, s4's inherited prefix is counted once, in s2. Totals: 4 sessions, 5 turns (2+1+1+1),
+6 steps, uncached 3,910 (1000+500+2000+300+100+10), read 5,000, output 391 (100+50+200+30+10+1),
+LLM 6,350 ms, tools 1,800 ms (200+500+100+1000), TTFT 1,550 ms over 6 steps.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from dshctl.cli import app
+
+from stats_logs import log_lines, rollup_session, rollup_step
+
+
+def _ms(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+
+
+T1, T2, T3, T4 = (_ms("2026-03-01T23:30"), _ms("2026-03-02T10:00"), _ms("2026-03-09T08:00"), _ms("2026-03-10T09:00"))
+HOUR = 3_600_000
+
+
+def _s2() -> str:
+    return rollup_session(
+        "s2",
+        created=T2,
+        cwd="/a",
+        turns=[
+            [
+                rollup_step(start=T2 + 1000, first=T2 + 1200, end=T2 + 2200, tokens=(2000, 200, 0, 0), tools=[("bash", 500, True), ("read", 100, False)]),
+                rollup_step(model="q/n", start=T2 + 3000, first=T2 + 3400, end=T2 + 4000, tokens=(300, 30, 1000, 0)),
+            ]
+        ],
+    )
+
+
+def _logs() -> dict[str, str]:
+    s1 = rollup_session(
+        "s1",
+        created=T1,
+        cwd="/a",
+        prompt="first line\nsecond line",
+        turns=[
+            [rollup_step(start=T1 + 1000, first=T1 + 1100, end=T1 + 1600, tokens=(1000, 100, 4000, 0), reasoning=40, tools=[("read", 200, False)])],
+            [rollup_step(start=T1 + HOUR, first=T1 + HOUR + 300, end=T1 + HOUR + 1000, tokens=(500, 50, 0, 0))],
+        ],
+    )
+    s2 = _s2()
+    s3 = rollup_session(
+        "s3",
+        created=T3,
+        cwd="/b",
+        turns=[[rollup_step(model="q/n", start=T3 + 1000, first=T3 + 1500, end=T3 + 3000, tokens=(100, 10, 0, 0), tools=[("bash", 1000, False)])]],
+    )
+    s4 = rollup_session(
+        "s4",
+        created=T4,
+        cwd="/a",
+        parent="s2",
+        inherited=log_lines(s2),
+        turns=[[rollup_step(start=T4 + 1000, first=T4 + 1050, end=T4 + 1550, tokens=(10, 1, 0, 0))]],
+    )
+    return {"s1": s1, "s2": s2, "s3": s3, "s4": s4}
+
+
+PRICES = """
+[models."p/m"]
+currency = "USD"
+input = 1.0
+cacheRead = 0.1
+output = 2.0
+
+[models."q/n"]
+currency = "USD"
+input = 0.5
+cacheRead = 0.05
+output = 1.0
+"""
+
+
+@pytest.fixture()
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user price file of the machine's
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name, text in _logs().items():
+        (logs / f"{name}.session.v4.jsonl").write_text(text)
+    (tmp_path / "prices.toml").write_text(PRICES)
+    return tmp_path
+
+
+def _paths(root, *names) -> list[str]:
+    return [str(root / "logs" / f"{name}.session.v4.jsonl") for name in (names or ("s1", "s2", "s3", "s4"))]
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, ["--no-color", "stats", *args], env={"NO_COLOR": "1"})
+
+
+def document(*args) -> dict:
+    result = invoke(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+ADDITIVE = (
+    "turns", "steps", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens",
+    "outputTokens", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
+)
+
+
+def _assert_rows_add_up(doc: dict, keys=ADDITIVE) -> None:
+    rows, total = doc["rows"], doc["total"]
+    for key in keys:
+        assert sum(row[key] or 0 for row in rows) == total[key], key
+    if "costs" in total and total["costs"] is not None:
+        assert round(sum(row["costs"]["total"] for row in rows), 9) == total["costs"]["total"]
+
+
+def _by_key(doc: dict) -> dict:
+    return {row["key"]: row for row in doc["rows"]}
+
+
+def test_total_row_holds_the_hand_computed_figures(root):
+    total = document(*_paths(root), "--by", "day", "--tz", "UTC", "--prices", str(root / "prices.toml"))["total"]
+    assert (total["sessions"], total["turns"], total["steps"]) == (4, 5, 6)
+    assert (total["uncachedInputTokens"], total["cacheReadTokens"], total["outputTokens"]) == (3910, 5000, 391)
+    assert (total["llmMs"], total["toolMs"], total["ttftMs"], total["ttftSteps"]) == (6350, 1800, 1550, 6)
+    assert total["meanTtftMs"] == pytest.approx(1550 / 6)
+    assert total["p90TtftMs"] == 500  # TTFTs 50 100 200 300 400 500: nearest rank ceil(0.9 · 6) = 6
+    # p/m: uncached 3510 × 1.0 + read 4000 × 0.1 + output 351 × 2.0 = 3510 + 400 + 702 (per million)
+    # q/n: uncached 400 × 0.5 + read 1000 × 0.05 + output 40 × 1.0 = 200 + 50 + 40 (per million)
+    assert total["costs"] == {
+        "input": 0.00371, "cacheRead": 0.00045, "cacheWrite": 0, "output": 0.000742, "total": 0.004902, "currency": "USD",
+    }
+    assert total["reasoningTokens"] == 40
+
+
+def test_days_attribute_a_session_to_the_day_it_started_and_add_up(root):
+    doc = document(*_paths(root), "--by", "day", "--tz", "UTC", "--prices", str(root / "prices.toml"))
+    assert doc["tz"] == "UTC"
+    days = _by_key(doc)
+    assert list(days) == ["2026-03-01", "2026-03-02", "2026-03-09", "2026-03-10"]
+    # s1 runs past midnight: both turns stay on the 1st
+    assert (days["2026-03-01"]["turns"], days["2026-03-01"]["uncachedInputTokens"]) == (2, 1500)
+    # s4 adds only its own turn: its prefix is counted in s2, on the 2nd
+    assert (days["2026-03-10"]["turns"], days["2026-03-10"]["steps"], days["2026-03-10"]["uncachedInputTokens"]) == (1, 1, 10)
+    assert days["2026-03-02"]["uncachedInputTokens"] == 2300
+    _assert_rows_add_up(doc)
+
+
+def test_time_zone_moves_sessions_between_days(root):
+    tokyo = _by_key(document(*_paths(root), "--by", "day", "--tz", "Asia/Tokyo", "--no-cost"))
+    # s1 starts 08:30 on the 2nd in Tokyo, with s2 (19:00)
+    assert list(tokyo) == ["2026-03-02", "2026-03-09", "2026-03-10"]
+    assert tokyo["2026-03-02"]["sessions"] == 2
+    new_york = _by_key(document(*_paths(root), "--by", "day", "--tz", "America/New_York", "--no-cost"))
+    # s3 is 03:00 on the 9th in New York, s4 05:00 on the 10th; s1 18:30 on the 1st
+    assert list(new_york) == ["2026-03-01", "2026-03-02", "2026-03-09", "2026-03-10"]
+
+
+def test_weeks_are_iso_weeks_starting_monday_and_months_add_up(root):
+    weeks = document(*_paths(root), "--by", "week", "--tz", "UTC", "--no-cost")
+    # 2026-03-01 is a Sunday (week 9), 2026-03-02 and 2026-03-09 are Mondays
+    assert {key: row["sessions"] for key, row in _by_key(weeks).items()} == {"2026-W09": 1, "2026-W10": 1, "2026-W11": 2}
+    _assert_rows_add_up(weeks)
+    months = document(*_paths(root), "--by", "month", "--tz", "UTC", "--no-cost")
+    assert [row["key"] for row in months["rows"]] == ["2026-03"]
+    _assert_rows_add_up(months)
+
+
+def test_projects_add_up_with_the_prefix_counted_in_the_parent(root):
+    doc = document(*_paths(root), "--by", "project", "--prices", str(root / "prices.toml"))
+    projects = _by_key(doc)
+    assert (projects["/a"]["sessions"], projects["/b"]["sessions"]) == (3, 1)
+    assert projects["/b"]["uncachedInputTokens"] == 100
+    assert projects["/a"]["uncachedInputTokens"] == 3810
+    _assert_rows_add_up(doc)
+    assert doc["aggregate"]["inheritedPrefixes"] == {"excluded": 1, "counted": 0}
+
+
+def test_a_child_without_its_parent_keeps_its_prefix_once(root):
+    doc = document(*_paths(root, "s1", "s4"), "--by", "day", "--tz", "UTC", "--no-cost")
+    days = _by_key(doc)
+    # s4 alone: s2's 2 steps (uncached 2300) + its own (10), all on the 10th
+    assert (days["2026-03-10"]["steps"], days["2026-03-10"]["uncachedInputTokens"]) == (3, 2310)
+    _assert_rows_add_up(doc)
+
+
+def test_models_split_the_total(root):
+    doc = document(*_paths(root), "--by", "model", "--prices", str(root / "prices.toml"))
+    models = _by_key(doc)
+    assert (models["p/m"]["steps"], models["q/n"]["steps"]) == (4, 2)
+    assert (models["p/m"]["llmMs"], models["q/n"]["llmMs"]) == (3350, 3000)  # 600+1000+1200+550, 1000+2000
+    assert (models["p/m"]["toolMs"], models["q/n"]["toolMs"]) == (800, 1000)  # tools run after a p/m or q/n message
+    assert models["q/n"]["p90TtftMs"] == 500
+    assert models["q/n"]["costs"]["total"] == pytest.approx(0.00029)  # (200 + 50 + 40) per million
+    # turns count for each model they used: s2's one turn used both
+    assert (models["p/m"]["turns"], models["q/n"]["turns"], doc["total"]["turns"]) == (4, 2, 5)
+    _assert_rows_add_up(doc, keys=[key for key in ADDITIVE if key != "turns"])
+
+
+def test_tools_calls_failures_durations_and_shares(root):
+    doc = document(*_paths(root), "--by", "tool")
+    tools = _by_key(doc)
+    bash, read = tools["bash"], tools["read"]
+    assert (bash["calls"], bash["failures"], bash["toolMs"], bash["p50Ms"], bash["p90Ms"], bash["maxMs"]) == (2, 1, 1500, 500, 1000, 1000)
+    assert (read["calls"], read["failures"], read["toolMs"], read["p50Ms"], read["p90Ms"], read["maxMs"]) == (2, 0, 300, 100, 200, 200)
+    assert (bash["sharePercent"], read["sharePercent"]) == (83.3, 16.7)  # 1500 / 1800, 300 / 1800
+    total = doc["total"]
+    assert (total["calls"], total["failures"], total["toolMs"], total["maxMs"]) == (4, 1, 1800, 1000)
+    _assert_rows_add_up(doc, keys=("calls", "failures", "toolMs", "timedCalls"))
+    assert "costs" not in total
+
+
+def test_records_gain_title_duration_prompt_tools_and_reasoning(root):
+    result = CliRunner().invoke(app, ["stats", *_paths(root, "s1"), "--by", "turn", "--ndjson"])
+    turns = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [turn["prompt"] for turn in turns] == ["first line", "first line"]
+    assert turns[1]["startTime"] == T1 + HOUR
+    assert turns[0]["reasoningTokens"] == 40
+    steps = [json.loads(line) for line in invoke(*_paths(root, "s2"), "--by", "step", "--ndjson").stdout.splitlines()]
+    assert [step["tools"] for step in steps] == [["bash", "read"], []]
+    session = document(*_paths(root, "s1"))["sessions"][0]
+    # first turn/start (T1+1000) to the last turn/end (T1+HOUR+1000, +1)
+    assert session["durationMs"] == HOUR + 1
+    assert session["title"] is None
+
+
+# -- prices -------------------------------------------------------------------------------------------
+
+
+def test_user_file_overrides_builtin_and_prices_file_overrides_both(root, monkeypatch):
+    from dshctl.stats import prices
+
+    builtin = root / "builtin.toml"
+    builtin.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 100\noutput = 100\ncacheRead = 100\n[models."q/n"]\ncurrency = "USD"\ninput = 0\noutput = 0\ncacheRead = 0\n')
+    monkeypatch.setattr(prices, "BUILTIN", builtin)
+    costs = lambda *args: _by_key(document(*_paths(root, "s3"), "--by", "model", *args))["q/n"]["costs"]["total"]  # noqa: E731
+    assert costs() == 0  # built-in: q/n free
+    user = root / "config" / "dshctl" / "prices.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[models."q/n"]\ncurrency = "USD"\ninput = 10\noutput = 10\n')
+    assert costs() == pytest.approx(0.0011)  # user: (100 + 10) × 10 per million
+    assert costs("--prices", str(root / "prices.toml")) == pytest.approx(0.00006)  # 100 × 0.5 + 10 × 1.0
+
+
+def test_time_bounded_prices_follow_the_session_start(root):
+    history = root / "history.toml"
+    history.write_text(
+        '[[models."p/m"]]\ncurrency = "USD"\ninput = 1\ncacheRead = 1\noutput = 1\n\n'
+        '[[models."p/m"]]\ncurrency = "USD"\ninput = 3\ncacheRead = 3\noutput = 3\nsince = 2026-03-05\n\n'
+        '[models."q/n"]\ncurrency = "USD"\ninput = 0\ncacheRead = 0\noutput = 0\n'
+    )
+    doc = document(*_paths(root, "s2", "s4"), "--by", "day", "--tz", "UTC", "--prices", str(history))
+    days = _by_key(doc)
+    assert days["2026-03-02"]["costs"]["total"] == pytest.approx(0.0022)  # s2's p/m tokens 2200 × 1
+    assert days["2026-03-10"]["costs"]["total"] == pytest.approx(0.000033)  # s4's own 11 × 3, the prefix in s2
+    _assert_rows_add_up(doc)
+
+
+def test_a_model_without_a_price_has_null_costs_and_one_note(root):
+    only_p = root / "only-p.toml"
+    only_p.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 1\ncacheRead = 0.1\noutput = 2\n')
+    result = invoke(*_paths(root), "--by", "model", "--json", "--prices", str(only_p))
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    models = _by_key(doc)
+    assert models["q/n"]["costs"] is None and models["p/m"]["costs"]["total"] == pytest.approx(0.004612)
+    assert doc["total"]["costs"] is None and doc["total"]["unpricedModels"] == ["q/n"]
+    assert result.stderr.count("no price for model q/n") == 1
+
+
+def test_mixed_currencies_are_never_added(root):
+    mixed = root / "mixed.toml"
+    mixed.write_text(PRICES.replace('currency = "USD"\ninput = 0.5', 'currency = "CNY"\ninput = 0.5'))
+    result = invoke(*_paths(root), "--by", "month", "--json", "--prices", str(mixed))
+    total = json.loads(result.stdout)["total"]
+    assert total["costs"] is None
+    assert [(c["currency"], c["total"]) for c in total["costsByCurrency"]] == [("CNY", 0.00029), ("USD", 0.004612)]
+    assert "never converted" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[models.x\n", "not TOML"),
+        ('[models."a"]\ncurrency = "USD"\ninput = 1\n', "missing 'output'"),
+        ('[models."a"]\ncurrency = "USD"\ninput = 1\noutput = -1\n', "'output' must be a number"),
+        ('[models."a"]\ncurrency = "USD"\ninput = 1\noutput = 1\ncache_read = 1\n', "unknown key 'cache_read'"),
+        ('[models."a"]\ncurrency = "USD"\ninput = 1\noutput = 1\nsince = "soon"\n', "'since' must be a TOML date"),
+    ],
+)
+def test_a_malformed_price_file_is_a_clear_error(root, text, message):
+    bad = root / "bad.toml"
+    bad.write_text(text)
+    result = invoke(*_paths(root, "s1"), "--prices", str(bad))
+    assert result.exit_code == 2
+    assert f"price file {bad}" in result.stderr and message in result.stderr
+
+
+def test_no_cost_and_an_empty_price_table_show_no_costs(root):
+    assert "costs" not in document(*_paths(root, "s1"), "--prices", str(root / "prices.toml"), "--no-cost")["sessions"][0]
+    assert "costs" not in document(*_paths(root, "s1"))["sessions"][0]  # the built-in table is empty
+
+
+# -- sort, top, reverse, tables ------------------------------------------------------------------------
+
+
+def test_sort_top_reverse(root):
+    sessions = document(*_paths(root), "--sort", "cost", "--top", "2", "--prices", str(root / "prices.toml"))["sessions"]
+    assert [s["id"] for s in sessions] == ["s4", "s2"]  # s4 repeats s2 and adds its own turn
+    turns = document(*_paths(root), "--by", "turn", "--sort", "ttftMs", "--reverse", "--top", "1")["turns"]
+    assert (turns[0]["session"], turns[0]["ttftMs"]) == ("s4", 50)
+    days = document(*_paths(root), "--by", "day", "--tz", "UTC", "--sort", "uncachedInputTokens", "--top", "1", "--no-cost")
+    assert [row["key"] for row in days["rows"]] == ["2026-03-02"] and days["total"]["steps"] == 6
+
+
+@pytest.mark.parametrize(("by", "listed"), [("step", "ttftMs"), ("tool", "p90Ms"), ("week", "p90TtftMs")])
+def test_an_unknown_sort_key_lists_the_keys(root, by, listed):
+    result = invoke(*_paths(root, "s1"), "--by", by, "--sort", "speed")
+    assert result.exit_code == 2 and "unknown key 'speed'" in result.stderr and listed in result.stderr
+
+
+def test_an_unknown_time_zone_is_a_usage_error(root):
+    result = invoke(*_paths(root, "s1"), "--by", "day", "--tz", "Mars/Olympus")
+    assert result.exit_code == 2 and "unknown time zone 'Mars/Olympus'" in result.stderr
+
+
+def test_day_table_has_rows_a_total_and_a_sparkline(root):
+    result = invoke(*_paths(root), "--by", "day", "--tz", "UTC", "--prices", str(root / "prices.toml"))
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.index("2026-03-01") < out.index("2026-03-10") < out.index("total")
+    assert "tokens per day 2026-03-01…2026-03-10:" in out
+    assert "0.0049 USD" in out
+
+
+def test_log_text_in_rollup_tables_is_shown_as_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    hostile = "/w\x1b]0;owned\x07\x1b[2J"
+    log = tmp_path / "h.session.v4.jsonl"
+    log.write_text(rollup_session("h", created=T1, cwd=hostile, turns=[[rollup_step(model="p/m\x1b[31m", start=T1 + 1, first=T1 + 2, end=T1 + 3, tools=[("rm\x1b[2J", 1, False)])]]))
+    for by in ("project", "model", "tool"):
+        out = invoke(str(log), "--by", by).stdout
+        assert "\x1b" not in out and "\x07" not in out
+    assert "/w␛]0;owned␇␛[2J" in invoke(str(log), "--by", "project").stdout
+    assert document(str(log), "--by", "project")["rows"][0]["key"] == hostile  # JSON keeps the exact value
