@@ -310,6 +310,21 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     assert (status, err) == (0, b"")
 
 
+def test_stats_follow_prices_its_turns_as_stats_does(tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."deepseek-official/deepseek-v4-flash"]\ncurrency = "USD"\ninput = 0.28\ncacheRead = 0.028\ncacheWrite = 0.28\noutput = 0.42\n')
+    log = SAMPLES / "tour.session.v4.jsonl.zstd"
+    expected = dshctl("stats", "--by", "turn", "--ndjson", "--prices", str(prices), str(log))
+    assert b'"costs"' in expected
+    follower = Follower(["stats", "--follow", "--prices", str(prices)], log)
+    try:
+        follower.wait_for(lambda out: out == expected, "the priced turn records")
+        status, out, _ = follower.interrupt()
+    finally:
+        follower.kill()
+    assert (status, out) == (0, expected)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -317,6 +332,8 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
         (["stats", "-f", "samples/tour.session.jsonl", "samples/tour.session.v2.jsonl"], "--follow watches one log"),
         (["stats", "-f", "--json", "samples/tour.session.jsonl"], "use --ndjson"),
         (["replay", "-f", "--export", "x.cast", "samples/tour.session.jsonl"], "--export writes a finished one"),
+        (["stats", "-f", "--by", "day", "samples/tour.session.jsonl"], "--follow watches one (--by turn or step)"),
+        (["cat", "-f", "--salvage", "samples/tour.session.jsonl"], "does not apply to --follow"),
     ],
 )
 def test_follow_usage_errors(args, message):
