@@ -496,7 +496,8 @@ def render_rollup(
     else:
         from .rollup import zone_name
 
-        columns = [text(by, fold=by in ("project", "model"))] + _ROLLUP_COLUMNS  # a date stays whole + ([number("cost")] if cost else [])
+        key = text(by, fold=by in ("project", "model"))  # a date stays whole
+        columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
