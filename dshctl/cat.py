@@ -66,12 +66,22 @@ def _stream_chunks(event) -> Iterator[dict[str, Any]]:
 
 
 def run_cat(
-    path: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool = False
+    path: str,
+    *,
+    type_globs: list[str],
+    turn: int | None,
+    expand: bool,
+    raw: bool,
+    strict: bool,
+    salvage: bool = False,
+    follow: bool = False,
 ) -> int:
     """The ``dshctl cat`` command; 1 when ``salvage`` read past damage."""
     from .reader import open_log
 
     _check_options(type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
+    if follow:
+        return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
     if raw:
         return _print_raw_lines(path, strict=strict, salvage=salvage)
     log = open_log(path, strict=strict, on_warning=warn, salvage=salvage)
@@ -92,7 +102,6 @@ def _check_options(*, type_globs: list[str], turn: int | None, expand: bool, raw
 
 
 def _print_raw_lines(path: str, *, strict: bool, salvage: bool) -> int:
-    from .errors import FormatError
     from .source import LineReader, resolve_one
 
     ref = resolve_one(path)
@@ -106,10 +115,54 @@ def _print_raw_lines(path: str, *, strict: bool, salvage: bool) -> int:
         reader.close()
     for gap in reader.gaps:
         warn(f"{ref.display}: line {gap.line}: salvage: {gap.message}")
+    report_raw_torn_tail(reader, strict=strict)
+    return EXIT_FINDINGS if reader.gaps else EXIT_OK
+
+
+def report_raw_torn_tail(reader, *, strict: bool) -> None:
+    """``cat --raw`` after the last line: the torn tail it did not print, as a warning (an error with
+    ``--strict``)."""
+    from .errors import FormatError
+
     torn = reader.torn_tail
     if torn is not None:
+        display = reader.ref.display
         text = f"torn tail not printed ({torn.bytes} bytes, {torn.reason})"
         if strict:
-            raise FormatError(text, file=ref.display, line=torn.line)
-        warn(f"{ref.display}: line {torn.line}: {text}")
-    return EXIT_FINDINGS if reader.gaps else EXIT_OK
+            raise FormatError(text, file=display, line=torn.line)
+        warn(f"{display}: line {torn.line}: {text}")
+
+
+def follow_cat(
+    spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool = False
+) -> int:
+    """``dshctl cat --follow``: each record written as soon as it is final, flushed whenever the reader
+    has caught up with the log."""
+    from .errors import UsageError
+    from .follow import Follower
+    from .output import to_json
+
+    if salvage:
+        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
+    follower = Follower(spec, strict=strict)
+    out = sys.stdout.buffer
+    follower.on_idle = out.flush
+    if raw:
+        return _follow_raw(follower, out)
+
+    def consume(log) -> None:
+        for record in iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand):
+            out.write(to_json(record) + b"\n")
+
+    return follower.run(consume)
+
+
+def _follow_raw(follower, out) -> int:
+    """``cat --raw --follow``: the physical lines as they become complete (the header included)."""
+
+    def consume(reader) -> None:
+        for _, line in reader:
+            out.write(line + b"\n")
+        report_raw_torn_tail(reader, strict=follower.strict)
+
+    return follower.run(consume, raw=True)

@@ -112,6 +112,7 @@ def cat(
     raw: bool = typer.Option(False, "--raw", help="Pass the decompressed physical lines through unchanged."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail or dropped damaged tail is an error."),
     salvage: bool = typer.Option(False, "--salvage", help="Read past damage: every complete frame and line, each gap reported; exit 1."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep reading as dsh writes: print each event once it is durable (Ctrl-C ends)."),
     latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
@@ -122,7 +123,7 @@ def cat(
     _finish(
         lambda: run_cat(
             _one_log(path, latest, project), type_globs=type_glob or [], turn=turn, expand=expand, raw=raw,
-            strict=strict, salvage=salvage,
+            strict=strict, salvage=salvage, follow=follow,
         )
     )
 
@@ -184,6 +185,7 @@ def stats(
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
     strict: bool = typer.Option(False, "--strict", help="A torn tail is an error."),
     salvage: bool = typer.Option(False, "--salvage", help="Read past damage: every complete frame and line, each gap reported; exit 1."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Watch one log as dsh writes it: a live summary on a terminal, a record per completed turn to a pipe."),
     latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every warning, not a summary by kind."),
@@ -216,6 +218,7 @@ def stats(
             salvage=salvage,
             verbose=verbose,
             color=_color(ctx, no_color),
+            follow=follow,
         )
     )
 
@@ -362,6 +365,7 @@ def replay(
     cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Terminal height written into a .cast export (default 30)."),
     salvage: bool = typer.Option(False, "--salvage", help="Read past damage: every complete frame and line, each gap reported; exit 1."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."),
     latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
@@ -388,6 +392,7 @@ def replay(
             rows=rows,
             salvage=salvage,
             color=_color(ctx, no_color),
+            follow=follow,
         )
     )
 

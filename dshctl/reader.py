@@ -86,6 +86,9 @@ class Log:
     record_gaps: list = field(default_factory=list)
     _lines: Iterator[tuple[int, bytes]] | None = None
     _consumed: bool = False
+    before_fold: Callable[[Event | PackedRow], None] | None = None
+    """v0/v1: called with each record (a normalized event or a packed row) before the chunk fold holds
+    it back (the live replay shows the attempt being streamed before its settlement)."""
     # Set when streaming starts: whether the generation is v0/v1, and its event-type inventory.
     _v0: bool = field(default=False, init=False, repr=False)
     _known: frozenset = field(default=frozenset(), init=False, repr=False)
@@ -150,6 +153,8 @@ class Log:
             if self.generation <= 1:
                 normalizer = LegacyNormalizer(self.header.id)
                 logical = self._normalize_legacy(self._physical(), normalizer)
+                if self.before_fold is not None:
+                    logical = _observed(logical, self.before_fold)
                 yield from fold_chunks(logical, time_known=lambda: not self.fixture)
             else:
                 for item in self._physical():
@@ -400,6 +405,12 @@ class Log:
         self.warn(f"line {torn.line}: {text}")
 
 
+def _observed(items: Iterator[Event | PackedRow], observe: Callable[[Event | PackedRow], None]) -> Iterator[Event | PackedRow]:
+    for item in items:
+        observe(item)
+        yield item
+
+
 def _is_turn_end(item) -> bool:
     """Whether a record *decoded* to a ``turn/end`` (dsh's proof of committed damage, FORMAT §8.5):
     an unparsable or malformed record proves nothing, whatever its type field says."""
@@ -441,6 +452,7 @@ def open_log(
     max_line_bytes: int | None = None,
     stop_at_line: int | None = None,
     salvage: bool = False,
+    reader: LineReader | None = None,
 ) -> Log:
     """Open one log and read its header. ``source`` is a path (``str`` or ``os.PathLike``: a file or a
     session directory; the string ``-`` is stdin) or a :class:`~dshctl.source.LogRef` from
@@ -451,9 +463,12 @@ def open_log(
 
     ``stop_at_line`` ends the log before that physical line, as if it were the end of the file (the
     validator uses it to read only what precedes damage its stricter codec found). ``salvage`` reads
-    past damage, reporting each gap (:attr:`Log.gaps`) instead of refusing the log."""
+    past damage, reporting each gap (:attr:`Log.gaps`) instead of refusing the log. ``reader`` reads the
+    lines instead of a new :class:`~dshctl.source.LineReader` over ``source`` (``--follow`` passes one
+    that waits for the log to grow: :mod:`dshctl.source.follow`)."""
     ref = as_ref(source)
-    reader = LineReader(ref, max_line_bytes=max_line_bytes, salvage=salvage)
+    if reader is None:
+        reader = LineReader(ref, max_line_bytes=max_line_bytes, salvage=salvage)
     lines = iter(reader)
     try:
         try:

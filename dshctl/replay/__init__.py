@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, UsageError
@@ -71,6 +72,7 @@ def run_replay(
     rows: int | None = None,
     salvage: bool = False,
     color: bool = True,
+    follow: bool = False,
 ) -> int:
     """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status
     (1 when ``salvage`` read past damage)."""
@@ -93,6 +95,18 @@ def run_replay(
         rows=rows,
     )
     interactive = export is None and not instant and _isatty(sys.stdout)
+    if follow:
+        from .follow import run_replay_follow
+
+        if export is not None:
+            raise UsageError("--follow shows the session as it is written; --export writes a finished one")
+        live = interactive and _stdin_is_terminal()
+        if live and (turn is not None or from_ms is not None):
+            raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
+        start_of = partial(_start_position, turn=turn, from_ms=from_ms, from_time=from_time)
+        return run_replay_follow(
+            path, filters, start_of, live=live, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps
+        )
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn, salvage=salvage)
     try:
@@ -157,6 +171,12 @@ def _check_options(
     if turn is not None and not filters.keeps_turn(turn):
         raise UsageError(f"--turn {turn} is outside --turns {turns}")
     return from_ms, filters
+
+
+def _stdin_is_terminal() -> bool:
+    from .terminal import stdin_is_terminal
+
+    return stdin_is_terminal()
 
 
 def _refuse_nothing_to_show(timeline, turns: str | None) -> None:

@@ -163,20 +163,22 @@ def status_text(
     width: int,
     message: str | None = None,
     keys: bool = True,
+    live: str | None = None,
 ):
-    """The status line: play state, turn/step, recorded clock and duration, speed, a progress bar,
-    then the title and the key hint. What does not fit goes, title first, then the hint, the bar,
-    the step and the turn: state, position, duration and speed stay at any width."""
+    """The status line: play state, ``live`` (the ``--follow`` mark), turn/step, recorded clock and
+    duration, speed, a progress bar, then the title and the key hint. What does not fit goes, title
+    first, then the hint, the bar, the step and the turn: state, live mark, position, duration and speed
+    stay at any width."""
     from rich.text import Text
 
     timeline.ensure(position)
-    left = _status_bits(timeline, position, speed, paused, width)
+    left = _status_bits(timeline, position, speed, paused, width, live)
     right = _status_right(timeline, position, width - len(left) - 1, keys, message)
     line = left + " " * max(width - len(left) - len(right) - 1, 1) + right + " "
     return Text(line[:width].ljust(width), style="reverse")
 
 
-def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, width: int) -> str:
+def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, width: int, live: str | None = None) -> str:
     """The left of the status line, with the turn and the step only while there is room for them."""
     turn, step = timeline.turn_at(position)
     at_end = timeline.complete and position >= len(timeline)
@@ -189,7 +191,7 @@ def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, 
     turn_bit = None if turn is None else f"turn {turn}" + (f"/{timeline.max_turn}" if timeline.complete and timeline.max_turn else "")
     step_bit = None if turn is None or step is None else f"step {step}"
     for shown in ((turn_bit, step_bit), (turn_bit, None), (None, None)):
-        bits = [state, *[bit for bit in shown if bit], clock, _speed(speed) + "×", *marks]
+        bits = [state, *([live] if live else []), *[bit for bit in shown if bit], clock, _speed(speed) + "×", *marks]
         left = " · ".join(bits)
         if len(left) + 1 <= width:
             break

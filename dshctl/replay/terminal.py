@@ -78,11 +78,12 @@ class View:
         self.pinned: int | None = None
 
 
-def help_panel(width: int, height: int) -> list[str]:
+def help_panel(width: int, height: int, keys: tuple[str, ...] = HELP_LINES) -> list[str]:
     """The help overlay's rows, boxed: every key on a 40×12 terminal; on a smaller one the lines that
-    do not fit are left out from the end, and each is cut to ``width``."""
-    inner = min(max(len(line) for line in HELP_LINES) + 2, max(width - 2, 1))
-    lines = [f" {line}" for line in HELP_LINES][: max(height - 2, 0)]
+    do not fit are left out from the end, and each is cut to ``width``. ``keys``: the lines (the live
+    view of ``--follow`` adds its own)."""
+    inner = min(max(len(line) for line in keys) + 2, max(width - 2, 1))
+    lines = [f" {line}" for line in keys][: max(height - 2, 0)]
     top = f"─ {HELP_TITLE} · any key closes "
     rows = ["┌" + (top + "─" * inner)[:inner] + "┐"]
     rows += [f"│{line[:inner]:<{inner}}│" for line in lines]

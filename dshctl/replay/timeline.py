@@ -397,6 +397,12 @@ class Timeline:
         return self.times[-1] - self.times[0]
 
 
+def built_items(log, filters: Filters | None = None) -> Iterator[tuple[Item, list[int]]]:
+    """The ``(item, fragment times)`` a :class:`Timeline` of ``log`` is built from, in order (the live
+    player builds them in a thread of its own)."""
+    return _Builder(log, filters or Filters()).run()
+
+
 # --------------------------------------------------------------------------------------------------
 # Building
 

@@ -35,6 +35,7 @@ __all__ = [
     "resolve",
     "resolve_named",
     "resolve_one",
+    "session_log",
     "session_dirs",
     "sessions_root",
     "short_ids",
@@ -253,6 +254,12 @@ def resolve_one(spec: str) -> LogRef:
             f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
         )
     return refs[0]
+
+
+def session_log(session_dir: Path, display: str) -> LogRef | None:
+    """The log dsh would open in ``session_dir`` right now (its highest generation), or ``None`` when it
+    holds none; ``display`` names the directory in messages. Raises as :func:`resolve` does."""
+    return _choose_generation(session_dir, display, _scan(session_dir, display))
 
 
 def as_ref(source: str | os.PathLike | LogRef) -> LogRef:

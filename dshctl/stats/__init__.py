@@ -26,7 +26,7 @@ from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
-from .results import InheritedPrefix, LogStats, StatsSamples
+from .results import InheritedPrefix, LogStats, StatsSamples, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
 from .timespec import parse_time_ms
 
@@ -97,19 +97,13 @@ def log_stats(
     session["warnings"] = list(log.warnings)
     if salvage:
         session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
-    turns = [_with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [_with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
+    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
 def _start_ms(created: Any) -> int | None:
     return created if isinstance(created, int) and created > 0 else None
-
-
-def _with_session(row: dict, session_id: Any, path: str) -> dict:
-    out = {"kind": row.pop("kind"), "session": session_id, "path": path}
-    out.update(row)
-    return out
 
 
 def _stats_of_log(
@@ -456,11 +450,21 @@ def run_stats(
     sort: str | None = None,
     top: int | None = None,
     reverse: bool = False,
+    follow: bool = False,
 ) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was
     unreadable or, with ``salvage``, read past damage). Warnings are told after the output."""
     from ..present import emit
 
+    if follow:
+        from .follow import run_stats_follow
+
+        options = _checked_options(
+            by=by, output=output, since=None, until=None, jobs=None, strict=strict, salvage=salvage, tz=tz,
+            prices=prices, cost=cost,
+        )
+        unused = {"--since": since, "--until": until, "--jobs": jobs, "--sort": sort, "--top": top, "--reverse": reverse or None}
+        return run_stats_follow(paths, options, output=output, unused=unused, color=color)
     options = _checked_options(
         by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, salvage=salvage, tz=tz,
         prices=prices, cost=cost, sort=sort, top=top, reverse=reverse,

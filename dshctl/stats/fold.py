@@ -578,6 +578,14 @@ class StatsFold:
         self.finish()
         return self
 
+    def close_ended_turns(self) -> None:
+        """Finalize now every turn whose ``turn/end`` was read, instead of at the next ``turn/start``.
+        ``--follow`` calls it when the log pauses, so a turn's row comes out when the turn ends; the rows
+        are the same unless a later event still adds to an ended turn, which dsh's loop order never does."""
+        records = self.turn_records
+        for turn in [turn for turn, record in records.items() if record.closed]:
+            self._finalize_turn(records.pop(turn))
+
     def feed(self, event: Event) -> None:
         handler = self._handlers.get(event.type)
         if handler is not None:

@@ -30,6 +30,14 @@ OBSERVATIONS = (
 """The observation series of :class:`StatsSamples` (arrays of doubles, in log order)."""
 
 
+def with_session(row: dict, session_id: Any, path: str) -> dict:
+    """A fold's turn or step row as ``stats`` prints it: its kind, then the session and path, then the
+    figures (``row`` loses its ``kind``)."""
+    out = {"kind": row.pop("kind"), "session": session_id, "path": path}
+    out.update(row)
+    return out
+
+
 class StatsSamples(msgspec.Struct):
     """Observations in log order: per step (that has the figure) and per turn (that has usage)."""
 

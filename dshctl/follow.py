@@ -1,0 +1,126 @@
+"""``--follow``: read a log while dsh is still writing it, through the one reading path.
+
+:class:`Follower` opens the log a path names (a sessions root: the session written last) with a
+:class:`~dshctl.source.follow.FollowingLineReader`, so the generation decoders, the v0 chunk fold and the
+normalized events are the ones every command uses: an event comes out as soon as it is durable and
+nothing can change it any more (a v0 chunk waits for its settlement, exactly as in the fold). A command
+hands it a *consumer* that reads ``log.events()`` as usual and an *idle* hook (flush, redraw) that runs
+whenever the reader has caught up with the file.
+
+Ctrl-C asks the reader to stop: the log then ends as the file stands, the consumer finishes as it would on
+the finished file, and the command exits 0 (a second Ctrl-C stops at once, still 0). When dsh migrates the
+session to a higher generation, a note says so and the new log is followed from its start.
+"""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from .errors import EXIT_OK
+from .source.follow import FollowingLineReader, FollowStop, LogMigrated
+from .source.paths import LogRef
+
+__all__ = ["Follower", "follow_target"]
+
+
+def follow_target(spec: str) -> LogRef:
+    """The log ``--follow`` watches for ``spec``: a file, a session directory's highest generation, or
+    the most recently written session under a project directory or sessions root."""
+    from .errors import UsageError
+    from .source.paths import resolve_named
+
+    if spec == "-":
+        raise UsageError("--follow reads a log file or directory, not standard input")
+    refs = resolve_named(spec)
+    if len(refs) == 1:
+        return refs[0]
+    written = [(_written_ns(ref), str(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
+    written = [entry for entry in written if entry[0] is not None]
+    if not written:
+        raise next((ref.problem for ref in refs if ref.problem is not None), None) or UsageError(f"{spec}: no readable log to follow")
+    return max(written, key=lambda entry: entry[:2])[2]
+
+
+def _written_ns(ref: LogRef) -> int | None:
+    """When the log was last written (``latest_session``'s rule: the newest modification time)."""
+    import os
+
+    try:
+        return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
+    except OSError:
+        return None
+
+
+class Follower:
+    """One ``--follow`` run: the log followed (switching on migration), Ctrl-C, and the idle hook."""
+
+    def __init__(self, spec: str, *, strict: bool = False, on_warning: Callable[[str], None] | None = None):
+        self.ref = follow_target(spec)
+        self.strict = strict
+        self.on_warning = on_warning
+        self.stop = FollowStop()
+        self.on_idle: Callable[[], None] = _nothing
+        self.on_note: Callable[[str], None] | None = None
+        """Where the migration note goes (default: standard error)."""
+
+    def run(self, consume: Callable[[object], None], *, raw: bool = False) -> int:
+        """``consume(log)`` for the followed log, again for each log dsh migrates it to; exit status 0.
+        With ``raw`` the consumer gets the line reader itself, no header parsed."""
+        try:
+            with self._interrupt_stops():
+                ref = self.ref
+                while True:
+                    try:
+                        self._consume(ref, consume, raw)
+                        return EXIT_OK
+                    except LogMigrated as moved:
+                        ref = self._switch(ref, moved.ref)
+        except KeyboardInterrupt:  # the second Ctrl-C
+            return EXIT_OK
+
+    def _consume(self, ref: LogRef, consume: Callable[[object], None], raw: bool) -> None:
+        from .output import warn
+        from .reader import open_log
+
+        reader = FollowingLineReader(ref, self.stop, on_idle=lambda: self.on_idle())
+        if raw:
+            with reader:
+                consume(reader)
+            return
+        log = open_log(ref, reader=reader, strict=self.strict, on_warning=self.on_warning or warn)
+        with log:
+            consume(log)
+
+    def _switch(self, old: LogRef, new: LogRef) -> LogRef:
+        from .output import note
+
+        text = f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start"
+        (self.on_note or note)(text)
+        self.ref = new
+        return new
+
+    @contextmanager
+    def _interrupt_stops(self) -> Iterator[None]:
+        """SIGINT sets the stop flag instead of raising; a second one raises KeyboardInterrupt."""
+        stop = self.stop
+
+        def on_sigint(signum, frame) -> None:
+            if stop.requested:
+                raise KeyboardInterrupt
+            stop.requested = True
+
+        try:
+            previous = signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:  # not the main thread (a library caller): Ctrl-C stays KeyboardInterrupt
+            yield
+            return
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _nothing() -> None:
+    pass

@@ -1,0 +1,363 @@
+"""The live view of ``dshctl replay --follow`` on a terminal: the interactive player over a timeline that
+grows while it plays.
+
+Reading a followed log waits for the log to grow, and the player must never wait, so the two are split:
+a thread reads the log (:mod:`dshctl.follow`) and builds the timeline's items
+(:func:`~dshctl.replay.timeline.built_items`), handing each over a queue and waking the player through a
+pipe; the player's :class:`LiveTimeline` takes what has arrived without ever blocking. Everything else
+is the player of ``dshctl replay`` (:mod:`dshctl.replay.terminal`): the same screen, keys and status line.
+
+At the live edge (playing, nothing left to play) the view jumps to each item as it lands, and the status
+line says ``● live``. Pause, scroll back, step or jump and the view stays where it is while the log
+keeps growing (``○ live · L``); playing catches up at the recorded pace, and ``L`` jumps back to the
+edge at once.
+
+A v0 log records every chunk as it streams, but the chunk fold holds an attempt back until its
+settlement (it can still become a failed attempt). At the live edge the attempt being streamed is shown
+as a *preview* under the transcript, dim, token by token as the chunk rows land (:class:`_Preview`, fed by
+the reader's ``before_fold`` hook); when the settlement lands, the settled items take its place. v2+ logs
+write a step only when it settles, so there is nothing to preview. ``q`` or Ctrl-C ends (status 0, the terminal restored); an error reading the log ends the
+view and is reported once the terminal is restored.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import sys
+import threading
+import time
+from functools import partial
+from types import SimpleNamespace
+
+from ..textsafe import visible, visible_line
+from .player import Player
+from .terminal import (
+    BUILD_BATCH,
+    HELP_LINES,
+    POLL_INTERVAL,
+    View,
+    _console,
+    _enter_screen,
+    _keys_not_echoed,
+    _leave_screen,
+    _LoopState,
+    _Screen,
+    _suspend,
+    _terminal_mode,
+    _wait,
+    help_panel,
+    overlay,
+)
+from .timeline import Filters, Timeline, built_items
+
+LIVE_HELP_LINES = HELP_LINES[:-1] + ("^Z     suspend       L     live edge",)
+"""The player's keys with the one ``--follow`` adds (``?`` closes the panel like any key)."""
+_END = None
+PREVIEW_LABEL = "· streaming (not settled yet)"
+
+
+class _PreviewText(str):
+    """A queue entry: the preview's new text, in order with the items (the settled items replace it)."""
+
+
+class LiveTimeline(Timeline):
+    """A timeline whose items arrive from another thread: building takes what has arrived and never
+    waits; it is complete once the reading thread has ended."""
+
+    def __init__(self, filters: Filters, arrivals: "queue.SimpleQueue") -> None:
+        super().__init__(SimpleNamespace(fixture=False, header=None), filters)
+        self._arrivals = arrivals
+        self._source = None
+        self.preview = ""
+        """The v0 attempt being streamed, not settled yet ("" when none)."""
+
+    def _pull(self) -> bool:
+        if self.complete:
+            return False
+        try:
+            entry = self._arrivals.get_nowait()
+        except queue.Empty:
+            return False
+        if entry is _END:
+            self.complete = True
+            self.preview = ""
+            return False
+        if type(entry) is _PreviewText:
+            self.preview = str(entry)
+            return True
+        self._source = iter((entry,))
+        return super()._pull()
+
+
+class _Preview:
+    """The text of the v0 attempt being streamed, grouped as the chunk fold groups it (FORMAT §2.6): a
+    chunk of another (turn, step), or any chunk after a ``finish``, starts a new attempt; a settling
+    event ends it."""
+
+    SETTLING = frozenset({"assistant/message", "turn/end", "step/end", "llm/retry", "llm/retry-started"})
+
+    def __init__(self, publish) -> None:
+        self.publish = publish  # called with the new text
+        self.key: tuple | None = None
+        self.accumulator = None
+        self.finished = False
+
+    def observe(self, item) -> None:
+        from ..generations.v0 import PackedRow
+
+        if type(item) is PackedRow:
+            self._attempt(item.turn, item.step).push_run(item.record)
+        elif item.type == "assistant/chunk":
+            data = item.data if isinstance(item.data, dict) else {}
+            chunk = data.get("chunk")
+            if not isinstance(chunk, dict) or not isinstance(chunk.get("type"), str):
+                return
+            try:
+                self._attempt(data.get("turn"), data.get("step")).push(item.time or 0, chunk)
+            except ValueError:
+                return self._end()
+            self.finished = chunk["type"] == "finish"
+        elif item.type in self.SETTLING:
+            return self._end()
+        else:
+            return
+        self.publish(preview_text(self.accumulator.records))
+
+    def _attempt(self, turn, step):
+        from ..stream import Accumulator
+
+        if self.accumulator is None or self.finished or self.key != (turn, step):
+            self.accumulator, self.key, self.finished = Accumulator(), (turn, step), False
+        return self.accumulator
+
+    def _end(self) -> None:
+        if self.accumulator is not None:
+            self.accumulator = self.key = None
+            self.publish("")
+
+
+def preview_text(records) -> str:
+    """What a pending attempt's stream says so far: reasoning, text and tool-call arguments in order, a
+    new line where another block begins."""
+    from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
+
+    parts: list[str] = []
+    block = None
+    for record in records:
+        cls = record.__class__
+        if cls is TextChunks or cls is ReasoningChunks or cls is ToolCallChunks:
+            text = "".join(record.args if cls is ToolCallChunks else record.texts)
+            key = (cls, record.index)
+        elif cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
+            text = record.chunk.get("text")
+            text = text if isinstance(text, str) else ""
+            key = (record.chunk["type"], record.chunk.get("index"))
+        else:
+            continue
+        if block is not None and key != block and parts and not parts[-1].endswith("\n"):
+            parts.append("\n")
+        block = key
+        parts.append(text)
+    return "".join(parts)
+
+
+class _Feed:
+    """The reading thread: it follows the log, builds the items and hands them over."""
+
+    def __init__(self, path: str, filters: Filters) -> None:
+        from ..follow import Follower
+
+        self.arrivals: queue.SimpleQueue = queue.SimpleQueue()
+        self.failure: BaseException | None = None
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.filters = filters
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_write, False)
+        self.follower = Follower(path, on_warning=self.warnings.append)
+        self.follower.on_note = self.notes.append
+        self.thread = threading.Thread(target=self._run, name="dshctl-follow", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.follower.run(self._consume)
+        except BaseException as exc:  # handed to the player, which reports it once the terminal is back
+            self.failure = exc
+        finally:
+            self.arrivals.put(_END)
+            self._wake()
+
+    def _consume(self, log) -> None:
+        if log.generation <= 1:
+            log.before_fold = _Preview(self._preview).observe
+        for entry in built_items(log, self.filters):
+            self.arrivals.put(entry)
+            self._wake()
+
+    def _preview(self, text: str) -> None:
+        self.arrivals.put(_PreviewText(text))
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self.wake_write, b"!")
+        except (BlockingIOError, OSError):
+            pass  # the pipe is full: the player wakes anyway
+
+    def drain(self) -> None:
+        try:
+            os.read(self.wake_read, 4096)
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        self.follower.stop.requested = True
+        self.thread.join(1.0)
+        for fd in (self.wake_read, self.wake_write):
+            os.close(fd)
+
+
+def at_live_edge(player: Player) -> bool:
+    """Playing with nothing left to play: new output is shown as it lands."""
+    return not player.paused and player.position >= len(player.timeline)
+
+
+class _LiveScreen(_Screen):
+    """The player's screen with the live mark on the status line."""
+
+    def frame(self, player: Player, width: int, height: int, *, scroll: int, message: str | None, keys: bool,
+              view: View | None = None) -> list:
+        from .render import status_text
+
+        view = view or View()
+        timeline = player.timeline
+        edge = at_live_edge(player) and scroll == 0
+        preview = self.preview_rows(timeline.preview, width, height) if edge else []
+        plain = View()
+        plain.pinned = view.pinned
+        rows = _Screen.frame(player, width, height - len(preview), scroll=scroll, message=message, keys=keys, view=plain)
+        rows[-1:-1] = preview
+        if view.help:
+            rows[:-1] = overlay(rows[:-1], help_panel(width, height - 1, LIVE_HELP_LINES), width)
+        if not timeline.complete:
+            live = ("● live" + (" · streaming" if preview else "")) if edge else "○ live · L"
+            rows[-1] = status_text(
+                timeline, player.position, speed=player.speed, paused=player.paused, width=width, message=message, keys=keys, live=live
+            )
+        return rows
+
+    def preview_rows(self, text: str, width: int, height: int) -> list:
+        """The last lines of the attempt being streamed, dim under a label; at most a third of the screen."""
+        from rich.text import Text
+
+        if not text or height < 6:
+            return []
+        lines = Text(visible(text), style="dim").wrap(self.console, width)
+        room = max(height // 3, 2) - 1
+        return [Text(PREVIEW_LABEL, style="dim italic")] + list(lines)[-room:]
+
+
+class _LiveLoopState(_LoopState):
+    """The player's loop state, plus new items landing and the key back to the live edge."""
+
+    def __init__(self, player: Player, screen: _Screen, keys, feed: _Feed, suspend) -> None:
+        super().__init__(player, screen, keys, suspend)
+        self.quit_keys[keys.ControlC] = 0  # Ctrl-C is how following ends
+        self.feed = feed
+        self.notes_shown = 0
+
+    def take_arrivals(self, now: float) -> None:
+        """Take what the reading thread built; at the live edge, show it at once."""
+        player = self.player
+        timeline = player.timeline
+        edge = at_live_edge(player)
+        before, complete, preview = len(timeline), timeline.complete, timeline.preview
+        timeline.extend(BUILD_BATCH)
+        if timeline.preview != preview:
+            self.dirty = True
+        if len(timeline) != before or timeline.complete != complete:
+            self.dirty = True
+            while edge and player.position < len(timeline):  # seeking builds one more item when one has arrived
+                player.seek(len(timeline), now)
+        notes = self.feed.notes
+        if len(notes) > self.notes_shown:
+            player.message = visible_line(notes[-1])
+            self.notes_shown = len(notes)
+
+    def build_or_wait(self, now: float) -> float:
+        timeout = _wait(self.player.next_due(now), self.dirty, max(self.last_draw + 1 / 30 - now, 0.0))
+        if self.message and self.prompt is None:
+            timeout = min(timeout, max(self.message_until - now, 0.0) + 0.01)
+        return min(timeout, POLL_INTERVAL)
+
+    def _command_key(self, key, now: float) -> None:
+        if key in ("L", "l"):
+            self.player.paused = False
+            self.player.seek(len(self.player.timeline), now)
+            self._follow()
+            return
+        super()._command_key(key, now)
+
+
+def play_live(path: str, filters: Filters, *, speed: float = 1.0, idle_limit: float = 2.0, color: bool = True, now=time.monotonic) -> int:
+    """The live view until ``q`` / Ctrl-C; exit status 0, or the error that ended the reading."""
+    feed = _Feed(path, filters)
+    timeline = LiveTimeline(filters, feed.arrivals)
+    player = Player(timeline, idle_limit=idle_limit, speed=speed, position=0, now=now())
+    console = _console(color)
+    screen = _LiveScreen(console)
+    feed.start()
+    try:
+        cooked = _terminal_mode(sys.stdin)
+        with _keys_not_echoed(sys.stdin):
+            _enter_screen(console)
+            try:
+                screen.draw(player, scroll=0, message=None, keys=True)
+                from prompt_toolkit.input import create_input
+
+                source = create_input(sys.stdin)
+                with source.raw_mode():
+                    _live_loop(source, player, screen, feed, now, partial(_suspend, screen, sys.stdin, cooked))
+            finally:
+                _leave_screen(console)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        feed.stop()
+        _report(feed)
+    return 0
+
+
+def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspend) -> None:
+    from prompt_toolkit.keys import Keys
+
+    state = _LiveLoopState(player, screen, Keys, feed, suspend)
+    keys_fd = source.fileno()
+    while feed.failure is None:
+        current = now()
+        state.take_arrivals(current)
+        state.follow_player(current)
+        state.draw_if_due(current)
+        ready, _, _ = select.select([keys_fd, feed.wake_read], [], [], state.build_or_wait(current))
+        if feed.wake_read in ready:
+            feed.drain()
+        for press in source.read_keys() if keys_fd in ready else source.flush_keys():
+            if state.press(press.key, now()) is not None:
+                return
+
+
+def _report(feed: _Feed) -> None:
+    """Once the terminal is restored: the warnings and notes held back, then the error that ended it."""
+    from ..output import note, warn
+
+    for text in feed.warnings:
+        warn(text)
+    for text in feed.notes:
+        note(text)
+    if feed.failure is not None:
+        raise feed.failure

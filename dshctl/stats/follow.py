@@ -1,0 +1,222 @@
+"""``dshctl stats --follow``: dsh's figures of a session that is still being written.
+
+The fold is the one ``dshctl stats`` runs (:class:`~dshctl.stats.fold.StatsFold`), fed event by event as
+the log grows (:mod:`dshctl.follow`). Two outputs:
+
+* to a terminal, a rich ``Live`` summary redrawn as the log grows and at most four times a second while
+  it is idle (the current step's elapsed time keeps counting): the session table of ``dshctl stats``
+  plus the step in progress;
+* to a pipe (or with ``--ndjson``), one NDJSON record per completed turn — the record ``stats --by turn
+  --ndjson`` prints (``--by step``: per step, written when its turn completes). A turn is complete at
+  its ``turn/end`` once the log pauses, or when the next turn starts; when following ends, the rest
+  comes out as ``stats`` would print it for the file as it stands. After a migration to a higher
+  generation the turns already written are not written again.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from ..errors import UsageError
+from .fold import StatsFold
+
+REDRAW_SECONDS = 0.25
+"""At most this often while events arrive."""
+CLOCK_SECONDS = 1.0
+"""While nothing arrives, the open step's elapsed time is redrawn this often (nothing else changes)."""
+
+
+def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, color: bool) -> int:
+    """The ``stats --follow`` command: one PATH; the live table on a terminal, else NDJSON records.
+    ``options`` are the checked ones of ``dshctl stats`` (``by``, ``prices``); ``unused``, options given
+    that do not apply to one log followed."""
+    from ..follow import Follower
+    from ..output import warn
+
+    _check_follow_options(paths, options, output=output, unused=unused)
+    live = output == "table" and _isatty(sys.stdout)
+    held: list[str] = []  # a warning written under the live table would be drawn over: it waits
+    follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
+    try:
+        if live:
+            return _LiveSummary(follower, options.prices, color=color).run()
+        return _TurnRecords(follower, options.prices, by="step" if options.by == "step" else "turn").run()
+    finally:
+        for text in held:
+            warn(text)
+
+
+def _check_follow_options(paths: list[str], options, *, output: str, unused: dict) -> None:
+    if len(paths) > 1:
+        raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
+    if output == "json":
+        raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")
+    if options.by not in ("session", "turn", "step"):
+        raise UsageError(f"--by {options.by} sums many sessions; --follow watches one (--by turn or step)")
+    if options.salvage:
+        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
+    for name, value in unused.items():
+        if value is not None:
+            raise UsageError(f"{name} does not apply to --follow, which watches one log")
+
+
+def _default_root() -> str:
+    from ..source import sessions_root
+
+    return str(sessions_root())
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _fold_for(log, prices, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
+    """The fold ``log_stats`` runs over ``log``: the same seed cut and the prices of the session's start."""
+    created = log.header.createdAt
+    start_ms = created if isinstance(created, int) and created > 0 else None
+    pricing = prices.for_session(start_ms) if prices is not None else None
+    seed_length = log.cut if log.generation <= 1 else None
+    return StatsFold(keep_turns=keep_turns, keep_steps=keep_steps, seed_length=seed_length, pricing=pricing)
+
+
+class _TurnRecords:
+    """NDJSON: each turn's (or step's) record as soon as its turn is complete."""
+
+    def __init__(self, follower, prices, *, by: str) -> None:
+        self.follower = follower
+        self.prices = prices
+        self.by = by
+        self.out = sys.stdout.buffer
+        self.fold: StatsFold | None = None
+        self.log: Any = None
+        self.written = 0  # rows of the fold written
+        self.done: set = set()  # the turns (or steps) written from earlier logs: a migrated log skips them
+        self.current: set = set()
+        follower.on_idle = self._idle
+
+    def run(self) -> int:
+        return self.follower.run(self._consume)
+
+    def _consume(self, log) -> None:
+        self.log = log
+        self.fold = fold = _fold_for(log, self.prices, keep_turns=self.by == "turn", keep_steps=self.by == "step")
+        self.written = 0
+        self.done |= self.current
+        self.current = set()
+        for event in log.events():
+            fold.feed(event)
+            self._write_new()
+        fold.finish()
+        self._write_new(final=True)
+
+    def _idle(self) -> None:
+        if self.fold is not None and not self._before_cut():
+            self.fold.close_ended_turns()
+            self._write_new()
+        self.out.flush()
+
+    def _before_cut(self) -> bool:
+        """A forked or seeded log whose cut was not read yet: the fold will still mark the rows so far
+        inherited, so none is written until then."""
+        return self.log.header.seeded and self.fold.prefix is None  # type: ignore[union-attr]
+
+    def _write_new(self, *, final: bool = False) -> None:
+        from ..output import to_json
+        from .results import with_session
+
+        if not final and self._before_cut():
+            return
+        rows = self.fold.turn_rows if self.by == "turn" else self.fold.step_rows  # type: ignore[union-attr]
+        header = self.log.header
+        while self.written < len(rows):
+            row = dict(rows[self.written])
+            self.written += 1
+            key = (row.get("turn"), row.get("step"))
+            if key in self.done:
+                continue
+            self.current.add(key)
+            self.out.write(to_json(with_session(row, header.id, self.log.display)) + b"\n")
+
+
+class _LiveSummary:
+    """The session table, redrawn in place as the log grows."""
+
+    def __init__(self, follower, prices, *, color: bool) -> None:
+        self.follower = follower
+        self.prices = prices
+        self.color = color
+        self.fold: StatsFold | None = None
+        self.log: Any = None
+        self.live: Any = None
+        self.drawn_at = 0.0
+        self.changed = False
+        follower.on_idle = self._idle
+
+    def run(self) -> int:
+        from rich.live import Live
+
+        from ..output import console
+
+        with Live(console=console(color=self.color), auto_refresh=False, transient=False) as live:
+            self.live = live
+            status = self.follower.run(self._consume)
+            self._draw(force=True)
+        return status
+
+    def _consume(self, log) -> None:
+        self.log = log
+        self.fold = fold = _fold_for(log, self.prices)
+        self._draw(force=True)
+        for event in log.events():
+            fold.feed(event)
+            self.changed = True
+            self._draw()
+
+    def _idle(self) -> None:
+        if self.changed:
+            self._draw()
+        elif self.fold is not None and self.fold.dsh.open_key is not None:
+            self._draw(every=CLOCK_SECONDS)
+
+    def _draw(self, force: bool = False, every: float = REDRAW_SECONDS) -> None:
+        now = time.monotonic()
+        if self.fold is None or (not force and now - self.drawn_at < every):
+            return
+        self.drawn_at = now
+        self.changed = False
+        self.live.update(summary_table(self.log, self.fold, now_ms=time.time_ns() // 1_000_000), refresh=True)
+
+
+def summary_table(log, fold: StatsFold, *, now_ms: int):
+    """The live summary: dsh's session figures so far and the step in progress (a rich Table)."""
+    from rich.table import Table
+
+    from ..output import text_cell
+    from .render import _dsh_rows
+
+    figures = fold.session()
+    table = Table(title=text_cell(f"{log.display} (following; Ctrl-C ends)", "bold"), show_header=False)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in _dsh_rows(figures) + [["current step", current_step_text(fold, now_ms)]]:
+        table.add_row(text_cell(label), text_cell(value))
+    return table
+
+
+def current_step_text(fold: StatsFold, now_ms: int) -> str:
+    """``turn T step S · running 12.3 s`` for the open step, else ``—``."""
+    from .figures import format_ms
+
+    dsh = fold.dsh
+    if dsh.open_key is None:
+        return "—"
+    turn, step = dsh.open_key
+    text = f"turn {turn} step {step}"
+    if isinstance(dsh.open_start, int) and fold.timing_known:
+        text += f" · running {format_ms(max(0, now_ms - dsh.open_start))}"
+    return text
