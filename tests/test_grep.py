@@ -448,3 +448,30 @@ def test_match_count_equals_a_naive_search_of_the_expanded_stream(tmp_path_facto
     path = v4_log(tmp_path_factory.mktemp("p") / "session.v4.jsonl", [chunks])
     pattern = needle if fixed else re.escape(needle).replace("a", "a+")
     assert grep_log(path, pattern, fixed=fixed).count == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
+
+
+# --------------------------------------------------------------------------------------------------
+# The new-user review of grep
+
+
+@pytest.mark.parametrize("needle", ["straße", "STRAßE", "ŉ", "ﬁx"])
+@pytest.mark.parametrize("option", ["-i", "-S"])
+def test_letters_whose_case_mapping_is_several_characters(tmp_path, needle, option):
+    """ß upper-cases to "SS", ŉ to "ʼN", ﬁ to "FI": the byte test reads such a log instead of failing,
+    and -F finds what the regular expression finds."""
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "die Straße, ŉ und ﬁx")]])
+    fixed = invoke("grep", "--ndjson", "-F", option, needle, str(path), status=None)
+    regex = invoke("grep", "--ndjson", option, re.escape(needle), str(path), status=None)
+    assert fixed.exit_code == regex.exit_code and fixed.stdout == regex.stdout
+    assert fixed.exit_code == (0 if needle != "STRAßE" or option == "-i" else 1)
+
+
+def test_a_long_fixed_string_is_looked_for(tmp_path):
+    """A needle of hundreds of characters: the byte test stays bounded and the string is found, also
+    when a delta ends with a long prefix of it."""
+    long = " ".join(f"word{n}" for n in range(200))
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, long[:900]), text(0, long[900:])]])
+    assert json.loads(invoke("grep", "--ndjson", "-F", long, str(path)).stdout)["match"] == [0, len(long)]
+    assert ByteTest(long, False).may_hold(json.dumps([long[:900], long[900:]]).encode())
+    assert not ByteTest(long, False).may_hold(json.dumps([long[:50], "x" + long[50:]]).encode())
+    invoke("grep", "-F", long + "!", str(path), status=1)
