@@ -4,6 +4,11 @@ the exit statuses, and the byte test that lets ``-F`` skip a log without decodin
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import re
 import string
 from pathlib import Path
@@ -475,3 +480,43 @@ def test_a_long_fixed_string_is_looked_for(tmp_path):
     assert ByteTest(long, False).may_hold(json.dumps([long[:900], long[900:]]).encode())
     assert not ByteTest(long, False).may_hold(json.dumps([long[:50], "x" + long[50:]]).encode())
     invoke("grep", "-F", long + "!", str(path), status=1)
+
+
+def _worker_count(pid: int) -> int:
+    try:
+        return len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+    except OSError:
+        return 0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and forks workers")
+def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
+    """A catastrophic pattern never ends on long text; Ctrl-C (SIGINT to the process group, as a terminal
+    sends it) ends the command with status 130 and leaves no worker behind."""
+    root = tmp_path / "sessions"
+    prompt = {"type": "user/message", "data": {"id": "u", "role": "user", "source": {"kind": "user"},
+                                                "content": [{"type": "text", "text": "abc def " * 40}]}, "surfaceOp": "append"}
+    for index in range(8):
+        header = {**V4_HEADER, "id": f"{index:08}-2222-3333-4444-555555555555"}
+        folder = root / "--w--" / f"s{index}"
+        folder.mkdir(parents=True)
+        v4_log(folder / "session.v4.jsonl", [], extra=[prompt], header=header)
+    script = "import sys, dshctl.many as m; m.BATCH_BYTES = 100; from dshctl.cli import app; app(sys.argv[1:])"
+    command = [sys.executable, "-c", script, "grep", "-j", "2", r"(\w+\s?)*!", str(root)]
+    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while _worker_count(process.pid) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)  # the workers are in the pattern now
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=20)
+        assert process.returncode == 130 and "interrupted" in stderr
+        time.sleep(0.5)
+        with pytest.raises(ProcessLookupError):
+            os.killpg(process.pid, 0)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
