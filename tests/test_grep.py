@@ -520,3 +520,23 @@ def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@pytest.mark.parametrize("log", ["v0/apps-web-permission-policy-context.jsonl", "v0/apps-web-goal-multi-turn-actions.jsonl",
+                                 "v0/apps-web-plan-review.jsonl", "v2/snapshot-form/sdk-text-turn.session.v2.jsonl"])
+def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
+    """Slash commands (`command/run`) are shown by replay as prompts (``❯ /permission read-only``)."""
+    path = CORPUS / log
+    shown = [line[2:] for line in invoke("replay", "--instant", str(path)).stdout.splitlines() if line.startswith("❯ ")]
+    assert any(line.startswith("/") for line in shown)
+    found = [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "--in", "user", "^", str(path)).stdout.splitlines()]
+    def is_found(line: str) -> bool:  # replay cuts a long command line with "…"
+        return line in found or line.endswith("…") and any(text.startswith(line[:-1]) for text in found)
+
+    assert [line for line in shown if not is_found(line)] == []
+
+
+def test_a_slash_command_is_found_with_its_argument():
+    path = CORPUS / "v0/apps-web-permission-policy-context.jsonl"
+    lines = invoke("grep", "-F", "/permission read", str(path)).stdout.splitlines()
+    assert len(lines) == 2 and all(line.endswith(":user:/permission read-only") for line in lines)
