@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 import dshctl
 from dshctl.cli import app
 from dshctl.grep import compile_pattern, grep_log
-from dshctl.grep.render import hit_lines, short_id
+from dshctl.grep.render import group_lines, short_id
+from dshctl.grep.search import _grep_one, _Options
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
@@ -192,7 +193,8 @@ def test_context_messages_are_not_prompts(tmp_path):
 
 def test_regex_and_fixed_string():
     tour = SAMPLES / TOUR[4]
-    assert grep_log(tour, "Node 1.").count == grep_log(tour, "Node 14").count + grep_log(tour, "Node 15").count
+    matches = lambda pattern: len(grep_log(tour, pattern).hits)  # noqa: E731
+    assert matches("Node 1.") == matches("Node 14") + matches("Node 15")
     assert grep_log(tour, "Node 1.", fixed=True).count == 0
     assert grep_log(tour, "??=", fixed=True).count > 0
     with pytest.raises(dshctl.DshctlError, match="invalid regular expression"):
@@ -214,7 +216,7 @@ def test_case_options():
 
 def test_whole_words(tmp_path):
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cache caches cached (cache) ci-cache")]])
-    assert grep_log(path, "cache").count == 5
+    assert len(grep_log(path, "cache").hits) == 5 and grep_log(path, "cache").count == 1  # one line
     assert [hit.match for hit in grep_log(path, "cache", word=True).hits] == [(0, 5), (21, 26), (31, 36)]
     assert grep_log(path, "(cache)", word=True, fixed=True).count == 1  # non-word ends still work
 
@@ -289,10 +291,11 @@ def test_short_ids():
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
     hostile = "[/bold][red]x[/red] \x1b[2J\x1b]0;pwned\x07 :smile: \x9b31m"
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "say " + hostile + " done")]])
-    (hit,) = grep_log(path, "pwned").hits
-    plain = hit_lines(hit, color=False)
+    result = _grep_one(path, compile_pattern("pwned"), _Options(grouped=True))
+    (group,) = result.groups
+    plain = group_lines(result, group, color=False)
     assert "[/bold][red]x[/red] ␛[2J␛]0;pwned␇ :smile: \ufffd31m" in plain
-    coloured = hit_lines(hit, color=True)
+    coloured = group_lines(result, group, color=True)
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
     assert "\x1b[1;31mpwned\x1b[0m" in coloured
     shown = invoke("grep", "pwned", str(path)).stdout
@@ -452,7 +455,7 @@ def test_match_count_equals_a_naive_search_of_the_expanded_stream(tmp_path_facto
     chunks = [_chunk(index, kinds.setdefault(index, kind), piece) for index, kind, piece in chunks]
     path = v4_log(tmp_path_factory.mktemp("p") / "session.v4.jsonl", [chunks])
     pattern = needle if fixed else re.escape(needle).replace("a", "a+")
-    assert grep_log(path, pattern, fixed=fixed).count == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
+    assert len(grep_log(path, pattern, fixed=fixed).hits) == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -540,3 +543,43 @@ def test_a_slash_command_is_found_with_its_argument():
     path = CORPUS / "v0/apps-web-permission-policy-context.jsonl"
     lines = invoke("grep", "-F", "/permission read", str(path)).stdout.splitlines()
     assert len(lines) == 2 and all(line.endswith(":user:/permission read-only") for line in lines)
+
+
+def test_each_matching_line_is_shown_once_with_all_its_matches(tmp_path):
+    """ripgrep's layout: one line per matching line, context runs joined, ``--`` between runs; -c and -m
+    count matching lines; JSON keeps one record per match."""
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "x1 x2\nb\nx3\nd\ne\nf\ng\nx4")]])
+    prefix = "11111111:1:1:assistant"
+    assert invoke("grep", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2", f"{prefix}:x3", f"{prefix}:x4"]
+    assert invoke("grep", "-C", "1", "x", str(path)).stdout.splitlines() == [
+        f"{prefix}:x1 x2", f"{prefix}-b", f"{prefix}:x3", f"{prefix}-d", "--", f"{prefix}-g", f"{prefix}:x4"]
+    assert invoke("grep", "-c", "x", str(path)).stdout == f"{path}:3\n"
+    assert len(invoke("grep", "--ndjson", "x", str(path)).stdout.splitlines()) == 4
+    assert [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "-m", "2", "x", str(path)).stdout.splitlines()] == [
+        "x1 x2", "x1 x2", "x3"]
+    assert invoke("grep", "-m", "1", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2"]
+    result = _grep_one(path, compile_pattern("x"), _Options(grouped=True))
+    assert group_lines(result, result.groups[0], color=True).count("\x1b[1;31mx\x1b[0m") == 2
+
+
+def test_the_tour_prints_each_line_once():
+    tour = str(SAMPLES / TOUR[4])
+    lines = invoke("grep", "e", tour).stdout.splitlines()
+    assert len(lines) == int(invoke("grep", "-c", "e", tour).stdout.rsplit(":", 1)[1]) < 40
+
+
+def test_text_is_searched_as_the_user_saw_it_without_carriage_returns(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cr\rOVER\r\nDone\r\nnext")]])
+    assert json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)["text"] == "crOVER"
+    record = json.loads(invoke("grep", "--ndjson", "Done$", str(path)).stdout)
+    assert (record["text"], record["match"]) == ("Done", [0, 4])
+    assert ByteTest("crOVER", False).may_hold(json.dumps(["cr\rOVER"]).encode())
+
+
+@pytest.mark.parametrize("pattern", [r"ci\.yml\n", r"\n", r"yml\n\S", r"(?s)Node.{0,60}\n", "^$"])
+def test_text_sliced_by_match_is_the_matched_string(pattern):
+    records = invoke("grep", "--ndjson", pattern, str(SAMPLES / TOUR[4]), status=None).stdout.splitlines()
+    regex = compile_pattern(pattern).regex
+    for record in map(json.loads, records):
+        assert regex.fullmatch(record["text"][slice(*record["match"])]), record
+    assert records or pattern == "^$"

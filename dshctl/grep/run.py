@@ -66,6 +66,7 @@ class GrepRun:
             context=context if mode == "hits" else 0,
             since_ms=since_ms,
             until_ms=until_ms,
+            grouped=mode == "hits" and output == "table",
         )
         return cls(compiled, options, _refs(paths, since_ms), mode=mode, output=output, jobs=jobs, color=color)
 
@@ -103,7 +104,8 @@ class GrepRun:
     def lines(self) -> None:
         from .render import write_lines
 
-        write_lines(self.results(), mode=self.mode, context=self.options.context, color=self.color and _stdout_is_terminal())
+        color = self.color and _stdout_is_terminal()
+        write_lines(self.results(), mode=self.mode, context=self.options.context, color=color, with_path=False)
 
     def emit(self) -> None:
         from ..present import emit

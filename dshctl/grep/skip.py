@@ -13,6 +13,8 @@ a hit, and the string need not appear verbatim in the bytes even when the text h
   between). The log is read when any such prefix is found so; an object key (``"…":``) does not count.
   Prefixes longer than :data:`TRIE_CHARS` are not looked for one by one: the log is read when the needle's
   first :data:`TRIE_CHARS` characters occur anywhere (every longer prefix holds them);
+* **carriage returns** — the text is searched with CRs dropped, as the user saw it, so a CR may sit
+  inside a hit without being in the needle: a CR escape anywhere in the bytes reads the log;
 
 * **case** — with ``-i`` the bytes are compared lower-cased (ASCII); a needle with non-ASCII characters
   always reads the log, and so does one whose letters have non-ASCII twins under Python's case-insensitive
@@ -104,8 +106,9 @@ class ByteTest:
 
 
 def _matching_characters(text: str, ignore_case: bool) -> set[str]:
-    """The characters that can stand for one of the needle's in a hit."""
-    characters = set(text)
+    """The characters that can stand for one of the needle's in a hit, and CR: a hit's text is searched
+    with its carriage returns dropped (:func:`dshctl.textsafe.without_cr`), so one may sit anywhere in it."""
+    characters = set(text) | {"\r"}
     if ignore_case:
         for char in text:
             characters.update((char.upper(), char.lower()), _CASE_TWINS.get(char, ""))
