@@ -583,3 +583,21 @@ def test_text_sliced_by_match_is_the_matched_string(pattern):
     for record in map(json.loads, records):
         assert regex.fullmatch(record["text"][slice(*record["match"])]), record
     assert records or pattern == "^$"
+
+
+@pytest.mark.parametrize("command", ["grep", "stats", "ls"])
+def test_an_empty_time_window_is_a_usage_error(command, v0_split):
+    pattern = ["x"] if command == "grep" else []
+    where = [str(SAMPLES / "sessions")] if command != "grep" else [str(v0_split)]
+    for since, until in [("2026-03-02", "2026-03-01"), ("1d", "1d"), ("2d", "3d")]:
+        result = invoke(command, *pattern, *where, "--since", since, "--until", until, status=2)
+        assert "not after --since" in result.stderr
+
+
+def test_hits_of_many_logs_name_their_path():
+    """The tour's copies across generations share an id: with several logs each line starts with its path."""
+    paths = [str(SAMPLES / TOUR[generation]) for generation in (0, 4)]
+    lines = invoke("grep", "-F", "Node 14 lacks", *paths).stdout.splitlines()
+    assert lines and {line.split(":", 1)[0] for line in lines} == set(paths)
+    assert all(line.split(":")[1] == "7c1e5a2d" for line in lines)
+    assert not invoke("grep", "-F", "Node 14 lacks", paths[0]).stdout.startswith(paths[0])

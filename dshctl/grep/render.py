@@ -2,7 +2,8 @@
 
 One output line per matching line (a line of a block that a match touches), every match on it
 highlighted: ``ID:TURN:STEP:KIND:LINE`` — the session's short id, the turn and step (``-`` when the event
-has none), the kind of text, then the line. ``-C N`` adds the lines around inside the block, with ``-``
+has none), the kind of text, then the line; with more than one log, the log's path first (copies of a
+session across generations share its id). ``-C N`` adds the lines around inside the block, with ``-``
 after the kind instead of ``:``; runs that touch are joined, ``--`` separates the others (the runs are
 :class:`~.search.Group` records, made in the worker). ``-l`` prints each log's path, ``-c``
 ``PATH:COUNT``.
