@@ -601,3 +601,16 @@ def test_hits_of_many_logs_name_their_path():
     assert lines and {line.split(":", 1)[0] for line in lines} == set(paths)
     assert all(line.split(":")[1] == "7c1e5a2d" for line in lines)
     assert not invoke("grep", "-F", "Node 14 lacks", paths[0]).stdout.startswith(paths[0])
+
+
+def test_help_says_what_the_readme_says(v0_split):
+    shown = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(invoke("grep", "--help").stdout.split()))  # joined where wrapped
+    assert "Usage: dshctl grep [OPTIONS] PATTERN [PATH]..." in shown
+    assert "(comma-separated or repeated)" in shown
+    assert "ignore case unless PATTERN has an upper-case letter outside an escape; -i wins" in shown
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`--in`, comma-separated or repeated" in readme
+    assert "letter outside an escape; `-i` wins over `-S`" in readme
+    assert "whole when it has 12 characters or fewer, else its first 8" in readme
+    both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
+    assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}

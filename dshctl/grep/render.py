@@ -82,8 +82,8 @@ def _place(number: int | None) -> str:
 
 
 def short_id(session_id: str | None, path: str) -> str:
-    """A session's id cut to 8 characters after any ``…session-`` prefix (the start of its UUID), or the
-    log's path when the header has no id."""
+    """A session's id after any ``…session-`` prefix: whole when it has 12 characters or fewer, else its
+    first 8 (a UUID's first group); the log's path when the header has no id."""
     if not session_id:
         return visible_line(path)
     bare = session_id.rpartition("session-")[2] or session_id
