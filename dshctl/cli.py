@@ -223,20 +223,27 @@ def stats(
     )
 
 
-@app.command()
+class _PlainUsage(typer.core.TyperCommand):
+    """Usage as every other command writes it (``PATTERN``): typer braces required arguments (``{PATTERN}``)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [piece.removeprefix("{").removesuffix("}") for piece in super().collect_usage_pieces(ctx)]
+
+
+@app.command(cls=_PlainUsage)
 def grep(
     ctx: typer.Context,
-    pattern: str = typer.Argument(..., help="A Python regular expression (with -F, a fixed string)."),
-    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
+    pattern: str = typer.Argument(..., metavar="PATTERN", help="A Python regular expression (with -F, a fixed string)."),
+    paths: Optional[List[str]] = typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots (default: the sessions root)."),
     fixed: bool = typer.Option(False, "-F", "--fixed-strings", help="PATTERN is a fixed string, not a regular expression."),
     ignore_case: bool = typer.Option(False, "-i", "--ignore-case", help="Ignore case."),
-    smart_case: bool = typer.Option(False, "-S", "--smart-case", help="Ignore case unless PATTERN has an upper-case letter."),
+    smart_case: bool = typer.Option(False, "-S", "--smart-case", help="Smart case: ignore case unless PATTERN has an upper-case letter outside an escape; -i wins."),
     word: bool = typer.Option(False, "-w", "--word-regexp", help="Only matches that neither start nor end inside a word."),
-    kinds: Optional[List[str]] = typer.Option(None, "--in", help="Search only these: user,assistant,reasoning,tool-call,tool-result,title."),
+    kinds: Optional[List[str]] = typer.Option(None, "--in", help="Search only these kinds (comma-separated or repeated): user,assistant,reasoning,tool-call,tool-result,title."),
     files_with_matches: bool = typer.Option(False, "-l", "--files-with-matches", help="Print only the path of each log with a hit."),
-    count: bool = typer.Option(False, "-c", "--count", help="Print the number of hits of each log with one (PATH:COUNT)."),
-    max_count: Optional[int] = typer.Option(None, "-m", "--max-count", help="Stop reading a log after N hits."),
-    context: int = typer.Option(0, "-C", "--context", help="Show N lines of the block around each hit."),
+    count: bool = typer.Option(False, "-c", "--count", help="Print the number of matching lines of each log with a hit (PATH:COUNT), as ripgrep counts."),
+    max_count: Optional[int] = typer.Option(None, "-m", "--max-count", help="Stop reading a log after its N-th matching line."),
+    context: int = typer.Option(0, "-C", "--context", help="Show N lines of the block around each matching line."),
     json_out: bool = typer.Option(False, "--json", help="One JSON document."),
     ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per hit (with -l/-c: per log)."),
     since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),

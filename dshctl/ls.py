@@ -192,13 +192,12 @@ def run_ls(
     from .many import Warnings
     from .output import print_table
     from .present import check_output, emit
-    from .stats.timespec import parse_time_ms
+    from .stats.timespec import parse_window
 
     check_output(output)
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: choose one of {', '.join(SORT_KEYS)}")
-    since_ms = parse_time_ms(since, option="--since") if since is not None else None
-    until_ms = parse_time_ms(until, option="--until") if until is not None else None
+    since_ms, until_ms = parse_window(since, until)
     every = list(iter_session_rows(root, color=color))
     rows = sorted(_chosen(every, since_ms, until_ms, project), key=_sort_key(sort))
     failed = [row for row in rows if row["error"]]

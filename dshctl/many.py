@@ -169,6 +169,7 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
         max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
     )
     bar = None
+    finished = False
     try:
         pending = {pool.submit(_run_batch, batch): batch for batch in batches}
         # the workers are forked by the first submit: only now may the progress bar start its thread
@@ -185,10 +186,21 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
             while next_index in results:
                 yield refs[next_index], results.pop(next_index)
                 next_index += 1
+        finished = True
     finally:
         if bar:
             bar.stop()
+        if not finished:
+            # Ctrl-C, an error, or the caller gone: a worker may be deep in one log (a pathological
+            # regular expression never ends), and shutdown would wait for it and for the batch queued next
+            _terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate_workers(pool) -> None:
+    """SIGTERM to every worker (``ProcessPoolExecutor`` has no public way before Python 3.14)."""
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
 
 
 def _pool_context():
@@ -204,6 +216,10 @@ _installed: dict = {}
 
 
 def _install_work(func, refs) -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent alone decides, and ends the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _installed["func"] = func
     _installed["refs"] = refs
 

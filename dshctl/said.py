@@ -10,7 +10,8 @@ its ``seq`` is that of the event holding the text (for streamed text, the settle
 Kinds (:data:`KINDS`):
 
 * ``user`` — the human prompts: text blocks of ``user/message`` with source kind ``user`` (injected
-  context, instructions and summaries are not what the user said);
+  context, instructions and summaries are not what the user said), and the slash commands the user
+  typed (``command/run``), as the line replay shows them: ``/name args``;
 * ``assistant`` / ``reasoning`` — text and reasoning blocks of every settlement, failed attempts included
   (the user saw them stream), or of a message's content when it has no stream;
 * ``tool-call`` — the name and the arguments of each tool-call block of those settlements;
@@ -59,6 +60,8 @@ def said(events: Iterable[Event], kinds: Iterable[str] = KINDS) -> Iterator[Said
                 continue
         elif kind == "user/message" and "user" in wanted:
             texts = (("user", text) for text in _prompt_texts(event))
+        elif kind == "command/run" and "user" in wanted:
+            texts = (("user", text) for text in _command_line(event))
         elif kind == "tool/result" and "tool-result" in wanted:
             texts = (("tool-result", text) for text in _text_blocks(tool_result_blocks(event)[0]))
         elif kind == "session/title" and "title" in wanted:
@@ -111,6 +114,17 @@ def _prompt_texts(event: Event) -> Iterator[str]:
         return
     content = message.get("content")
     yield from _text_blocks(content if isinstance(content, list) else [])
+
+
+def _command_line(event: Event) -> Iterator[str]:
+    """The line replay shows for a slash command (``dshctl.replay.view``): ``/name``, then the arguments
+    with their runs of white space made one space — here never cut, where replay cuts them at 200."""
+    data = event.data if isinstance(event.data, dict) else {}
+    name, args = data.get("name"), data.get("args")
+    if not isinstance(name, str) or not name:
+        return
+    folded = " ".join(args.split()) if isinstance(args, str) else ""
+    yield f"/{name} {folded}" if folded else f"/{name}"
 
 
 def _text_blocks(blocks: list) -> Iterator[str]:

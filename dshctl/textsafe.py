@@ -35,6 +35,12 @@ def _multi_line_picture(match: re.Match) -> str:
     return "" if match.group() == "\r" else _picture(match)
 
 
+def without_cr(text: str) -> str:
+    """``text`` as a terminal shows it through :func:`visible`: every CR dropped (so ``"cr\\rOVER"`` reads
+    ``crOVER`` and a CRLF line ends at its LF). ``dshctl grep`` searches this text."""
+    return text.replace("\r", "") if "\r" in text else text
+
+
 def visible(text: str) -> str:
     """``text`` with every control character shown as a picture; line feeds and tabs kept, CR dropped."""
     if _MULTI_LINE_UNSAFE.search(text) is None:

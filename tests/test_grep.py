@@ -4,6 +4,11 @@ the exit statuses, and the byte test that lets ``-F`` skip a log without decodin
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import re
 import string
 from pathlib import Path
@@ -17,7 +22,8 @@ from typer.testing import CliRunner
 import dshctl
 from dshctl.cli import app
 from dshctl.grep import compile_pattern, grep_log
-from dshctl.grep.render import hit_lines, short_id
+from dshctl.grep.render import group_lines, short_id
+from dshctl.grep.search import _grep_one, _Options
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
@@ -187,7 +193,8 @@ def test_context_messages_are_not_prompts(tmp_path):
 
 def test_regex_and_fixed_string():
     tour = SAMPLES / TOUR[4]
-    assert grep_log(tour, "Node 1.").count == grep_log(tour, "Node 14").count + grep_log(tour, "Node 15").count
+    matches = lambda pattern: len(grep_log(tour, pattern).hits)  # noqa: E731
+    assert matches("Node 1.") == matches("Node 14") + matches("Node 15")
     assert grep_log(tour, "Node 1.", fixed=True).count == 0
     assert grep_log(tour, "??=", fixed=True).count > 0
     with pytest.raises(dshctl.DshctlError, match="invalid regular expression"):
@@ -209,7 +216,7 @@ def test_case_options():
 
 def test_whole_words(tmp_path):
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cache caches cached (cache) ci-cache")]])
-    assert grep_log(path, "cache").count == 5
+    assert len(grep_log(path, "cache").hits) == 5 and grep_log(path, "cache").count == 1  # one line
     assert [hit.match for hit in grep_log(path, "cache", word=True).hits] == [(0, 5), (21, 26), (31, 36)]
     assert grep_log(path, "(cache)", word=True, fixed=True).count == 1  # non-word ends still work
 
@@ -284,10 +291,11 @@ def test_short_ids():
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
     hostile = "[/bold][red]x[/red] \x1b[2J\x1b]0;pwned\x07 :smile: \x9b31m"
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "say " + hostile + " done")]])
-    (hit,) = grep_log(path, "pwned").hits
-    plain = hit_lines(hit, color=False)
+    result = _grep_one(path, compile_pattern("pwned"), _Options(grouped=True))
+    (group,) = result.groups
+    plain = group_lines(result, group, color=False)
     assert "[/bold][red]x[/red] ␛[2J␛]0;pwned␇ :smile: \ufffd31m" in plain
-    coloured = hit_lines(hit, color=True)
+    coloured = group_lines(result, group, color=True)
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
     assert "\x1b[1;31mpwned\x1b[0m" in coloured
     shown = invoke("grep", "pwned", str(path)).stdout
@@ -447,4 +455,162 @@ def test_match_count_equals_a_naive_search_of_the_expanded_stream(tmp_path_facto
     chunks = [_chunk(index, kinds.setdefault(index, kind), piece) for index, kind, piece in chunks]
     path = v4_log(tmp_path_factory.mktemp("p") / "session.v4.jsonl", [chunks])
     pattern = needle if fixed else re.escape(needle).replace("a", "a+")
-    assert grep_log(path, pattern, fixed=fixed).count == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
+    assert len(grep_log(path, pattern, fixed=fixed).hits) == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
+
+
+# --------------------------------------------------------------------------------------------------
+# The new-user review of grep
+
+
+@pytest.mark.parametrize("needle", ["straße", "STRAßE", "ŉ", "ﬁx"])
+@pytest.mark.parametrize("option", ["-i", "-S"])
+def test_letters_whose_case_mapping_is_several_characters(tmp_path, needle, option):
+    """ß upper-cases to "SS", ŉ to "ʼN", ﬁ to "FI": the byte test reads such a log instead of failing,
+    and -F finds what the regular expression finds."""
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "die Straße, ŉ und ﬁx")]])
+    fixed = invoke("grep", "--ndjson", "-F", option, needle, str(path), status=None)
+    regex = invoke("grep", "--ndjson", option, re.escape(needle), str(path), status=None)
+    assert fixed.exit_code == regex.exit_code and fixed.stdout == regex.stdout
+    assert fixed.exit_code == (0 if needle != "STRAßE" or option == "-i" else 1)
+
+
+def test_a_long_fixed_string_is_looked_for(tmp_path):
+    """A needle of hundreds of characters: the byte test stays bounded and the string is found, also
+    when a delta ends with a long prefix of it."""
+    long = " ".join(f"word{n}" for n in range(200))
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, long[:900]), text(0, long[900:])]])
+    assert json.loads(invoke("grep", "--ndjson", "-F", long, str(path)).stdout)["match"] == [0, len(long)]
+    assert ByteTest(long, False).may_hold(json.dumps([long[:900], long[900:]]).encode())
+    assert not ByteTest(long, False).may_hold(json.dumps([long[:50], "x" + long[50:]]).encode())
+    invoke("grep", "-F", long + "!", str(path), status=1)
+
+
+def _worker_count(pid: int) -> int:
+    try:
+        return len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+    except OSError:
+        return 0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and forks workers")
+def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
+    """A catastrophic pattern never ends on long text; Ctrl-C (SIGINT to the process group, as a terminal
+    sends it) ends the command with status 130 and leaves no worker behind."""
+    root = tmp_path / "sessions"
+    prompt = {"type": "user/message", "data": {"id": "u", "role": "user", "source": {"kind": "user"},
+                                                "content": [{"type": "text", "text": "abc def " * 40}]}, "surfaceOp": "append"}
+    for index in range(8):
+        header = {**V4_HEADER, "id": f"{index:08}-2222-3333-4444-555555555555"}
+        folder = root / "--w--" / f"s{index}"
+        folder.mkdir(parents=True)
+        v4_log(folder / "session.v4.jsonl", [], extra=[prompt], header=header)
+    script = "import sys, dshctl.many as m; m.BATCH_BYTES = 100; from dshctl.cli import app; app(sys.argv[1:])"
+    command = [sys.executable, "-c", script, "grep", "-j", "2", r"(\w+\s?)*!", str(root)]
+    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while _worker_count(process.pid) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)  # the workers are in the pattern now
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=20)
+        assert process.returncode == 130 and "interrupted" in stderr
+        time.sleep(0.5)
+        with pytest.raises(ProcessLookupError):
+            os.killpg(process.pid, 0)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("log", ["v0/apps-web-permission-policy-context.jsonl", "v0/apps-web-goal-multi-turn-actions.jsonl",
+                                 "v0/apps-web-plan-review.jsonl", "v2/snapshot-form/sdk-text-turn.session.v2.jsonl"])
+def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
+    """Slash commands (`command/run`) are shown by replay as prompts (``❯ /permission read-only``)."""
+    path = CORPUS / log
+    shown = [line[2:] for line in invoke("replay", "--instant", str(path)).stdout.splitlines() if line.startswith("❯ ")]
+    assert any(line.startswith("/") for line in shown)
+    found = [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "--in", "user", "^", str(path)).stdout.splitlines()]
+    def is_found(line: str) -> bool:  # replay cuts a long command line with "…"
+        return line in found or line.endswith("…") and any(text.startswith(line[:-1]) for text in found)
+
+    assert [line for line in shown if not is_found(line)] == []
+
+
+def test_a_slash_command_is_found_with_its_argument():
+    path = CORPUS / "v0/apps-web-permission-policy-context.jsonl"
+    lines = invoke("grep", "-F", "/permission read", str(path)).stdout.splitlines()
+    assert len(lines) == 2 and all(line.endswith(":user:/permission read-only") for line in lines)
+
+
+def test_each_matching_line_is_shown_once_with_all_its_matches(tmp_path):
+    """ripgrep's layout: one line per matching line, context runs joined, ``--`` between runs; -c and -m
+    count matching lines; JSON keeps one record per match."""
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "x1 x2\nb\nx3\nd\ne\nf\ng\nx4")]])
+    prefix = "11111111:1:1:assistant"
+    assert invoke("grep", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2", f"{prefix}:x3", f"{prefix}:x4"]
+    assert invoke("grep", "-C", "1", "x", str(path)).stdout.splitlines() == [
+        f"{prefix}:x1 x2", f"{prefix}-b", f"{prefix}:x3", f"{prefix}-d", "--", f"{prefix}-g", f"{prefix}:x4"]
+    assert invoke("grep", "-c", "x", str(path)).stdout == f"{path}:3\n"
+    assert len(invoke("grep", "--ndjson", "x", str(path)).stdout.splitlines()) == 4
+    assert [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "-m", "2", "x", str(path)).stdout.splitlines()] == [
+        "x1 x2", "x1 x2", "x3"]
+    assert invoke("grep", "-m", "1", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2"]
+    result = _grep_one(path, compile_pattern("x"), _Options(grouped=True))
+    assert group_lines(result, result.groups[0], color=True).count("\x1b[1;31mx\x1b[0m") == 2
+
+
+def test_the_tour_prints_each_line_once():
+    tour = str(SAMPLES / TOUR[4])
+    lines = invoke("grep", "e", tour).stdout.splitlines()
+    assert len(lines) == int(invoke("grep", "-c", "e", tour).stdout.rsplit(":", 1)[1]) < 40
+
+
+def test_text_is_searched_as_the_user_saw_it_without_carriage_returns(tmp_path):
+    path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cr\rOVER\r\nDone\r\nnext")]])
+    assert json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)["text"] == "crOVER"
+    record = json.loads(invoke("grep", "--ndjson", "Done$", str(path)).stdout)
+    assert (record["text"], record["match"]) == ("Done", [0, 4])
+    assert ByteTest("crOVER", False).may_hold(json.dumps(["cr\rOVER"]).encode())
+
+
+@pytest.mark.parametrize("pattern", [r"ci\.yml\n", r"\n", r"yml\n\S", r"(?s)Node.{0,60}\n", "^$"])
+def test_text_sliced_by_match_is_the_matched_string(pattern):
+    records = invoke("grep", "--ndjson", pattern, str(SAMPLES / TOUR[4]), status=None).stdout.splitlines()
+    regex = compile_pattern(pattern).regex
+    for record in map(json.loads, records):
+        assert regex.fullmatch(record["text"][slice(*record["match"])]), record
+    assert records or pattern == "^$"
+
+
+@pytest.mark.parametrize("command", ["grep", "stats", "ls"])
+def test_an_empty_time_window_is_a_usage_error(command, v0_split):
+    pattern = ["x"] if command == "grep" else []
+    where = [str(SAMPLES / "sessions")] if command != "grep" else [str(v0_split)]
+    for since, until in [("2026-03-02", "2026-03-01"), ("1d", "1d"), ("2d", "3d")]:
+        result = invoke(command, *pattern, *where, "--since", since, "--until", until, status=2)
+        assert "not after --since" in result.stderr
+
+
+def test_hits_of_many_logs_name_their_path():
+    """The tour's copies across generations share an id: with several logs each line starts with its path."""
+    paths = [str(SAMPLES / TOUR[generation]) for generation in (0, 4)]
+    lines = invoke("grep", "-F", "Node 14 lacks", *paths).stdout.splitlines()
+    assert lines and {line.split(":", 1)[0] for line in lines} == set(paths)
+    assert all(line.split(":")[1] == "7c1e5a2d" for line in lines)
+    assert not invoke("grep", "-F", "Node 14 lacks", paths[0]).stdout.startswith(paths[0])
+
+
+def test_help_says_what_the_readme_says(v0_split):
+    shown = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(invoke("grep", "--help").stdout.split()))  # joined where wrapped
+    assert "Usage: dshctl grep [OPTIONS] PATTERN [PATH]..." in shown
+    assert "(comma-separated or repeated)" in shown
+    assert "ignore case unless PATTERN has an upper-case letter outside an escape; -i wins" in shown
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`--in`, comma-separated or repeated" in readme
+    assert "letter outside an escape; `-i` wins over `-S`" in readme
+    assert "whole when it has 12 characters or fewer, else its first 8" in readme
+    both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
+    assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}

@@ -7,13 +7,15 @@ over ``-S``. ``-w`` keeps matches that neither start nor end inside a word (``(?
 pattern that begins or ends with a non-word character still works).
 
 A hit is one match. Its ``text`` is the line of the piece that holds it (the lines it spans, for a
-match across line breaks), ``match`` its ``[start, end)`` in that text, in code points. Zero-length
-matches (``^``, ``x*``) count once per line.
+match across line breaks, and the line feed a match ends with), ``match`` its ``[start, end)`` in that
+text, in code points: ``text[start:end]`` is always the matched string. Zero-length matches (``^``,
+``x*``) count once per line. The text form shows each line matches touch once (:func:`shown_lines`).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
 from ..errors import UsageError
@@ -57,10 +59,26 @@ class Found(NamedTuple):
     """One match in a piece: the lines holding it and where it lies in them."""
 
     text: str
+    """The lines the match touches, and the line feed that ends the match when it ends with one (so
+    ``text[start:end]`` is always the matched string)."""
     start: int
     end: int
     line_start: int
     """Offset of ``text`` in the piece."""
+
+    @property
+    def line_count(self) -> int:
+        """How many lines of the piece the match touches."""
+        return self.text.count("\n", 0, self._last_break_limit()) + 1
+
+    @property
+    def last_line_start(self) -> int:
+        """Offset in the piece of the last line the match touches."""
+        return self.line_start + self.text.rfind("\n", 0, self._last_break_limit()) + 1
+
+    def _last_break_limit(self) -> int:
+        # a line feed the match ends with closes its line: it starts none
+        return len(self.text) - 1 if self.text.endswith("\n") and self.end == len(self.text) else len(self.text)
 
 
 def find(pattern: Pattern, piece: str) -> Iterator[Found]:
@@ -73,8 +91,8 @@ def find(pattern: Pattern, piece: str) -> Iterator[Found]:
             if line_start == last_empty_line:
                 continue
             last_empty_line = line_start
-        line_end = _line_end(piece, start, end)
-        yield Found(piece[line_start:line_end], start - line_start, min(end, line_end) - line_start, line_start)
+        text_end = max(_line_end(piece, start, end), end)
+        yield Found(piece[line_start:text_end], start - line_start, end - line_start, line_start)
 
 
 def _line_end(piece: str, start: int, end: int) -> int:
@@ -95,10 +113,55 @@ def context_lines(piece: str, found: Found, lines: int) -> tuple[list[str], list
         end = begin - 1
     before.reverse()
     after: list[str] = []
-    begin = found.line_start + len(found.text) + 1
+    begin = found.line_start + len(found.text) + (0 if found.text.endswith("\n") else 1)
     while begin < len(piece) and len(after) < lines:
         end = piece.find("\n", begin)
         end = len(piece) if end < 0 else end
         after.append(piece[begin:end])
         begin = end + 1
     return before, after
+
+
+class Line(NamedTuple):
+    """One line of a piece as the text form shows it."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...] | None
+    """Where matches lie in it (``[start, end)``, in order); None for a context line."""
+
+
+def shown_lines(piece: str, founds: list[Found], context: int) -> list[list[Line]]:
+    """The lines of a piece that matches touch, each once with all its matches, with up to ``context``
+    lines around them: runs of consecutive lines of the piece (overlapping or touching context joins
+    two runs, as ripgrep joins them)."""
+    starts = _line_starts(piece)
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for found in founds:
+        begin, end = found.line_start + found.start, found.line_start + found.end
+        first = bisect_right(starts, begin) - 1
+        last = bisect_right(starts, found.last_line_start) - 1
+        for index in range(first, last + 1):
+            line_start, line_end = starts[index], _end_of_line(piece, starts, index)
+            spans.setdefault(index, []).append((max(begin, line_start) - line_start, min(end, line_end) - line_start))
+    shown = sorted({near for index in spans for near in range(max(index - context, 0), min(index + context, len(starts) - 1) + 1)})
+    runs: list[list[Line]] = []
+    for position, index in enumerate(shown):
+        if position == 0 or index != shown[position - 1] + 1:
+            runs.append([])
+        found_spans = spans.get(index)
+        line = piece[starts[index] : _end_of_line(piece, starts, index)]
+        runs[-1].append(Line(line, tuple(found_spans) if found_spans is not None else None))
+    return runs
+
+
+def _line_starts(piece: str) -> list[int]:
+    starts = [0]
+    position = piece.find("\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = piece.find("\n", position + 1)
+    return starts
+
+
+def _end_of_line(piece: str, starts: list[int], index: int) -> int:
+    return starts[index + 1] - 1 if index + 1 < len(starts) else len(piece)

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, UsageError
 from ..present import check_output
+from ..stats.timespec import parse_window
 from .pattern import compile_pattern
 from .search import KINDS, SCHEMA, LogGrep, _checked_kinds, _Options, map_grep
 
@@ -58,7 +59,7 @@ class GrepRun:
         mode = _mode(files_with_matches, count)
         _check_numbers(max_count=max_count, context=context, jobs=jobs)
         compiled = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, smart_case=smart_case, word=word)
-        since_ms, until_ms = _window(since, until)
+        since_ms, until_ms = parse_window(since, until)
         options = _Options(
             kinds=_checked_kinds(_split_kinds(kinds)),
             max_count=1 if mode == "files" else max_count,
@@ -66,6 +67,7 @@ class GrepRun:
             context=context if mode == "hits" else 0,
             since_ms=since_ms,
             until_ms=until_ms,
+            grouped=mode == "hits" and output == "table",
         )
         return cls(compiled, options, _refs(paths, since_ms), mode=mode, output=output, jobs=jobs, color=color)
 
@@ -103,7 +105,8 @@ class GrepRun:
     def lines(self) -> None:
         from .render import write_lines
 
-        write_lines(self.results(), mode=self.mode, context=self.options.context, color=self.color and _stdout_is_terminal())
+        color = self.color and _stdout_is_terminal()
+        write_lines(self.results(), mode=self.mode, context=self.options.context, color=color, with_path=len(self.refs) > 1)
 
     def emit(self) -> None:
         from ..present import emit
@@ -131,15 +134,6 @@ def _split_kinds(kinds: list[str]) -> list[str]:
     if not kinds:
         return list(KINDS)
     return [kind.strip() for value in kinds for kind in value.split(",") if kind.strip()]
-
-
-def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    from ..stats.timespec import parse_time_ms
-
-    return (
-        parse_time_ms(since, option="--since") if since is not None else None,
-        parse_time_ms(until, option="--until") if until is not None else None,
-    )
 
 
 def _refs(paths: list[str], since_ms: int | None) -> list:

@@ -14,12 +14,13 @@ import msgspec
 
 from ..errors import DshctlError, UsageError
 from ..said import KINDS, said
-from .pattern import Pattern, compile_pattern, context_lines, find
+from ..textsafe import without_cr
+from .pattern import Found, Line, Pattern, compile_pattern, context_lines, find, shown_lines
 
 SCHEMA = "dshctl-grep/1"
 """The ``schema`` of the ``--json`` document."""
 
-__all__ = ["KINDS", "SCHEMA", "Hit", "LogGrep", "grep_log", "grep_logs", "map_grep"]
+__all__ = ["KINDS", "SCHEMA", "Group", "Hit", "LogGrep", "grep_log", "grep_logs", "map_grep"]
 
 
 class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -32,21 +33,36 @@ class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
     seq: int
     kind: str
     text: str
-    """The line of the block holding the match (the lines it spans, when it spans several)."""
+    """The line of the block holding the match (the lines it spans, when it spans several; with the line
+    feed the match ends with, when it ends with one), CRs dropped as the user saw them."""
     match: tuple[int, int]
-    """``[start, end)`` of the match in ``text``, in code points."""
+    """``[start, end)`` of the match in ``text``, in code points: ``text[start:end]`` is the match."""
     before: list[str] | None = None
     """With ``context``: up to that many lines of the same block before ``text``."""
     after: list[str] | None = None
 
 
+class Group(msgspec.Struct, kw_only=True):
+    """The text form: a run of consecutive lines of one block — lines holding matches (each once, with
+    all of them) and the context around them."""
+
+    turn: int | None
+    step: int | None
+    seq: int
+    kind: str
+    lines: list[Line]
+
+
 class LogGrep(msgspec.Struct, kw_only=True):
-    """What one log held: its hits (none when only counted), their number, and whether it was read."""
+    """What one log held: its hits (none when only counted or grouped), the number of lines matches touch
+    (as ripgrep's ``-c`` counts), and whether it was read."""
 
     path: str
     id: str | None
     hits: list[Hit]
     count: int
+    groups: list[Group] = []
+    """With ``grouped``: the lines to show, instead of hits."""
     skipped: bool = False
     """Outside ``since_ms`` / ``until_ms``: nothing past the header was read."""
     warnings: list[str] = []
@@ -62,6 +78,8 @@ class _Options(msgspec.Struct, frozen=True):
     since_ms: int | None = None
     until_ms: int | None = None
     strict: bool = False
+    grouped: bool = False
+    """The text form: :class:`Group` runs of lines instead of hits."""
 
 
 def grep_log(
@@ -84,8 +102,9 @@ def grep_log(
 
     ``pattern`` is a string read with ``fixed``/``ignore_case``/``smart_case``/``word``, or a
     :func:`compile_pattern` result. ``kinds`` narrows what is searched (:data:`KINDS`); ``max_count``
-    stops the log after that many hits; ``count_only`` counts without keeping hits; ``context`` adds
-    that many lines of the block around each hit."""
+    stops the log after the hits on that many lines; ``count_only`` counts without keeping hits;
+    ``context`` adds that many lines of the block around each hit. ``count`` is the number of lines the
+    hits touch."""
     if not isinstance(pattern, Pattern):
         pattern = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, smart_case=smart_case, word=word)
     options = _Options(
@@ -132,15 +151,40 @@ def _search(events, pattern: Pattern, options: _Options, result: LogGrep) -> Non
     if limit is not None and limit <= 0:
         return
     for piece in said(events, options.kinds):
-        for found in find(pattern, piece.text):
-            result.count += 1
-            if not options.count_only:
-                result.hits.append(_hit(result, piece, found, options.context))
-            if result.count == limit:
-                return
+        text = without_cr(piece.text)
+        founds = _count_lines(find(pattern, text), result, limit)
+        if founds and not options.count_only:
+            _keep(result, piece, text, founds, options)
+        if limit is not None and result.count >= limit:
+            return
 
 
-def _hit(result: LogGrep, piece, found, context: int) -> Hit:
+def _count_lines(founds: Iterable[Found], result: LogGrep, limit: int | None) -> list[Found]:
+    """The piece's matches, counted by the lines they touch, up to the last one on the ``limit``-th line."""
+    kept: list[Found] = []
+    last_line = -1  # where the last line counted starts
+    for found in founds:
+        new_lines = found.line_count - (found.line_start == last_line)
+        if limit is not None and new_lines and result.count >= limit:
+            break
+        result.count += new_lines
+        last_line = found.last_line_start
+        kept.append(found)
+    return kept
+
+
+def _keep(result: LogGrep, piece, text: str, founds: list[Found], options: _Options) -> None:
+    if options.grouped:
+        result.groups.extend(_group(piece, lines) for lines in shown_lines(text, founds, options.context))
+    else:
+        result.hits.extend(_hit(result, piece, text, found, options.context) for found in founds)
+
+
+def _group(piece, lines: list[Line]) -> Group:
+    return Group(turn=piece.turn, step=piece.step, seq=piece.seq, kind=piece.kind, lines=lines)
+
+
+def _hit(result: LogGrep, piece, text: str, found: Found, context: int) -> Hit:
     hit = Hit(
         path=result.path,
         id=result.id,
@@ -152,7 +196,7 @@ def _hit(result: LogGrep, piece, found, context: int) -> Hit:
         match=(found.start, found.end),
     )
     if context > 0:
-        hit.before, hit.after = context_lines(piece.text, found, context)
+        hit.before, hit.after = context_lines(text, found, context)
     return hit
 
 

@@ -10,7 +10,12 @@ a hit, and the string need not appear verbatim in the bytes even when the text h
 * **split text** — streamed text is cut into deltas, each its own JSON string (v0 rows, v2+ runs, raw
   chunks). If a hit starts in one delta and goes on in the next, that delta ends with a non-empty proper
   prefix of the needle and its closing quote, then ``,`` ``]`` or ``}`` (JSON whitespace may come
-  between). The log is read when any such prefix is found so; an object key (``"…":``) does not count;
+  between). The log is read when any such prefix is found so; an object key (``"…":``) does not count.
+  Prefixes longer than :data:`TRIE_CHARS` are not looked for one by one: the log is read when the needle's
+  first :data:`TRIE_CHARS` characters occur anywhere (every longer prefix holds them);
+* **carriage returns** — the text is searched with CRs dropped, as the user saw it, so a CR may sit
+  inside a hit without being in the needle: a CR escape anywhere in the bytes reads the log;
+
 * **case** — with ``-i`` the bytes are compared lower-cased (ASCII); a needle with non-ASCII characters
   always reads the log, and so does one whose letters have non-ASCII twins under Python's case-insensitive
   matching (``K`` KELVIN SIGN for ``k``, ``ſ`` for ``s``, ``İ ı`` for ``i``) when a twin is in the bytes.
@@ -25,6 +30,9 @@ from __future__ import annotations
 import re
 
 _SHORT_ESCAPES = {'"': b'\\"', "\\": b"\\\\", "/": b"\\/", "\b": b"\\b", "\f": b"\\f", "\n": b"\\n", "\r": b"\\r", "\t": b"\\t"}
+TRIE_CHARS = 64
+"""Prefixes up to this long are looked for with one regular expression (nested one group per character:
+Python compiles it recursively, and a needle of a few hundred characters would overflow the stack)."""
 _CASE_TWINS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 """Non-ASCII characters that Python's ``re.IGNORECASE`` matches with an ASCII letter (a test checks the
 table against every code point)."""
@@ -37,13 +45,18 @@ class ByteTest:
         self.ignore_case = ignore_case
         self.possible = bool(needle) and (needle.isascii() or not ignore_case)
         """False: the test cannot rule anything out (empty needle; non-ASCII needle with ``-i``)."""
+        if not self.possible:
+            return  # nothing below is used, and a non-ASCII needle's case mappings may be several characters
         text = needle.lower() if ignore_case else needle
         self.needle = text.encode()
         self.text = text
         self._cuts = {len(text[:cut].encode()): cut for cut in range(1, len(text))}
         """Byte length of each proper prefix → its length in characters (where the needle is cut)."""
-        self._prefix_end = re.compile(b"(" + _prefix_trie(text[:-1]) + rb')"\s*[,\]}]') if len(text) > 1 else None
-        """A string ending with a non-empty prefix of the needle (a value: ``,`` ``]`` or ``}`` follows)."""
+        trie = text[: min(len(text) - 1, TRIE_CHARS)]
+        self._prefix_end = re.compile(b"(" + _prefix_trie(trie) + rb')"\s*[,\]}]') if trie else None
+        """A string ending with a short non-empty prefix of the needle (a value: ``,`` ``]`` or ``}`` follows)."""
+        self._long_prefix = text[:TRIE_CHARS].encode() if len(text) - 1 > TRIE_CHARS else None
+        """A string ending with a longer prefix holds this one verbatim (module doc)."""
         self._starts: dict[int, re.Pattern] = {}
         characters = _matching_characters(text, ignore_case)
         self.short_escapes = [_SHORT_ESCAPES[char] for char in characters if char in _SHORT_ESCAPES]
@@ -69,6 +82,8 @@ class ByteTest:
     def _split(self, data: bytes) -> bool:
         """Whether one delta may end with a proper prefix of the needle while another starts with the
         character that follows it (module doc)."""
+        if self._long_prefix is not None and self._long_prefix in data:
+            return True
         if self._prefix_end is None:
             return False
         tried: set[int] = set()
@@ -91,8 +106,9 @@ class ByteTest:
 
 
 def _matching_characters(text: str, ignore_case: bool) -> set[str]:
-    """The characters that can stand for one of the needle's in a hit."""
-    characters = set(text)
+    """The characters that can stand for one of the needle's in a hit, and CR: a hit's text is searched
+    with its carriage returns dropped (:func:`dshctl.textsafe.without_cr`), so one may sit anywhere in it."""
+    characters = set(text) | {"\r"}
     if ignore_case:
         for char in text:
             characters.update((char.upper(), char.lower()), _CASE_TWINS.get(char, ""))

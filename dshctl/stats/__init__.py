@@ -28,7 +28,7 @@ from .fold import StatsFold
 from .prices import PriceTable
 from .results import InheritedPrefix, LogStats, StatsSamples, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
-from .timespec import parse_time_ms
+from .timespec import parse_window
 
 SCHEMA = "dshctl-stats/1"
 RECORD_CHOICES = ("session", "turn", "step")
@@ -191,10 +191,11 @@ def _checked_options(
     if top is not None and top < 1:
         raise UsageError("--top must be at least 1")
     check_sort_key(by, sort)
+    since_ms, until_ms = parse_window(since, until)
     return _Options(
         by=by,
-        since_ms=parse_time_ms(since, option="--since") if since is not None else None,
-        until_ms=parse_time_ms(until, option="--until") if until is not None else None,
+        since_ms=since_ms,
+        until_ms=until_ms,
         jobs=jobs,
         strict=strict,
         salvage=salvage,

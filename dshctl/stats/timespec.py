@@ -18,6 +18,17 @@ _AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$")
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 
 
+def parse_window(since: str | None, until: str | None, *, now_ms: int | None = None) -> tuple[int | None, int | None]:
+    """``--since`` and ``--until`` in epoch ms (None when not given); an empty window (``--until`` at or
+    before ``--since``) is a usage error: it could only ever select nothing."""
+    now = int(_time.time() * 1000) if now_ms is None else now_ms
+    since_ms = parse_time_ms(since, option="--since", now_ms=now) if since is not None else None
+    until_ms = parse_time_ms(until, option="--until", now_ms=now) if until is not None else None
+    if since_ms is not None and until_ms is not None and until_ms <= since_ms:
+        raise UsageError(f"--until {until} is not after --since {since}: no session can be in between")
+    return since_ms, until_ms
+
+
 def parse_time_ms(text: str, *, option: str, now_ms: int | None = None) -> int:
     value = text.strip()
     if not value:
