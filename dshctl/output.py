@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -120,6 +119,8 @@ def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     takes its name only once everything is written, so a failed write never leaves a half file under
     that name. An existing ``path`` is refused unless ``force``."""
     _refuse_existing(path, force)
+    import secrets  # hmac, hashlib and random: 4 ms a start-up that writes no file should not pay
+
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
