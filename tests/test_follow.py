@@ -439,3 +439,18 @@ def _pending_text(raw: bytes) -> str:
     pending = raw[len(_settled_prefix(raw)) :]
     texts = [json.loads(line)["data"]["texts"] for line in pending.splitlines() if b'"text-chunks"' in line[:30]]
     return "".join("".join(t) for t in texts).strip()
+
+
+def test_the_live_stats_step_stays_current_while_its_tools_run(tmp_path):
+    """A step is in progress from its step/start to its step/end: its assistant/message settles the model
+    call, but its tools still run (the log ends at the tool/call of turn 2 step 1)."""
+    from dshctl.reader import open_log
+    from dshctl.stats.follow import _fold_for, current_step_text
+
+    log = tmp_path / "p.jsonl"
+    log.write_bytes(b"".join((SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)[:26]))
+    with open_log(str(log)) as opened:
+        fold = _fold_for(opened, None)
+        for event in opened.events():
+            fold.feed(event)
+    assert current_step_text(fold, now_ms=1790000010000 + 90_500) == "turn 2 step 1 · running 1m31s"

@@ -180,7 +180,7 @@ class _LiveSummary:
     def _idle(self) -> None:
         if self.changed:
             self._draw()
-        elif self.fold is not None and self.fold.dsh.open_key is not None:
+        elif self.fold is not None and self.fold.current_step is not None:
             self._draw(every=CLOCK_SECONDS)
 
     def _draw(self, force: bool = False, every: float = REDRAW_SECONDS) -> None:
@@ -209,14 +209,14 @@ def summary_table(log, fold: StatsFold, *, now_ms: int):
 
 
 def current_step_text(fold: StatsFold, now_ms: int) -> str:
-    """``turn T step S · running 12.3 s`` for the open step, else ``—``."""
+    """``turn T step S · running 12.3s`` for the step in progress, else ``—``. A step is in progress from
+    its ``step/start`` to its ``step/end`` (or ``turn/end``): its model call settles before its tools run."""
     from .figures import format_ms
 
-    dsh = fold.dsh
-    if dsh.open_key is None:
+    step = fold.current_step
+    if step is None:
         return "—"
-    turn, step = dsh.open_key
-    text = f"turn {turn} step {step}"
-    if isinstance(dsh.open_start, int) and fold.timing_known:
-        text += f" · running {format_ms(max(0, now_ms - dsh.open_start))}"
+    text = f"turn {step.turn} step {step.step}"
+    if isinstance(step.start, int) and fold.timing_known:
+        text += f" · running {format_ms(max(0, now_ms - step.start))}"
     return text
