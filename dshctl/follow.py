@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from .errors import EXIT_OK
+from .interrupt import take_over
 from .source.follow import FollowingLineReader, FollowStop, LogMigrated
 from .source.paths import LogRef
 
@@ -116,6 +117,8 @@ class Follower:
         except ValueError:  # not the main thread (a library caller): Ctrl-C stays KeyboardInterrupt
             yield
             return
+        if take_over():  # Ctrl-C while the command was starting: the log as it stands
+            stop.requested = True
         try:
             yield
         finally:
