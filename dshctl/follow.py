@@ -14,7 +14,10 @@ session to a higher generation, a note says so and the new log is followed from 
 
 from __future__ import annotations
 
+import os
+import select
 import signal
+import stat
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -46,8 +49,6 @@ def follow_target(spec: str) -> LogRef:
 
 def _written_ns(ref: LogRef) -> int | None:
     """When the log was last written (``latest_session``'s rule: the newest modification time)."""
-    import os
-
     try:
         return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
     except OSError:
@@ -65,6 +66,7 @@ class Follower:
         self.on_idle: Callable[[], None] = _nothing
         self.on_note: Callable[[str], None] | None = None
         """Where the migration note goes (default: standard error)."""
+        self._output_pipe = _OutputPipe()
 
     def run(self, consume: Callable[[object], None], *, raw: bool = False) -> int:
         """``consume(log)`` for the followed log, again for each log dsh migrates it to; exit status 0.
@@ -85,7 +87,7 @@ class Follower:
         from .output import warn
         from .reader import open_log
 
-        reader = FollowingLineReader(ref, self.stop, on_idle=lambda: self.on_idle())
+        reader = FollowingLineReader(ref, self.stop, on_idle=self._idle)
         if raw:
             with reader:
                 consume(reader)
@@ -93,6 +95,11 @@ class Follower:
         log = open_log(ref, reader=reader, strict=self.strict, on_warning=self.on_warning or warn)
         with log:
             consume(log)
+
+    def _idle(self) -> None:
+        self.on_idle()
+        if self._output_pipe.closed():
+            raise BrokenPipeError  # ends the command quietly, status 0 (dshctl.output.run)
 
     def _switch(self, old: LogRef, new: LogRef) -> LogRef:
         from .output import note
@@ -127,3 +134,29 @@ class Follower:
 
 def _nothing() -> None:
     pass
+
+
+class _OutputPipe:
+    """Whether standard output is a pipe (or socket) whose reader has gone. A follower that prints
+    nothing for a long time (``cat -f --type 'nothing/*' LOG | head``) would never meet EPIPE: while
+    idle it asks instead, as ``tail -f`` does; one ``poll`` with no timeout per check."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self._poller = _poller_if_pipe(fd)
+
+    def closed(self) -> bool:
+        if self._poller is None:
+            return False
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in self._poller.poll(0))
+
+
+def _poller_if_pipe(fd: int):
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or not hasattr(select, "poll"):
+        return None
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked: POLLERR and POLLHUP are reported anyway
+    return poller

@@ -498,3 +498,19 @@ def test_what_asks_to_follow():
     assert asks_to_follow(["cat", "-f", "x"]) and asks_to_follow(["--no-color", "stats", "-vf", "x"])
     assert asks_to_follow(["replay", "x", "--follow"])
     assert not asks_to_follow(["grep", "-f", "x"]) and not asks_to_follow(["cat", "--", "-f"]) and not asks_to_follow([])
+
+
+def test_a_closed_pipe_ends_quietly_while_nothing_is_printed(tmp_path):
+    """``cat -f --type 'nothing/*' LOG | true``: nothing is ever written, yet the reader of the pipe is
+    gone; the follower notices while idle, as ``tail -f`` does, and ends with 0."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    log = SAMPLES / "tour.session.v4.jsonl"
+    process = subprocess.Popen([*DSHCTL, "cat", "-f", "--type", "nothing/*", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    try:
+        process.stdout.close()
+        status = process.wait(20)
+        err = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (status, err) == (0, b"")
