@@ -514,3 +514,27 @@ def test_a_closed_pipe_ends_quietly_while_nothing_is_printed(tmp_path):
         if process.poll() is None:
             process.kill()
     assert (status, err) == (0, b"")
+
+
+@pytest.mark.parametrize("rewrite", ["bigger", "same size, header", "same size, last line"])
+def test_a_log_rewritten_in_place_is_an_error(tmp_path, rewrite):
+    """``cp other.jsonl LOG`` keeps the inode: the bytes already read changed, so this is no growth."""
+    lines = (SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "session.v4.jsonl"
+    log.write_bytes(b"".join(lines[:40]))
+    follower = Follower(["cat", "--follow"], log)
+    try:
+        follower.wait_for(lambda out: out.count(b"\n") >= 40, "the first 40 lines")
+        if rewrite == "bigger":
+            shutil.copyfile(SAMPLES / "tour.session.v3.jsonl", log)
+        elif rewrite == "same size, header":
+            with open(log, "r+b") as out:
+                out.write(lines[0].replace(b"dsh tour", b"dsh tuor"))
+        else:
+            with open(log, "r+b") as out:
+                out.seek(len(b"".join(lines[:39])))
+                out.write(lines[39][:-2] + b"]\n")
+        status, _, err = follower.finish()
+    finally:
+        follower.kill()
+    assert status == 1 and f"dshctl: error: {log}: the log was rewritten in place" in err and "Traceback" not in err
