@@ -538,3 +538,45 @@ def test_a_log_rewritten_in_place_is_an_error(tmp_path, rewrite):
     finally:
         follower.kill()
     assert status == 1 and f"dshctl: error: {log}: the log was rewritten in place" in err and "Traceback" not in err
+
+
+def _in_a_terminal(args: list[str], until: bytes, env: dict) -> bytes:
+    """Run dshctl on a pseudo-terminal until ``until`` is drawn, then Ctrl-C; everything it drew."""
+    import pty
+    import re
+    import select as select_module
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child
+        os.execvpe(sys.executable, [sys.executable, "-m", "dshctl", *args], env)
+    drawn, deadline, interrupted = b"", time.monotonic() + 20, False
+    try:
+        while time.monotonic() < deadline:
+            if not interrupted and until in drawn:
+                os.kill(pid, signal.SIGINT)
+                interrupted = True
+            if select_module.select([fd], [], [], 0.1)[0]:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:  # the child ended
+                    break
+                if not data:
+                    break
+                drawn += data
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", drawn).replace(b"\r\n", b"\n").replace(b"\r", b"")
+
+
+def test_stats_follow_ends_with_the_tables_of_stats(tmp_path):
+    """After Ctrl-C the live table (its 'following' caption, its current step) gives way to the tables
+    ``dshctl stats`` prints for the file as it stands."""
+    log = tmp_path / "session.v4.jsonl"
+    shutil.copyfile(SAMPLES / "tour.session.v4.jsonl", log)
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1", COLUMNS="100", TERM="xterm")
+    drawn = _in_a_terminal(["stats", "-f", str(log)], b"current step", env)
+    plain = subprocess.run([*DSHCTL, "stats", str(log)], capture_output=True, env=env, cwd=REPO, timeout=30).stdout
+    assert drawn.rstrip().endswith(plain.rstrip())
+    assert b"Ctrl-C ends" not in drawn[drawn.rindex(plain.rstrip()[:40]):]

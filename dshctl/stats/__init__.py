@@ -62,7 +62,27 @@ def log_stats(
         source = os.fspath(source)
     log = open_log(source, strict=strict, salvage=salvage)
     header = log.header
-    identity = {
+    if since_ms is not None or until_ms is not None:
+        created = header.createdAt
+        if (
+            not isinstance(created, int)
+            or created <= 0
+            or (since_ms is not None and created < since_ms)
+            or (until_ms is not None and created >= until_ms)
+        ):
+            log.close()
+            return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
+    seed_length = log.cut if log.generation <= 1 else None
+    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
+    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
+    fold.run(log.events())
+    return folded_stats(log, fold, by=by, salvage=salvage)
+
+
+def session_identity(log) -> dict:
+    """The fields of a session record that come from the header and the path."""
+    header = log.header
+    return {
         "kind": "session",
         "path": log.display,
         "id": header.id,
@@ -73,23 +93,14 @@ def log_stats(
         "seeded": header.seeded,
         "parentSession": header.parentSession,
     }
-    if since_ms is not None or until_ms is not None:
-        created = header.createdAt
-        if (
-            not isinstance(created, int)
-            or created <= 0
-            or (since_ms is not None and created < since_ms)
-            or (until_ms is not None and created >= until_ms)
-        ):
-            log.close()
-            return LogStats(session=identity, turns=None, steps=None, samples=None, skipped=True)
-    seed_length = log.cut if log.generation <= 1 else None
-    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
-    fold.run(log.events())
+
+
+def folded_stats(log, fold: StatsFold, *, by: str = "session", salvage: bool = False) -> LogStats:
+    """The statistics of ``log`` once ``fold`` has read all of it (``stats --follow`` ends with them)."""
+    header = log.header
     if log.fixture:
         fold.timing_known = False
-    session = identity
+    session = session_identity(log)
     session["events"] = log.event_count
     session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
     session["cut"] = log.cut
