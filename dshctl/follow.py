@@ -18,12 +18,13 @@ import os
 import select
 import signal
 import stat
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from .errors import EXIT_OK
 from .interrupt import take_over
-from .source.follow import FollowingLineReader, FollowStop, LogMigrated
+from .source.follow import POLL_SECONDS, FollowingLineReader, FollowStop, LogMigrated
 from .source.paths import LogRef
 
 __all__ = ["Follower", "follow_target"]
@@ -47,6 +48,26 @@ def follow_target(spec: str) -> LogRef:
     return max(written, key=lambda entry: entry[:2])[2]
 
 
+def _target_or_none(spec: str) -> LogRef | None:
+    """:func:`follow_target`, or ``None`` for an empty directory: a session directory dsh has just
+    created, whose first log is still to be published (only dsh's staging files, ``*.tmp``, in it)."""
+    from .errors import SourceError
+
+    try:
+        return follow_target(spec)
+    except SourceError:
+        if _empty_directory(spec):
+            return None
+        raise
+
+
+def _empty_directory(path: str) -> bool:
+    try:
+        return all(name.endswith(".tmp") for name in os.listdir(path))
+    except OSError:  # not a directory, or not readable: the error follow_target gave stands
+        return False
+
+
 def _written_ns(ref: LogRef) -> int | None:
     """When the log was last written (``latest_session``'s rule: the newest modification time)."""
     try:
@@ -59,13 +80,15 @@ class Follower:
     """One ``--follow`` run: the log followed (switching on migration), Ctrl-C, and the idle hook."""
 
     def __init__(self, spec: str, *, strict: bool = False, on_warning: Callable[[str], None] | None = None):
-        self.ref = follow_target(spec)
+        self.spec = spec
+        self.ref: LogRef | None = _target_or_none(spec)
+        """The log followed; ``None`` until dsh writes the first log of an empty session directory."""
         self.strict = strict
         self.on_warning = on_warning
         self.stop = FollowStop()
         self.on_idle: Callable[[], None] = _nothing
         self.on_note: Callable[[str], None] | None = None
-        """Where the migration note goes (default: standard error)."""
+        """Where the notes go (migration, waiting for the first log; default: standard error)."""
         self._output_pipe = _OutputPipe()
 
     def run(self, consume: Callable[[object], None], *, raw: bool = False) -> int:
@@ -73,15 +96,27 @@ class Follower:
         With ``raw`` the consumer gets the line reader itself, no header parsed."""
         try:
             with self._interrupt_stops():
-                ref = self.ref
-                while True:
+                ref = self.ref or self._first_log()
+                while ref is not None:
                     try:
                         self._consume(ref, consume, raw)
                         return EXIT_OK
                     except LogMigrated as moved:
                         ref = self._switch(ref, moved.ref)
+                return EXIT_OK  # Ctrl-C before the first log was written
         except KeyboardInterrupt:  # the second Ctrl-C
             return EXIT_OK
+
+    def _first_log(self) -> LogRef | None:
+        """The first log of an empty session directory, once dsh writes it; ``None`` after Ctrl-C."""
+        self._note(f"{self.spec}: no log yet; waiting for dsh to write one")
+        while not self.stop.requested:
+            self._idle()
+            time.sleep(POLL_SECONDS)
+            self.ref = _target_or_none(self.spec)
+            if self.ref is not None:
+                return self.ref
+        return None
 
     def _consume(self, ref: LogRef, consume: Callable[[object], None], raw: bool) -> None:
         from .output import warn
@@ -102,12 +137,14 @@ class Follower:
             raise BrokenPipeError  # ends the command quietly, status 0 (dshctl.output.run)
 
     def _switch(self, old: LogRef, new: LogRef) -> LogRef:
-        from .output import note
-
-        text = f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start"
-        (self.on_note or note)(text)
+        self._note(f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start")
         self.ref = new
         return new
+
+    def _note(self, text: str) -> None:
+        from .output import note
+
+        (self.on_note or note)(text)
 
     @contextmanager
     def _interrupt_stops(self) -> Iterator[None]:

@@ -580,3 +580,24 @@ def test_stats_follow_ends_with_the_tables_of_stats(tmp_path):
     plain = subprocess.run([*DSHCTL, "stats", str(log)], capture_output=True, env=env, cwd=REPO, timeout=30).stdout
     assert drawn.rstrip().endswith(plain.rstrip())
     assert b"Ctrl-C ends" not in drawn[drawn.rindex(plain.rstrip()[:40]):]
+
+
+def test_an_empty_session_directory_is_followed_once_dsh_writes_its_log(tmp_path):
+    """dsh has just created the session directory: following waits for its first log."""
+    session = tmp_path / "sessions" / "--home-alice-proj--" / "s-1"
+    session.mkdir(parents=True)
+    follower = Follower(["cat", "-f"], session)
+    try:
+        time.sleep(0.5)
+        assert follower.process.poll() is None, follower.process.stderr.read()
+        staged = session / "session.v4.jsonl.0123456789ab.tmp"
+        shutil.copyfile(SAMPLES / "tour.session.v4.jsonl", staged)
+        os.link(staged, session / "session.v4.jsonl")  # dsh's exclusive publish
+        staged.unlink()
+        expected = dshctl("cat", str(session / "session.v4.jsonl"))
+        follower.wait_for(lambda out: out == expected, "the first log")
+        status, out, err = follower.interrupt()
+    finally:
+        follower.kill()
+    assert (status, out) == (0, expected)
+    assert err == f"dshctl: {session}: no log yet; waiting for dsh to write one\n"
