@@ -9,7 +9,9 @@ whenever the reader has caught up with the file.
 
 Ctrl-C asks the reader to stop: the log then ends as the file stands, the consumer finishes as it would on
 the finished file, and the command exits 0 (a second Ctrl-C stops at once, still 0). When dsh migrates the
-session to a higher generation, a note says so and the new log is followed from its start.
+session to a higher generation, a note says so and the new log is followed from its start. An empty
+directory (a session directory dsh has just created) is waited on until its first log appears. While
+idle, a pipe on standard output whose reader has gone ends the command quietly, as output to it would.
 """
 
 from __future__ import annotations
@@ -113,9 +115,10 @@ class Follower:
         while not self.stop.requested:
             self._idle()
             time.sleep(POLL_SECONDS)
-            self.ref = _target_or_none(self.spec)
-            if self.ref is not None:
-                return self.ref
+            if _empty_directory(self.spec):
+                continue  # one listdir; resolving the path costs more
+            self.ref = follow_target(self.spec)
+            return self.ref
         return None
 
     def _consume(self, ref: LogRef, consume: Callable[[object], None], raw: bool) -> None:
