@@ -21,12 +21,11 @@ from typing import Any, Iterator
 import msgspec
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
-from ..humanize import utc_moment
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
-from .results import InheritedPrefix, LogStats, StatsSamples, with_session
+from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
 from .timespec import parse_window
 
@@ -77,40 +76,6 @@ def log_stats(
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
     return folded_stats(log, fold, by=by, salvage=salvage)
-
-
-def session_identity(log) -> dict:
-    """The fields of a session record that come from the header and the path."""
-    header = log.header
-    return {
-        "kind": "session",
-        "path": log.display,
-        "id": header.id,
-        "createdAt": header.createdAt,
-        "created": utc_moment(header.createdAt),
-        "generation": header.version,
-        "cwd": header.cwd,
-        "seeded": header.seeded,
-        "parentSession": header.parentSession,
-    }
-
-
-def folded_stats(log, fold: StatsFold, *, by: str = "session", salvage: bool = False) -> LogStats:
-    """The statistics of ``log`` once ``fold`` has read all of it (``stats --follow`` ends with them)."""
-    header = log.header
-    if log.fixture:
-        fold.timing_known = False
-    session = session_identity(log)
-    session["events"] = log.event_count
-    session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
-    session["cut"] = log.cut
-    session.update(fold.session())
-    session["warnings"] = list(log.warnings)
-    if salvage:
-        session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
-    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
-    return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
 
 def _start_ms(created: Any) -> int | None:

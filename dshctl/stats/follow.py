@@ -193,7 +193,7 @@ class _LiveSummary:
 
     def _print_final_tables(self) -> None:
         """What ``dshctl stats`` prints for the log as it stood when following ended."""
-        from . import folded_stats
+        from .results import folded_stats
         from .render import render, stats_tables
 
         self.fold.finish()  # type: ignore[union-attr]
