@@ -264,7 +264,8 @@ def _least_width(column: Column, natural: int) -> int:
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
     """Fit a table to ``width`` (``None``: a pipe, every column whole): fold text first, then hide
     columns in their ``drop`` order; numbers are never cut. A table that cannot fit even so is drawn
-    wider than ``width`` rather than cut."""
+    wider than ``width`` rather than cut. A header needs only its longest word's width (it wraps at
+    spaces); room left over gives headers their whole width, so a pipe shows each on one line."""
     natural = _natural_widths([c.header for c in columns], rows)
     shown = list(range(len(columns)))
     hidden: list[str] = []
@@ -277,6 +278,8 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     widths = {i: natural[i] for i in shown}
     if width is not None:
         _fold_to(width - _overhead(len(shown)), columns, widths, natural)
+    room = None if width is None else width - _overhead(len(shown)) - sum(widths.values())
+    _widen_to_headers(room, columns, widths)
     return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
 
 
@@ -296,6 +299,18 @@ def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: 
             target = widths[widest] - 1
         excess -= widths[widest] - target
         widths[widest] = target
+
+
+def _widen_to_headers(room: int | None, columns: list[Column], widths: dict[int, int]) -> None:
+    """Widen columns whose header would wrap to the header's width, left to right, while ``room``
+    (``None``: unlimited) lasts."""
+    from rich.cells import cell_len
+
+    for i in widths:
+        wanted = cell_len(columns[i].header) - widths[i]
+        if wanted > 0 and (room is None or wanted <= room):
+            widths[i] += wanted
+            room = None if room is None else room - wanted
 
 
 def print_table(
@@ -321,7 +336,7 @@ def print_table(
     table = Table(header_style="bold", box=box.HEAVY_HEAD)
     for i in fitted.shown:
         spec = specs[i]
-        table.add_column(text_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
+        table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
     for row in cells:
         table.add_row(*[text_cell(row[i]) for i in fitted.shown])
@@ -332,6 +347,13 @@ def print_table(
         _print_line(out, line)
     if fitted.hidden:
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, a pipe or --json shows all)")
+
+
+def _header_cell(header: str):
+    """A header wraps at its spaces even over a column whose cells never wrap (a number's)."""
+    cell = text_cell(header)
+    cell.no_wrap = False
+    return cell
 
 
 def _print_line(out, line: str, style: str | None = None) -> None:

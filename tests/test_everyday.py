@@ -392,3 +392,38 @@ def test_the_man_page_is_installed_into_share_man_man1():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert project["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["man/dshctl.1"]
     assert (REPO / "man" / "dshctl.1").read_text().startswith(".TH DSHCTL 1")
+
+
+# --------------------------------------------------------------------------------------------------
+# Review of issues 15 and 16
+
+
+def header_words(out: str) -> list[str]:
+    """The words of a table's header, its lines joined column by column."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("┏")) + 1
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
+    cells = [[cell.strip() for cell in line.strip("┃").split("┃")] for line in lines[start:end]]
+    return [" ".join(filter(None, column)) for column in zip(*cells)]
+
+
+@pytest.mark.parametrize("width", [None, 80, 120])
+def test_a_header_keeps_every_word(width, capsys, monkeypatch):
+    from dshctl.output import number, print_table, text
+
+    if width is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(width))
+    headers = ["session", "mean TTFT", "billed in", "cache hit", "p90 TTFT", "tool time", "tok/s by step"]
+    columns = [text(headers[0], fold=True)] + [number(header) for header in headers[1:]]
+    print_table(None, columns, [["session-1", "1s", "2", "3%", "4s", "5s", "6"]], color=False)
+    out = capsys.readouterr().out
+    assert header_words(out) == headers
+    if width is None:
+        assert len(table_lines(out)) == 5  # to a pipe the header takes one line, too
+
+
+def test_rollup_headers_say_which_cache_figure(home):
+    result = invoke("stats", "--by", "day", str(home / "sessions"))
+    assert {"uncached in", "cache read", "cache write", "cache hit", "mean TTFT", "p90 TTFT"} <= set(header_words(result.stdout))
