@@ -427,3 +427,28 @@ def test_a_header_keeps_every_word(width, capsys, monkeypatch):
 def test_rollup_headers_say_which_cache_figure(home):
     result = invoke("stats", "--by", "day", str(home / "sessions"))
     assert {"uncached in", "cache read", "cache write", "cache hit", "mean TTFT", "p90 TTFT"} <= set(header_words(result.stdout))
+
+
+def session_column(out: str) -> list[str]:
+    return [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+
+
+def test_a_short_id_is_unique_in_the_sessions_root_not_only_among_the_rows(tmp_path):
+    root = tmp_path / "home" / "sessions"
+    shown = session_log(root, "session-12345678ab-0000")
+    session_log(root, "session-12345678cd-0000")
+    for args in (["stats", str(shown.parent), str(TOUR)], ["stats", "--by", "turn", "--top", "2", str(shown.parent), str(TOUR)]):
+        result = invoke(*args, home=tmp_path / "home")
+        names = [name for name in session_column(result.stdout) if name.startswith("session-1234")]
+        assert names and set(names) == {"session-12345678a"}, result.stdout
+        assert invoke("cat", "--type", "session/title", names[0], home=tmp_path / "home").exit_code == 0
+
+
+def test_short_ids_read_prefixes_as_find_session_does():
+    from dshctl.source import id_matches, short_ids
+
+    among = ["session-barebarebare", "session-7c1e5a2d-9", "agent-session-7c1e5a2d-8"]
+    short = short_ids(["barebarebare-1", "session-7c1e5a2d-1"], among=among)
+    everyone = [*among, *short]
+    for session_id, prefix in short.items():
+        assert [other for other in everyone if id_matches(other, prefix)] == [session_id], (session_id, prefix)

@@ -186,13 +186,14 @@ def _percentile_table(out: Tables, aggregate: dict) -> None:
 
 
 class _SessionNames:
-    """How a table names the sessions of its rows: the shortest unique prefix of each id (as git shows
-    hashes), the log's path when it has no id."""
+    """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
+    that no other row and no session of the sessions root shares — any id shown is a PATH that
+    ``find_session`` resolves — the log's path when it has no id."""
 
     def __init__(self, ids: list[Any]):
-        from ..source import short_ids
+        from ..source import session_ids, short_ids
 
-        self._short = short_ids([i for i in ids if isinstance(i, str) and i])
+        self._short = short_ids([i for i in ids if isinstance(i, str) and i], among=session_ids())
 
     def __call__(self, session_id: Any, path: str) -> str:
         return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
