@@ -452,3 +452,28 @@ def test_short_ids_read_prefixes_as_find_session_does():
     everyone = [*among, *short]
     for session_id, prefix in short.items():
         assert [other for other in everyone if id_matches(other, prefix)] == [session_id], (session_id, prefix)
+
+
+@pytest.mark.parametrize("width", [40, 80])
+@pytest.mark.parametrize("by", ["session", "turn"])
+def test_a_short_id_stays_whole_while_a_column_can_be_hidden(tmp_path, width, by):
+    root = tmp_path / "sessions"
+    for index in range(3):
+        session_log(root, f"session-aaaa111{index}-0000-4000-8000-00000000000{index}")
+    result = invoke("stats", "--by", by, str(root), columns=width)
+    names = session_column(result.stdout.split("sessions\n")[-1] if by == "session" else result.stdout)
+    assert {"session-aaaa1110", "session-aaaa1111", "session-aaaa1112"} <= set(names), result.stdout
+
+
+def test_a_fold_leaves_no_one_or_two_characters_alone(capsys, monkeypatch):
+    from dshctl.output import layout, number, text
+
+    columns = [text("id", fold=True), number("n"), number("figure", drop=0), text("model", fold=True)]
+    rows = [["session-aaaa1111", "12,345", "1.5s", "acme/mystery-model"]]
+    for width in range(30, 60):
+        fitted = layout(columns, [list(row) for row in rows], width)
+        assert fitted.width <= width or width < 34  # 34: id and model at 8, every column hidden that can be
+        for i in (fitted.shown if fitted.width <= width else []):
+            for word in rows[0][i].split():
+                tail = len(word) % fitted.widths[i]
+                assert len(word) <= fitted.widths[i] or tail == 0 or tail > 2, (width, fitted)
