@@ -373,6 +373,7 @@ def test_player_seeks_five_seconds_and_jumps_by_tenths():
     player = Player(timeline, paused=True)
     player.jump_to_percent(50, 0.0)
     assert timeline.clock_ms(player.position) <= timeline.duration_ms // 2 < timeline.clock_ms(player.position + 1)
+    assert player.clock_ms == timeline.duration_ms // 2  # the clock at 50 %, not at the last fragment before
     middle = player.position
     player.seek_ahead(0.0)
     ahead = player.position
@@ -477,3 +478,18 @@ def test_a_fold_leaves_no_one_or_two_characters_alone(capsys, monkeypatch):
             for word in rows[0][i].split():
                 tail = len(word) % fitted.widths[i]
                 assert len(word) <= fitted.widths[i] or tail == 0 or tail > 2, (width, fitted)
+
+
+def test_play_goes_on_from_the_time_a_digit_jump_showed():
+    from dshctl.reader import open_log
+    from dshctl.replay.player import Player
+    from dshctl.replay.timeline import Timeline
+
+    timeline = Timeline(open_log(str(TOUR)))
+    player = Player(timeline, paused=True, idle_limit=60.0)
+    player.jump_to_percent(50, 0.0)
+    sought, gap_end = player.clock_ms, timeline.clock_ms(player.position + 1)
+    player.toggle_pause(10.0)
+    assert player.next_due(10.0) == pytest.approx((gap_end - sought) / 1000)
+    player.tick(10.0 + (gap_end - sought) / 1000)
+    assert player.clock_ms == gap_end  # the next fragment shown: its own time again
