@@ -363,3 +363,17 @@ def test_log_text_in_rollup_tables_is_shown_as_data(tmp_path, monkeypatch):
         assert "\x1b" not in out and "\x07" not in out
     assert "/w␛]0;owned␇␛[2J" in invoke(str(log), "--by", "project").stdout
     assert document(str(log), "--by", "project")["rows"][0]["key"] == hostile  # JSON keeps the exact value
+
+
+# -- review of issue 16 --------------------------------------------------------------------------------
+
+
+def test_the_note_names_the_bucket_price_a_model_lacks(root):
+    no_read = root / "no-read.toml"
+    no_read.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 1\noutput = 2\n'
+                       '[models."q/n"]\ncurrency = "USD"\ninput = 1\noutput = 2\n')
+    result = invoke(*_paths(root, "s1", "s3"), "--by", "model", "--json", "--prices", str(no_read))
+    models = _by_key(json.loads(result.stdout))
+    assert models["p/m"]["costs"] is None  # s1 read 4,000 tokens from the cache: no price for them
+    assert models["q/n"]["costs"]["total"] == pytest.approx(0.00012)  # no cache-read tokens: none needed
+    assert "no cacheRead price for model p/m" in result.stderr and "q/n" not in result.stderr

@@ -327,11 +327,15 @@ class _StatsRun:
         """One note per model without a price, and one when costs are in more than one currency."""
         from ..output import note
 
-        priced = self.aggregate.settled()[0].priced
-        if priced is None:
+        from .prices import missing_price
+
+        pool = self.aggregate.settled()[0]
+        priced = pool.priced
+        if priced is None or self.options.prices is None:
             return
         for model in priced.unpriced_models():
-            note(f"no price for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
+            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))
+            note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         currencies = sorted(priced.costs.by_currency)
         if len(currencies) > 1:
             note(f"costs in {', '.join(currencies)}: totals are given per currency (costsByCurrency), never converted")
