@@ -377,3 +377,23 @@ def test_the_note_names_the_bucket_price_a_model_lacks(root):
     assert models["p/m"]["costs"] is None  # s1 read 4,000 tokens from the cache: no price for them
     assert models["q/n"]["costs"]["total"] == pytest.approx(0.00012)  # no cache-read tokens: none needed
     assert "no cacheRead price for model p/m" in result.stderr and "q/n" not in result.stderr
+
+
+def test_sort_by_cost_ranks_within_one_currency(root):
+    small = root / "logs" / "s5.session.v4.jsonl"
+    small.write_text(rollup_session("s5", created=T4, turns=[[rollup_step(start=T4 + 1, first=T4 + 2, end=T4 + 3, tokens=(10, 1, 0, 0))]]))
+    euro = root / "euro.toml"
+    euro.write_text(PRICES.replace('currency = "USD"\ninput = 0.5\ncacheRead = 0.05\noutput = 1.0',
+                                   'currency = "EUR"\ninput = 100\noutput = 100'))
+    result = invoke(*_paths(root, "s1", "s3", "s5"), "--sort", "cost", "--json", "--prices", str(euro))
+    sessions = json.loads(result.stdout)["sessions"]
+    assert [(s["id"], s["costs"]["currency"]) for s in sessions] == [("s1", "USD"), ("s5", "USD"), ("s3", "EUR")]
+    assert sessions[2]["costs"]["total"] > sessions[0]["costs"]["total"]  # more EUR, still after the USD rows
+    assert "--sort cost ranks the rows costed in USD; those in EUR follow" in result.stderr
+    reverse = document(*_paths(root, "s1", "s3", "s5"), "--sort", "cost", "--reverse", "--prices", str(euro))
+    assert [s["id"] for s in reverse["sessions"]] == ["s5", "s1", "s3"]
+
+
+def test_sort_by_cost_without_costs_is_a_usage_error(root):
+    result = invoke(*_paths(root), "--sort", "cost", "--no-cost", "--prices", str(root / "prices.toml"))
+    assert result.exit_code == 2 and "--sort cost" in result.stderr and "--no-cost" in result.stderr

@@ -250,8 +250,11 @@ def _sort_value(key: str) -> Callable[[dict], Any]:
 
 def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: bool) -> list[dict]:
     """Rows by ``sort`` (largest first; ``reverse``: smallest first; null always last), then the first
-    ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round)."""
-    if sort is not None:
+    ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round). Costs rank only
+    within one currency (:func:`by_cost`)."""
+    if sort == COST_SORT:
+        rows = by_cost(rows, reverse)
+    elif sort is not None:
         value = _sort_value(sort)
         known = [row for row in rows if value(row) is not None]
         unknown = [row for row in rows if value(row) is None]
@@ -260,6 +263,34 @@ def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: boo
     elif reverse:
         rows = rows[::-1]
     return rows if top is None else rows[:top]
+
+
+def by_cost(rows: list[dict], reverse: bool) -> list[dict]:
+    """Rows by cost, amounts compared only within a currency: the currency most rows are costed in
+    first, then each other currency's rows (ranked among themselves), then rows without one cost
+    (unpriced or in mixed currencies)."""
+    groups: dict[str, list[dict]] = {}
+    unknown = []
+    for row in rows:
+        costs = row.get("costs")
+        if costs is None or costs.get("total") is None or costs.get("currency") is None:
+            unknown.append(row)
+        else:
+            groups.setdefault(costs["currency"], []).append(row)
+    ranked = []
+    for currency in cost_currencies(rows):
+        ranked += sorted(groups[currency], key=lambda row: row["costs"]["total"], reverse=not reverse)
+    return ranked + unknown
+
+
+def cost_currencies(rows: list[dict]) -> list[str]:
+    """The currencies rows are costed in, the one most rows use first (then by name)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        currency = (row.get("costs") or {}).get("currency")
+        if currency is not None and row["costs"].get("total") is not None:
+            counts[currency] = counts.get(currency, 0) + 1
+    return sorted(counts, key=lambda currency: (-counts[currency], currency))
 
 
 def _comparable(value: Any) -> tuple:
