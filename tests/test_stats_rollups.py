@@ -397,3 +397,17 @@ def test_sort_by_cost_ranks_within_one_currency(root):
 def test_sort_by_cost_without_costs_is_a_usage_error(root):
     result = invoke(*_paths(root), "--sort", "cost", "--no-cost", "--prices", str(root / "prices.toml"))
     assert result.exit_code == 2 and "--sort cost" in result.stderr and "--no-cost" in result.stderr
+
+
+@pytest.mark.parametrize("by", ["day", "tool", "session"])
+def test_a_sum_over_no_session_is_0_as_dsh_folds_start(root, by):
+    doc = document(*_paths(root), "--by", by, "--since", "2030-01-01")
+    summed = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens", *ADDITIVE[2:7])
+    for record in filter(None, (doc.get("total"), doc.get("aggregate"))):
+        for key in summed:
+            if key in record:
+                assert record[key] == 0, (key, record)
+    for key in ("meanTtftMs", "tokensPerSecond", "cacheHitPercent"):  # a ratio over nothing: dsh has none
+        assert doc["aggregate"][key] is None
+    own = doc["aggregate"]["dshctl"]
+    assert own["stallMs"] == 0 and own["retryWaste"]["attemptMs"] == 0
