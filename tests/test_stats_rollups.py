@@ -411,3 +411,19 @@ def test_a_sum_over_no_session_is_0_as_dsh_folds_start(root, by):
         assert doc["aggregate"][key] is None
     own = doc["aggregate"]["dshctl"]
     assert own["stallMs"] == 0 and own["retryWaste"]["attemptMs"] == 0
+
+
+@pytest.mark.parametrize("tz", ["Europe/Berlin", ":Europe/Berlin", "/usr/share/zoneinfo/Europe/Berlin"])
+def test_the_local_zone_is_reported_and_applied_by_its_iana_name(tmp_path, tz):
+    summer = _ms("2026-07-01T22:30")  # 00:30 the next day in Berlin's summer time, 23:30 in its winter time
+    log = tmp_path / "summer.session.v4.jsonl"
+    log.write_text(rollup_session("summer", created=summer, turns=[[rollup_step(start=summer + 1, first=summer + 2, end=summer + 3)]]))
+    result = CliRunner().invoke(app, ["stats", str(log), "--by", "day", "--json"], env={"TZ": tz})
+    doc = json.loads(result.stdout)
+    assert doc["tz"] == "Europe/Berlin" and [row["key"] for row in doc["rows"]] == ["2026-07-02"]
+
+
+def test_a_zone_without_a_name_is_its_abbreviation_and_offset():
+    from dshctl.stats.rollup import zone_name
+
+    assert zone_name(dt.timezone(dt.timedelta(hours=1), "CET")) == "CET (UTC+01:00)"

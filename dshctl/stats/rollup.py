@@ -15,6 +15,7 @@ rows.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from typing import Any, Callable
 
 from ..errors import UsageError
@@ -29,7 +30,7 @@ UNKNOWN = "(unknown)"
 def time_zone(name: str | None) -> _dt.tzinfo:
     """The zone of ``--tz`` (an IANA name), or the local zone."""
     if name is None:
-        return _dt.datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+        return local_zone()
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -38,8 +39,45 @@ def time_zone(name: str | None) -> _dt.tzinfo:
         raise UsageError(f"--tz: unknown time zone {name!r} (an IANA name such as Europe/Berlin, America/New_York or UTC)") from None
 
 
+LOCALTIME = "/etc/localtime"
+
+
+def local_zone() -> _dt.tzinfo:
+    """The local zone by its IANA name when that can be known (``TZ``, else the zoneinfo file
+    /etc/localtime links to), so summer and winter time both apply; else the offset in force now."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = _local_zone_name()
+    if name is not None:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    return _dt.datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+
+
+def _local_zone_name() -> str | None:
+    """``TZ`` (``:Europe/Berlin`` and zoneinfo paths too) when set, else /etc/localtime's link target."""
+    spec = os.environ.get("TZ")
+    if spec is None:
+        try:
+            spec = os.readlink(LOCALTIME)
+        except OSError:
+            return None
+    spec = spec.removeprefix(":")
+    if "zoneinfo/" in spec:
+        spec = spec.rsplit("zoneinfo/", 1)[1]
+    return spec or None
+
+
 def zone_name(zone: _dt.tzinfo) -> str:
-    return getattr(zone, "key", None) or str(zone)
+    """The IANA name of a zone, else its abbreviation and UTC offset now (``CET (UTC+01:00)``)."""
+    key = getattr(zone, "key", None)
+    if key:
+        return key
+    now = _dt.datetime.now(zone)
+    offset = now.strftime("%z")
+    return f"{now.tzname()} (UTC{offset[:3]}:{offset[3:]})"
 
 
 def period_key(by: str, created_ms: Any, zone: _dt.tzinfo) -> str:
