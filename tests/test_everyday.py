@@ -493,3 +493,13 @@ def test_play_goes_on_from_the_time_a_digit_jump_showed():
     assert player.next_due(10.0) == pytest.approx((gap_end - sought) / 1000)
     player.tick(10.0 + (gap_end - sought) / 1000)
     assert player.clock_ms == gap_end  # the next fragment shown: its own time again
+
+
+@pytest.mark.skipif(__import__("shutil").which("groff") is None, reason="groff is not installed")
+@pytest.mark.parametrize("width", ["60", "80", "120"])
+def test_the_man_page_renders_without_troff_warnings(width):
+    import subprocess
+
+    result = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", "-rLL=" + width + "n", str(REPO / "man" / "dshctl.1")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.stderr == ""
