@@ -373,6 +373,7 @@ def test_player_seeks_five_seconds_and_jumps_by_tenths():
     player = Player(timeline, paused=True)
     player.jump_to_percent(50, 0.0)
     assert timeline.clock_ms(player.position) <= timeline.duration_ms // 2 < timeline.clock_ms(player.position + 1)
+    assert player.clock_ms == timeline.duration_ms // 2  # the clock at 50 %, not at the last fragment before
     middle = player.position
     player.seek_ahead(0.0)
     ahead = player.position
@@ -392,3 +393,113 @@ def test_the_man_page_is_installed_into_share_man_man1():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert project["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["man/dshctl.1"]
     assert (REPO / "man" / "dshctl.1").read_text().startswith(".TH DSHCTL 1")
+
+
+# --------------------------------------------------------------------------------------------------
+# Review of issues 15 and 16
+
+
+def header_words(out: str) -> list[str]:
+    """The words of a table's header, its lines joined column by column."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("┏")) + 1
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
+    cells = [[cell.strip() for cell in line.strip("┃").split("┃")] for line in lines[start:end]]
+    return [" ".join(filter(None, column)) for column in zip(*cells)]
+
+
+@pytest.mark.parametrize("width", [None, 80, 120])
+def test_a_header_keeps_every_word(width, capsys, monkeypatch):
+    from dshctl.output import number, print_table, text
+
+    if width is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", str(width))
+    headers = ["session", "mean TTFT", "billed in", "cache hit", "p90 TTFT", "tool time", "tok/s by step"]
+    columns = [text(headers[0], fold=True)] + [number(header) for header in headers[1:]]
+    print_table(None, columns, [["session-1", "1s", "2", "3%", "4s", "5s", "6"]], color=False)
+    out = capsys.readouterr().out
+    assert header_words(out) == headers
+    if width is None:
+        assert len(table_lines(out)) == 5  # to a pipe the header takes one line, too
+
+
+def test_rollup_headers_say_which_cache_figure(home):
+    result = invoke("stats", "--by", "day", str(home / "sessions"))
+    assert {"uncached in", "cache read", "cache write", "cache hit", "mean TTFT", "p90 TTFT"} <= set(header_words(result.stdout))
+
+
+def session_column(out: str) -> list[str]:
+    return [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+
+
+def test_a_short_id_is_unique_in_the_sessions_root_not_only_among_the_rows(tmp_path):
+    root = tmp_path / "home" / "sessions"
+    shown = session_log(root, "session-12345678ab-0000")
+    session_log(root, "session-12345678cd-0000")
+    for args in (["stats", str(shown.parent), str(TOUR)], ["stats", "--by", "turn", "--top", "2", str(shown.parent), str(TOUR)]):
+        result = invoke(*args, home=tmp_path / "home")
+        names = [name for name in session_column(result.stdout) if name.startswith("session-1234")]
+        assert names and set(names) == {"session-12345678a"}, result.stdout
+        assert invoke("cat", "--type", "session/title", names[0], home=tmp_path / "home").exit_code == 0
+
+
+def test_short_ids_read_prefixes_as_find_session_does():
+    from dshctl.source import id_matches, short_ids
+
+    among = ["session-barebarebare", "session-7c1e5a2d-9", "agent-session-7c1e5a2d-8"]
+    short = short_ids(["barebarebare-1", "session-7c1e5a2d-1"], among=among)
+    everyone = [*among, *short]
+    for session_id, prefix in short.items():
+        assert [other for other in everyone if id_matches(other, prefix)] == [session_id], (session_id, prefix)
+
+
+@pytest.mark.parametrize("width", [40, 80])
+@pytest.mark.parametrize("by", ["session", "turn"])
+def test_a_short_id_stays_whole_while_a_column_can_be_hidden(tmp_path, width, by):
+    root = tmp_path / "sessions"
+    for index in range(3):
+        session_log(root, f"session-aaaa111{index}-0000-4000-8000-00000000000{index}")
+    result = invoke("stats", "--by", by, str(root), columns=width)
+    names = session_column(result.stdout.split("sessions\n")[-1] if by == "session" else result.stdout)
+    assert {"session-aaaa1110", "session-aaaa1111", "session-aaaa1112"} <= set(names), result.stdout
+
+
+def test_a_fold_leaves_no_one_or_two_characters_alone(capsys, monkeypatch):
+    from dshctl.output import layout, number, text
+
+    columns = [text("id", fold=True), number("n"), number("figure", drop=0), text("model", fold=True)]
+    rows = [["session-aaaa1111", "12,345", "1.5s", "acme/mystery-model"]]
+    for width in range(30, 60):
+        fitted = layout(columns, [list(row) for row in rows], width)
+        assert fitted.width <= width or width < 34  # 34: id and model at 8, every column hidden that can be
+        for i in (fitted.shown if fitted.width <= width else []):
+            for word in rows[0][i].split():
+                tail = len(word) % fitted.widths[i]
+                assert len(word) <= fitted.widths[i] or tail == 0 or tail > 2, (width, fitted)
+
+
+def test_play_goes_on_from_the_time_a_digit_jump_showed():
+    from dshctl.reader import open_log
+    from dshctl.replay.player import Player
+    from dshctl.replay.timeline import Timeline
+
+    timeline = Timeline(open_log(str(TOUR)))
+    player = Player(timeline, paused=True, idle_limit=60.0)
+    player.jump_to_percent(50, 0.0)
+    sought, gap_end = player.clock_ms, timeline.clock_ms(player.position + 1)
+    player.toggle_pause(10.0)
+    assert player.next_due(10.0) == pytest.approx((gap_end - sought) / 1000)
+    player.tick(10.0 + (gap_end - sought) / 1000)
+    assert player.clock_ms == gap_end  # the next fragment shown: its own time again
+
+
+@pytest.mark.skipif(__import__("shutil").which("groff") is None, reason="groff is not installed")
+@pytest.mark.parametrize("width", ["60", "80", "120"])
+def test_the_man_page_renders_without_troff_warnings(width):
+    import subprocess
+
+    result = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", "-rLL=" + width + "n", str(REPO / "man" / "dshctl.1")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.stderr == ""

@@ -363,3 +363,67 @@ def test_log_text_in_rollup_tables_is_shown_as_data(tmp_path, monkeypatch):
         assert "\x1b" not in out and "\x07" not in out
     assert "/w␛]0;owned␇␛[2J" in invoke(str(log), "--by", "project").stdout
     assert document(str(log), "--by", "project")["rows"][0]["key"] == hostile  # JSON keeps the exact value
+
+
+# -- review of issue 16 --------------------------------------------------------------------------------
+
+
+def test_the_note_names_the_bucket_price_a_model_lacks(root):
+    no_read = root / "no-read.toml"
+    no_read.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 1\noutput = 2\n'
+                       '[models."q/n"]\ncurrency = "USD"\ninput = 1\noutput = 2\n')
+    result = invoke(*_paths(root, "s1", "s3"), "--by", "model", "--json", "--prices", str(no_read))
+    models = _by_key(json.loads(result.stdout))
+    assert models["p/m"]["costs"] is None  # s1 read 4,000 tokens from the cache: no price for them
+    assert models["q/n"]["costs"]["total"] == pytest.approx(0.00012)  # no cache-read tokens: none needed
+    assert "no cacheRead price for model p/m" in result.stderr and "q/n" not in result.stderr
+
+
+def test_sort_by_cost_ranks_within_one_currency(root):
+    small = root / "logs" / "s5.session.v4.jsonl"
+    small.write_text(rollup_session("s5", created=T4, turns=[[rollup_step(start=T4 + 1, first=T4 + 2, end=T4 + 3, tokens=(10, 1, 0, 0))]]))
+    euro = root / "euro.toml"
+    euro.write_text(PRICES.replace('currency = "USD"\ninput = 0.5\ncacheRead = 0.05\noutput = 1.0',
+                                   'currency = "EUR"\ninput = 100\noutput = 100'))
+    result = invoke(*_paths(root, "s1", "s3", "s5"), "--sort", "cost", "--json", "--prices", str(euro))
+    sessions = json.loads(result.stdout)["sessions"]
+    assert [(s["id"], s["costs"]["currency"]) for s in sessions] == [("s1", "USD"), ("s5", "USD"), ("s3", "EUR")]
+    assert sessions[2]["costs"]["total"] > sessions[0]["costs"]["total"]  # more EUR, still after the USD rows
+    assert "--sort cost ranks the rows costed in USD; those in EUR follow" in result.stderr
+    reverse = document(*_paths(root, "s1", "s3", "s5"), "--sort", "cost", "--reverse", "--prices", str(euro))
+    assert [s["id"] for s in reverse["sessions"]] == ["s5", "s1", "s3"]
+
+
+def test_sort_by_cost_without_costs_is_a_usage_error(root):
+    result = invoke(*_paths(root), "--sort", "cost", "--no-cost", "--prices", str(root / "prices.toml"))
+    assert result.exit_code == 2 and "--sort cost" in result.stderr and "--no-cost" in result.stderr
+
+
+@pytest.mark.parametrize("by", ["day", "tool", "session"])
+def test_a_sum_over_no_session_is_0_as_dsh_folds_start(root, by):
+    doc = document(*_paths(root), "--by", by, "--since", "2030-01-01")
+    summed = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens", *ADDITIVE[2:7])
+    for record in filter(None, (doc.get("total"), doc.get("aggregate"))):
+        for key in summed:
+            if key in record:
+                assert record[key] == 0, (key, record)
+    for key in ("meanTtftMs", "tokensPerSecond", "cacheHitPercent"):  # a ratio over nothing: dsh has none
+        assert doc["aggregate"][key] is None
+    own = doc["aggregate"]["dshctl"]
+    assert own["stallMs"] == 0 and own["retryWaste"]["attemptMs"] == 0
+
+
+@pytest.mark.parametrize("tz", ["Europe/Berlin", ":Europe/Berlin", "/usr/share/zoneinfo/Europe/Berlin"])
+def test_the_local_zone_is_reported_and_applied_by_its_iana_name(tmp_path, tz):
+    summer = _ms("2026-07-01T22:30")  # 00:30 the next day in Berlin's summer time, 23:30 in its winter time
+    log = tmp_path / "summer.session.v4.jsonl"
+    log.write_text(rollup_session("summer", created=summer, turns=[[rollup_step(start=summer + 1, first=summer + 2, end=summer + 3)]]))
+    result = CliRunner().invoke(app, ["stats", str(log), "--by", "day", "--json"], env={"TZ": tz})
+    doc = json.loads(result.stdout)
+    assert doc["tz"] == "Europe/Berlin" and [row["key"] for row in doc["rows"]] == ["2026-07-02"]
+
+
+def test_a_zone_without_a_name_is_its_abbreviation_and_offset():
+    from dshctl.stats.rollup import zone_name
+
+    assert zone_name(dt.timezone(dt.timedelta(hours=1), "CET")) == "CET (UTC+01:00)"

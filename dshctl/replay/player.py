@@ -32,6 +32,9 @@ class Player:
         self.position = max(position, 0)
         self.message: str | None = None
         self.last_search: str | None = None
+        self.sought_ms: int | None = None
+        """The recorded time a seek put the player at, between two fragments (a digit jump into an
+        idle stretch); ``None``: the time of the last fragment shown."""
         self._anchor(now, immediate=True)
 
     # -- playback clock ---------------------------------------------------------
@@ -48,9 +51,23 @@ class Player:
         elif immediate:
             base = self.clock[min(p, n - 1)]
         else:
-            base = self.clock[min(p, n) - 1] if p > 0 else self.clock[0]
+            base = (self.clock[min(p, n) - 1] if p > 0 else self.clock[0]) + self._sought_seconds()
         self.anchor_wall = now
         self.anchor_play = base
+
+    def _sought_seconds(self) -> float:
+        """How far into the idle stretch after the last fragment shown a seek put the player, in
+        playback seconds (the stretch capped as the clock caps it)."""
+        if self.sought_ms is None:
+            return 0.0
+        into = self.sought_ms - self.timeline.clock_ms(self.position)
+        cap = self.clock.cap_ms
+        return (into if cap is None else min(into, cap)) / 1000
+
+    @property
+    def clock_ms(self) -> int:
+        """The recorded time the player is at: where a seek put it, else the last fragment shown's."""
+        return self.sought_ms if self.sought_ms is not None else self.timeline.clock_ms(self.position)
 
     def playback_time(self, now: float) -> float:
         if self.paused:
@@ -84,6 +101,8 @@ class Player:
             position = new
         changed = new != self.position
         self.position = new
+        if changed:
+            self.sought_ms = None
         return changed
 
     def next_due(self, now: float) -> float | None:
@@ -99,10 +118,16 @@ class Player:
 
     # -- commands --------------------------------------------------------------
 
+    def pause(self, now: float) -> None:
+        if not self.paused:
+            self.anchor_play = self.playback_time(now)
+            self.paused = True
+
     def toggle_pause(self, now: float) -> None:
         if self.at_end:
             # as asciinema's player does: play at the end starts over
             self.position = 0
+            self.sought_ms = None
             self.paused = False
             self._anchor(now, immediate=True)
             self.message = "from the start"
@@ -111,8 +136,7 @@ class Player:
             self.paused = False
             self._anchor(now)
         else:
-            self.anchor_play = self.playback_time(now)
-            self.paused = True
+            self.pause(now)
 
     def set_speed(self, speed: float, now: float) -> None:
         speed = min(max(speed, MIN_SPEED), MAX_SPEED)
@@ -127,32 +151,39 @@ class Player:
     def slower(self, now: float) -> None:
         self.set_speed(self.speed / 2, now)
 
-    def seek(self, position: int, now: float) -> None:
+    def seek(self, position: int, now: float, *, at_ms: int | None = None) -> None:
+        """To ``position``; with ``at_ms``, the recorded time sought, shown (and played on from) when
+        ``position`` is the screen at that time — the last fragment shown recorded before it."""
         timeline = self.timeline
         timeline.ensure(position)
         self.position = min(max(position, 0), len(timeline))
+        exact = (at_ms is not None and self.position < len(timeline) and at_ms > timeline.clock_ms(self.position)
+                 and self.position == self._position_at(at_ms))
+        self.sought_ms = at_ms if exact else None
         self._anchor(now)
 
     SEEK_SECONDS = 5
 
     def seek_back(self, now: float) -> None:
         """Five recorded seconds back (asciinema's ←); at least one fragment back."""
-        target = self._position_at(self.timeline.clock_ms(self.position) - self.SEEK_SECONDS * 1000)
-        self.seek(max(min(target, self.position - 1), 0), now)
+        at_ms = max(self.clock_ms - self.SEEK_SECONDS * 1000, 0)
+        self.seek(max(min(self._position_at(at_ms), self.position - 1), 0), now, at_ms=at_ms)
         self.message = f"-{self.SEEK_SECONDS} s"
 
     def seek_ahead(self, now: float) -> None:
         """Five recorded seconds on (asciinema's →); at least one fragment on, so an idle stretch is
         crossed."""
-        target = self._position_at(self.timeline.clock_ms(self.position) + self.SEEK_SECONDS * 1000)
-        self.seek(max(target, self.position + 1), now)
+        at_ms = self.clock_ms + self.SEEK_SECONDS * 1000
+        self.seek(max(self._position_at(at_ms), self.position + 1), now, at_ms=at_ms)
         self.message = f"+{self.SEEK_SECONDS} s"
 
     def jump_to_percent(self, percent: int, now: float) -> None:
-        """To ``percent`` of the recorded duration (asciinema's digits: 0 → 0 %, 9 → 90 %)."""
+        """To ``percent`` of the recorded duration (asciinema's digits: 0 → 0 %, 9 → 90 %): the clock
+        shows that time, the screen what was shown by then."""
         timeline = self.timeline
         timeline.ensure_all()
-        self.seek(self._position_at((timeline.duration_ms or 0) * percent // 100), now)
+        at_ms = (timeline.duration_ms or 0) * percent // 100
+        self.seek(self._position_at(at_ms), now, at_ms=at_ms)
         self.message = f"{percent}%"
 
     def _position_at(self, offset_ms: int) -> int:

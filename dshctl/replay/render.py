@@ -164,27 +164,31 @@ def status_text(
     message: str | None = None,
     keys: bool = True,
     live: str | None = None,
+    clock_ms: int | None = None,
 ):
     """The status line: play state, ``live`` (the ``--follow`` mark), turn/step, recorded clock and
     duration, speed, a progress bar, then the title and the key hint. What does not fit goes, title
     first, then the hint, the bar, the step and the turn: state, live mark, position, duration and speed
-    stay at any width."""
+    stay at any width. ``clock_ms``: the recorded time shown, when a seek put the player between
+    fragments (default: the last fragment's)."""
     from rich.text import Text
 
     timeline.ensure(position)
-    left = _status_bits(timeline, position, speed, paused, width, live)
-    right = _status_right(timeline, position, width - len(left) - 1, keys, message)
+    clock_ms = timeline.clock_ms(position) if clock_ms is None else clock_ms
+    left = _status_bits(timeline, position, speed, paused, width, live, clock_ms)
+    right = _status_right(timeline, position, width - len(left) - 1, keys, message, clock_ms)
     line = left + " " * max(width - len(left) - len(right) - 1, 1) + right + " "
     return Text(line[:width].ljust(width), style="reverse")
 
 
-def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, width: int, live: str | None = None) -> str:
+def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, width: int, live: str | None,
+                 clock_ms: int) -> str:
     """The left of the status line, with the turn and the step only while there is room for them."""
     turn, step = timeline.turn_at(position)
     at_end = timeline.complete and position >= len(timeline)
     state = f" {'■' if at_end else ('⏸' if paused else '▶')}"
     total = timeline.duration_ms
-    clock = format_clock(timeline.clock_ms(position)) + (f" / {format_clock(total)}" if total is not None else "")
+    clock = format_clock(clock_ms) + (f" / {format_clock(total)}" if total is not None else "")
     current = timeline.current(position)
     marks = ["synthetic timing"] if current is not None and current.synthetic else []
     marks += ["end"] if at_end else []
@@ -201,7 +205,7 @@ def _status_bits(timeline: Timeline, position: int, speed: float, paused: bool, 
 PROGRESS_WIDTH = 16
 
 
-def _status_right(timeline: Timeline, position: int, room: int, keys: bool, message: str | None) -> str:
+def _status_right(timeline: Timeline, position: int, room: int, keys: bool, message: str | None, clock_ms: int) -> str:
     """The progress bar, then a message, or the title and the key hint: as many of them as ``room``
     holds, the title going first."""
     if message:
@@ -210,7 +214,7 @@ def _status_right(timeline: Timeline, position: int, room: int, keys: bool, mess
         tail = "? keys" if keys else "ctrl-c quits"
         tail = tail if len(tail) + 1 <= room else ""
     room -= len(tail) + 1 if tail else 0
-    bar = _progress_bar(timeline, position, min(PROGRESS_WIDTH, room - 1)) if room >= 9 else ""
+    bar = _progress_bar(timeline, position, clock_ms, min(PROGRESS_WIDTH, room - 1)) if room >= 9 else ""
     room -= len(bar) + 1 if bar else 0
     if message and not tail:
         tail = _cut(message, room + len(bar) + 1 if bar else room)
@@ -220,11 +224,12 @@ def _status_right(timeline: Timeline, position: int, room: int, keys: bool, mess
     return " ".join(part for part in (bar, f"{title} ·" if title and tail else title, tail) if part)
 
 
-def _progress_bar(timeline: Timeline, position: int, width: int) -> str:
-    """How far ``position`` is through the session, by recorded time once the duration is known."""
+def _progress_bar(timeline: Timeline, position: int, clock_ms: int, width: int) -> str:
+    """How far ``position`` (at ``clock_ms``) is through the session, by recorded time once the
+    duration is known."""
     total = timeline.duration_ms
     if total:
-        done = timeline.clock_ms(position) / total
+        done = clock_ms / total
     else:
         done = position / len(timeline) if timeline.complete and len(timeline) else 0.0
     filled = round(max(0.0, min(done, 1.0)) * width)

@@ -183,6 +183,7 @@ class _Screen:
             width=width,
             message=message,
             keys=keys,
+            clock_ms=player.clock_ms,
         )
         return rows + [status]
 
@@ -476,6 +477,7 @@ class _LoopState:
         elif key == keys.ControlL:
             self.screen.invalidate()
         elif key == keys.ControlZ:
+            self.player.pause(now)  # fg comes back paused, as the key table says
             self.suspend()
 
     def _scroll_back(self, rows: int) -> None:

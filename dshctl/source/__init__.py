@@ -39,6 +39,7 @@ from dshctl.source.paths import (
     resolve_one,
     session_log,
     session_dirs,
+    session_ids,
     sessions_root,
     short_ids,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "resolve_one",
     "session_log",
     "session_dirs",
+    "session_ids",
     "sessions_root",
     "short_ids",
 ]

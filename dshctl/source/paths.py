@@ -10,11 +10,13 @@ Nothing here opens a log; :mod:`dshctl.source.lines` reads the one a ``LogRef`` 
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
@@ -37,6 +39,7 @@ __all__ = [
     "resolve_one",
     "session_log",
     "session_dirs",
+    "session_ids",
     "sessions_root",
     "short_ids",
 ]
@@ -506,17 +509,48 @@ def id_matches(session_id: str, query: str) -> bool:
     return session_id.startswith(query) or session_id[_id_tail_start(session_id):].startswith(query)
 
 
-def short_ids(ids: list[str]) -> dict[str, str]:
-    """The shortest prefix of each id that no other id of ``ids`` shares, showing at least
+def short_ids(ids: list[str], among: Iterable[str] = ()) -> dict[str, str]:
+    """The shortest prefix of each id of ``ids`` that names no other id of ``ids`` or ``among`` (read
+    as :func:`id_matches` reads it: of the whole id or of its part after ``session-``), showing at least
     :data:`SHORT_ID_LENGTH` characters of its distinctive part (the whole id when that is shorter)."""
-    unique = sorted(set(ids))
+    everyone = set(ids) | set(among)
+    names = sorted({(i, i) for i in everyone} | {(i[_id_tail_start(i):], i) for i in everyone})
     shown: dict[str, str] = {}
-    for position, session_id in enumerate(unique):
-        neighbours = unique[max(0, position - 1) : position] + unique[position + 1 : position + 2]
-        shared = max((_common_prefix(session_id, other) for other in neighbours), default=0)
+    for session_id in set(ids):
+        shared = max((_common_prefix(session_id, other) for other in _neighbours(names, session_id)), default=0)
         length = max(_id_tail_start(session_id) + SHORT_ID_LENGTH, shared + 1)
         shown[session_id] = session_id[:length]
     return shown
+
+
+def _neighbours(names: list[tuple[str, str]], session_id: str) -> list[str]:
+    """The names next to ``session_id`` in sorted ``(name, owner)`` pairs, other ids' own: the
+    longest prefix ``session_id`` shares with any of them, it shares with one of these."""
+    position = bisect.bisect_left(names, (session_id,))
+    before = next((name for name, owner in reversed(names[max(0, position - 2) : position]) if owner != session_id), None)
+    after = next((name for name, owner in names[position : position + 3] if owner != session_id), None)
+    return [name for name in (before, after) if name is not None]
+
+
+def session_ids(root: str | os.PathLike | None = None) -> list[str]:
+    """The id of every session directory under ``root`` (default: :func:`sessions_root`) — the ids a
+    prefix is resolved against (:func:`find_session`) — from directory names only; an unreadable
+    root or project directory has none."""
+    root_path = Path(root) if root is not None else sessions_root()
+    try:
+        projects = _scan(root_path, str(root_path)) if root_path.is_dir() else []
+    except SourceError:
+        return []
+    ids = []
+    for name, is_dir in projects:
+        if is_dir and _is_project_dir_name(name):
+            try:
+                sessions = _scan(root_path / name, name)
+            except SourceError:
+                continue
+            ids += [decode_session_dir_name(session) for session, session_is_dir in sessions
+                    if session_is_dir and not session.startswith(".dsh-mkdir-")]
+    return ids
 
 
 def _common_prefix(a: str, b: str) -> int:

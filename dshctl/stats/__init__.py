@@ -155,7 +155,7 @@ def _checked_options(
     top: int | None = None,
     reverse: bool = False,
 ) -> _Options:
-    from .rollup import check_sort_key, time_zone
+    from .rollup import COST_SORT, check_sort_key, time_zone
 
     if by not in BY_CHOICES:
         raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
@@ -167,6 +167,8 @@ def _checked_options(
     if top is not None and top < 1:
         raise UsageError("--top must be at least 1")
     check_sort_key(by, sort)
+    if sort == COST_SORT and not cost:
+        raise UsageError("--sort cost needs the costs that --no-cost drops: choose one")
     since_ms, until_ms = parse_window(since, until)
     return _Options(
         by=by,
@@ -278,9 +280,11 @@ class _StatsRun:
         return collected
 
     def _ordered(self, rows: list[dict]) -> list[dict]:
-        from .rollup import ordered
+        from .rollup import COST_SORT, cost_currencies, ordered
 
         options = self.options
+        if options.sort == COST_SORT:
+            _note_cost_order(cost_currencies(rows))
         return ordered(rows, sort=options.sort, top=options.top, reverse=options.reverse)
 
     def rollup_table(self) -> "RollupTable":
@@ -303,11 +307,15 @@ class _StatsRun:
         """One note per model without a price, and one when costs are in more than one currency."""
         from ..output import note
 
-        priced = self.aggregate.settled()[0].priced
-        if priced is None:
+        from .prices import missing_price
+
+        pool = self.aggregate.settled()[0]
+        priced = pool.priced
+        if priced is None or self.options.prices is None:
             return
         for model in priced.unpriced_models():
-            note(f"no price for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
+            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))
+            note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         currencies = sorted(priced.costs.by_currency)
         if len(currencies) > 1:
             note(f"costs in {', '.join(currencies)}: totals are given per currency (costsByCurrency), never converted")
@@ -382,6 +390,14 @@ def _price_table(extra: str | None) -> PriceTable | None:
 
     table = load_prices(extra)
     return table if table.models else None
+
+
+def _note_cost_order(currencies: list[str]) -> None:
+    from ..output import note
+
+    if len(currencies) > 1:
+        note(f"--sort cost ranks the rows costed in {currencies[0]}; those in {', '.join(currencies[1:])} follow, "
+             "each currency ranked on its own (amounts are never converted), then rows without one cost")
 
 
 def _prices_hint() -> str:

@@ -136,6 +136,15 @@ class _Pool:
         self.legacy: dict[str, int | None] = {key: None for key in _BUCKETS}
         self.priced: PricedTokens | None = None  # None until a record with costs is added
 
+    def start_from_zero(self) -> None:
+        """The sums of no session at all: 0, as dsh's folds start (null stays for a sum every session
+        lacks, as dsh lacks it in fixture form); ``reasoningTokens``, which dsh never sums, stays null."""
+        for sums in (self.sums, self.buckets, self.legacy, self.waste):
+            for key, value in sums.items():
+                if value is None and key != "reasoningTokens":
+                    sums[key] = 0
+        self.stall_ms = 0 if self.stall_ms is None else self.stall_ms
+
     def add_record(self, record: dict, sign: int = 1) -> None:
         """Add (sign 1) or take away (sign -1) a session record's pooled figures."""
         self.turns += sign * record["turns"]
@@ -216,6 +225,8 @@ class Aggregate:
         the child."""
         ids = self.ids if counted_ids is None else counted_ids
         pool = copy.deepcopy(self.pool)
+        if self.sessions == 0:
+            pool.start_from_zero()
         counted = 0
         for parent, inherited in self.prefixes:
             if parent in ids:

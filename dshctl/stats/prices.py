@@ -74,6 +74,23 @@ class PriceTable:
         return SessionPricing(self, start_ms)
 
 
+def missing_price(table: PriceTable, route: str | None, buckets: dict) -> str:
+    """What a model whose costs are null lacks, for the note: any price, a bucket's price its tokens
+    (``buckets``: the model's ``cacheReadTokens`` and ``cacheWriteTokens``) need, or a price in force
+    when a session started. A bucket without a price and without tokens costs nothing."""
+    entries = table.models.get(route or "", [])
+    if not entries:
+        return "no price"
+    needed = [key for key, attribute, tokens in _OPTIONAL_BUCKETS
+              if buckets.get(tokens) and any(getattr(price, attribute) is None for price in entries)]
+    if needed:
+        return f"no {' or '.join(needed)} price"
+    return "no price in force when a session started"
+
+
+_OPTIONAL_BUCKETS = (("cacheRead", "cache_read", "cacheReadTokens"), ("cacheWrite", "cache_write", "cacheWriteTokens"))
+
+
 class SessionPricing:
     """The prices in force when one session started: costs of its turns, steps and models."""
 

@@ -185,21 +185,27 @@ def _percentile_table(out: Tables, aggregate: dict) -> None:
     )
 
 
+ID_LEAST = 24
+"""A session column hides other columns before it folds a short id (at most this long): an id is
+copied whole."""
+
+
 class _SessionNames:
-    """How a table names the sessions of its rows: the shortest unique prefix of each id (as git shows
-    hashes), the log's path when it has no id."""
+    """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
+    that no other row and no session of the sessions root shares — any id shown is a PATH that
+    ``find_session`` resolves — the log's path when it has no id."""
 
     def __init__(self, ids: list[Any]):
-        from ..source import short_ids
+        from ..source import session_ids, short_ids
 
-        self._short = short_ids([i for i in ids if isinstance(i, str) and i])
+        self._short = short_ids([i for i in ids if isinstance(i, str) and i], among=session_ids())
 
     def __call__(self, session_id: Any, path: str) -> str:
         return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
 
 
 def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
-    columns = [text("session", fold=True)] if multi else []
+    columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
     columns += [
         number("turn"),
         number("TTFT", drop=4),
@@ -236,7 +242,7 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
 
 
 def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
-    columns = [text("session", fold=True)] if multi else []
+    columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
     columns += [
         number("turn"),
         number("step"),
@@ -302,7 +308,7 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
     name = _SessionNames([session["id"] for session in sessions])
     columns, body = _with_cost_column(
         [
-            text("session", fold=True),
+            text("session", fold=True, least=ID_LEAST),
             text("cwd", fold=True, drop=0),
             text("created", drop=4),
             number("gen", drop=2),

@@ -15,6 +15,7 @@ rows.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from typing import Any, Callable
 
 from ..errors import UsageError
@@ -29,7 +30,7 @@ UNKNOWN = "(unknown)"
 def time_zone(name: str | None) -> _dt.tzinfo:
     """The zone of ``--tz`` (an IANA name), or the local zone."""
     if name is None:
-        return _dt.datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+        return local_zone()
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -38,8 +39,45 @@ def time_zone(name: str | None) -> _dt.tzinfo:
         raise UsageError(f"--tz: unknown time zone {name!r} (an IANA name such as Europe/Berlin, America/New_York or UTC)") from None
 
 
+LOCALTIME = "/etc/localtime"
+
+
+def local_zone() -> _dt.tzinfo:
+    """The local zone by its IANA name when that can be known (``TZ``, else the zoneinfo file
+    /etc/localtime links to), so summer and winter time both apply; else the offset in force now."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = _local_zone_name()
+    if name is not None:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    return _dt.datetime.now().astimezone().tzinfo  # type: ignore[return-value]
+
+
+def _local_zone_name() -> str | None:
+    """``TZ`` (``:Europe/Berlin`` and zoneinfo paths too) when set, else /etc/localtime's link target."""
+    spec = os.environ.get("TZ")
+    if spec is None:
+        try:
+            spec = os.readlink(LOCALTIME)
+        except OSError:
+            return None
+    spec = spec.removeprefix(":")
+    if "zoneinfo/" in spec:
+        spec = spec.rsplit("zoneinfo/", 1)[1]
+    return spec or None
+
+
 def zone_name(zone: _dt.tzinfo) -> str:
-    return getattr(zone, "key", None) or str(zone)
+    """The IANA name of a zone, else its abbreviation and UTC offset now (``CET (UTC+01:00)``)."""
+    key = getattr(zone, "key", None)
+    if key:
+        return key
+    now = _dt.datetime.now(zone)
+    offset = now.strftime("%z")
+    return f"{now.tzname()} (UTC{offset[:3]}:{offset[3:]})"
 
 
 def period_key(by: str, created_ms: Any, zone: _dt.tzinfo) -> str:
@@ -250,8 +288,11 @@ def _sort_value(key: str) -> Callable[[dict], Any]:
 
 def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: bool) -> list[dict]:
     """Rows by ``sort`` (largest first; ``reverse``: smallest first; null always last), then the first
-    ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round)."""
-    if sort is not None:
+    ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round). Costs rank only
+    within one currency (:func:`by_cost`)."""
+    if sort == COST_SORT:
+        rows = by_cost(rows, reverse)
+    elif sort is not None:
         value = _sort_value(sort)
         known = [row for row in rows if value(row) is not None]
         unknown = [row for row in rows if value(row) is None]
@@ -260,6 +301,34 @@ def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: boo
     elif reverse:
         rows = rows[::-1]
     return rows if top is None else rows[:top]
+
+
+def by_cost(rows: list[dict], reverse: bool) -> list[dict]:
+    """Rows by cost, amounts compared only within a currency: the currency most rows are costed in
+    first, then each other currency's rows (ranked among themselves), then rows without one cost
+    (unpriced or in mixed currencies)."""
+    groups: dict[str, list[dict]] = {}
+    unknown = []
+    for row in rows:
+        costs = row.get("costs")
+        if costs is None or costs.get("total") is None or costs.get("currency") is None:
+            unknown.append(row)
+        else:
+            groups.setdefault(costs["currency"], []).append(row)
+    ranked = []
+    for currency in cost_currencies(rows):
+        ranked += sorted(groups[currency], key=lambda row: row["costs"]["total"], reverse=not reverse)
+    return ranked + unknown
+
+
+def cost_currencies(rows: list[dict]) -> list[str]:
+    """The currencies rows are costed in, the one most rows use first (then by name)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        currency = (row.get("costs") or {}).get("currency")
+        if currency is not None and row["costs"].get("total") is not None:
+            counts[currency] = counts.get(currency, 0) + 1
+    return sorted(counts, key=lambda currency: (-counts[currency], currency))
 
 
 def _comparable(value: Any) -> tuple:
