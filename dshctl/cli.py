@@ -87,9 +87,10 @@ def _latest(project: Optional[str]) -> str:
 
 
 def _finish(body) -> None:
+    from .interrupt import command_starts
     from .output import run
 
-    status = run(body)
+    status = run(lambda: command_starts() or body())
     if status:
         raise typer.Exit(status)
 

@@ -9,17 +9,24 @@ whenever the reader has caught up with the file.
 
 Ctrl-C asks the reader to stop: the log then ends as the file stands, the consumer finishes as it would on
 the finished file, and the command exits 0 (a second Ctrl-C stops at once, still 0). When dsh migrates the
-session to a higher generation, a note says so and the new log is followed from its start.
+session to a higher generation, a note says so and the new log is followed from its start. An empty
+directory (a session directory dsh has just created) is waited on until its first log appears. While
+idle, a pipe on standard output whose reader has gone ends the command quietly, as output to it would.
 """
 
 from __future__ import annotations
 
+import os
+import select
 import signal
+import stat
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from .errors import EXIT_OK
-from .source.follow import FollowingLineReader, FollowStop, LogMigrated
+from .interrupt import take_over
+from .source.follow import POLL_SECONDS, FollowingLineReader, FollowStop, LogMigrated
 from .source.paths import LogRef
 
 __all__ = ["Follower", "follow_target"]
@@ -43,10 +50,28 @@ def follow_target(spec: str) -> LogRef:
     return max(written, key=lambda entry: entry[:2])[2]
 
 
+def _target_or_none(spec: str) -> LogRef | None:
+    """:func:`follow_target`, or ``None`` for an empty directory: a session directory dsh has just
+    created, whose first log is still to be published (only dsh's staging files, ``*.tmp``, in it)."""
+    from .errors import SourceError
+
+    try:
+        return follow_target(spec)
+    except SourceError:
+        if _empty_directory(spec):
+            return None
+        raise
+
+
+def _empty_directory(path: str) -> bool:
+    try:
+        return all(name.endswith(".tmp") for name in os.listdir(path))
+    except OSError:  # not a directory, or not readable: the error follow_target gave stands
+        return False
+
+
 def _written_ns(ref: LogRef) -> int | None:
     """When the log was last written (``latest_session``'s rule: the newest modification time)."""
-    import os
-
     try:
         return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
     except OSError:
@@ -57,34 +82,50 @@ class Follower:
     """One ``--follow`` run: the log followed (switching on migration), Ctrl-C, and the idle hook."""
 
     def __init__(self, spec: str, *, strict: bool = False, on_warning: Callable[[str], None] | None = None):
-        self.ref = follow_target(spec)
+        self.spec = spec
+        self.ref: LogRef | None = _target_or_none(spec)
+        """The log followed; ``None`` until dsh writes the first log of an empty session directory."""
         self.strict = strict
         self.on_warning = on_warning
         self.stop = FollowStop()
         self.on_idle: Callable[[], None] = _nothing
         self.on_note: Callable[[str], None] | None = None
-        """Where the migration note goes (default: standard error)."""
+        """Where the notes go (migration, waiting for the first log; default: standard error)."""
+        self._output_pipe = _OutputPipe()
 
     def run(self, consume: Callable[[object], None], *, raw: bool = False) -> int:
         """``consume(log)`` for the followed log, again for each log dsh migrates it to; exit status 0.
         With ``raw`` the consumer gets the line reader itself, no header parsed."""
         try:
             with self._interrupt_stops():
-                ref = self.ref
-                while True:
+                ref = self.ref or self._first_log()
+                while ref is not None:
                     try:
                         self._consume(ref, consume, raw)
                         return EXIT_OK
                     except LogMigrated as moved:
                         ref = self._switch(ref, moved.ref)
+                return EXIT_OK  # Ctrl-C before the first log was written
         except KeyboardInterrupt:  # the second Ctrl-C
             return EXIT_OK
+
+    def _first_log(self) -> LogRef | None:
+        """The first log of an empty session directory, once dsh writes it; ``None`` after Ctrl-C."""
+        self._note(f"{self.spec}: no log yet; waiting for dsh to write one")
+        while not self.stop.requested:
+            self._idle()
+            time.sleep(POLL_SECONDS)
+            if _empty_directory(self.spec):
+                continue  # one listdir; resolving the path costs more
+            self.ref = follow_target(self.spec)
+            return self.ref
+        return None
 
     def _consume(self, ref: LogRef, consume: Callable[[object], None], raw: bool) -> None:
         from .output import warn
         from .reader import open_log
 
-        reader = FollowingLineReader(ref, self.stop, on_idle=lambda: self.on_idle())
+        reader = FollowingLineReader(ref, self.stop, on_idle=self._idle)
         if raw:
             with reader:
                 consume(reader)
@@ -93,13 +134,20 @@ class Follower:
         with log:
             consume(log)
 
-    def _switch(self, old: LogRef, new: LogRef) -> LogRef:
-        from .output import note
+    def _idle(self) -> None:
+        self.on_idle()
+        if self._output_pipe.closed():
+            raise BrokenPipeError  # ends the command quietly, status 0 (dshctl.output.run)
 
-        text = f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start"
-        (self.on_note or note)(text)
+    def _switch(self, old: LogRef, new: LogRef) -> LogRef:
+        self._note(f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start")
         self.ref = new
         return new
+
+    def _note(self, text: str) -> None:
+        from .output import note
+
+        (self.on_note or note)(text)
 
     @contextmanager
     def _interrupt_stops(self) -> Iterator[None]:
@@ -116,6 +164,8 @@ class Follower:
         except ValueError:  # not the main thread (a library caller): Ctrl-C stays KeyboardInterrupt
             yield
             return
+        if take_over():  # Ctrl-C while the command was starting: the log as it stands
+            stop.requested = True
         try:
             yield
         finally:
@@ -124,3 +174,29 @@ class Follower:
 
 def _nothing() -> None:
     pass
+
+
+class _OutputPipe:
+    """Whether standard output is a pipe (or socket) whose reader has gone. A follower that prints
+    nothing for a long time (``cat -f --type 'nothing/*' LOG | head``) would never meet EPIPE: while
+    idle it asks instead, as ``tail -f`` does; one ``poll`` with no timeout per check."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self._poller = _poller_if_pipe(fd)
+
+    def closed(self) -> bool:
+        if self._poller is None:
+            return False
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in self._poller.poll(0))
+
+
+def _poller_if_pipe(fd: int):
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or not hasattr(select, "poll"):
+        return None
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked: POLLERR and POLLHUP are reported anyway
+    return poller

@@ -553,8 +553,9 @@ def _exit_status(body: Callable[[], int | None]) -> int:
         _to_stderr(error_line(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        _to_stderr("dshctl: interrupted")
-        return 130
+        from .interrupt import interrupted_status
+
+        return interrupted_status()
     except MemoryError:
         _to_stderr("dshctl: error: out of memory")
         return EXIT_UNREADABLE

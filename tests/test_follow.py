@@ -439,3 +439,165 @@ def _pending_text(raw: bytes) -> str:
     pending = raw[len(_settled_prefix(raw)) :]
     texts = [json.loads(line)["data"]["texts"] for line in pending.splitlines() if b'"text-chunks"' in line[:30]]
     return "".join("".join(t) for t in texts).strip()
+
+
+def test_the_live_stats_step_stays_current_while_its_tools_run(tmp_path):
+    """A step is in progress from its step/start to its step/end: its assistant/message settles the model
+    call, but its tools still run (the log ends at the tool/call of turn 2 step 1)."""
+    from dshctl.reader import open_log
+    from dshctl.stats.follow import _fold_for, current_step_text
+
+    log = tmp_path / "p.jsonl"
+    log.write_bytes(b"".join((SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)[:26]))
+    with open_log(str(log)) as opened:
+        fold = _fold_for(opened, None)
+        for event in opened.events():
+            fold.feed(event)
+    assert current_step_text(fold, now_ms=1790000010000 + 90_500) == "turn 2 step 1 · running 1m31s"
+
+
+EARLY_SIGINT = """
+import builtins, os, signal, sys
+sys.argv = ["dshctl", *sys.argv[2:]]
+at, real_import = sys.argv_at, builtins.__import__
+
+def hooked(name, *args, **kwargs):
+    if at and name == at[0]:
+        at.pop(0)
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = hooked
+from dshctl.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("when", [["typer"], ["cat"], ["typer", "msgspec"]])
+@pytest.mark.parametrize("follow", [True, False])
+def test_ctrl_c_while_the_command_starts_is_no_traceback(when, follow):
+    """Ctrl-C while the command line is still being imported (the first ~100 ms): a follow command reads
+    the log as it stands and exits 0 (a second Ctrl-C: at once, 0); any other is interrupted, 130."""
+    log = SAMPLES / "tour.session.v4.jsonl"
+    script = EARLY_SIGINT.replace("sys.argv_at", repr(when))
+    args = ["cat", *(["-f"] if follow else []), str(log)]
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    result = subprocess.run([sys.executable, "-c", script, "-", *args], capture_output=True, env=env, cwd=REPO, timeout=30)
+    assert b"Traceback" not in result.stderr
+    if follow:
+        assert result.returncode == 0 and result.stderr == b""
+        if len(when) == 1:
+            assert result.stdout == dshctl("cat", str(log))
+    else:
+        assert (result.returncode, result.stderr) == (130, b"dshctl: interrupted\n")
+
+
+def test_what_asks_to_follow():
+    from dshctl.interrupt import asks_to_follow
+
+    assert asks_to_follow(["cat", "-f", "x"]) and asks_to_follow(["--no-color", "stats", "-vf", "x"])
+    assert asks_to_follow(["replay", "x", "--follow"])
+    assert not asks_to_follow(["grep", "-f", "x"]) and not asks_to_follow(["cat", "--", "-f"]) and not asks_to_follow([])
+
+
+def test_a_closed_pipe_ends_quietly_while_nothing_is_printed(tmp_path):
+    """``cat -f --type 'nothing/*' LOG | true``: nothing is ever written, yet the reader of the pipe is
+    gone; the follower notices while idle, as ``tail -f`` does, and ends with 0."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    log = SAMPLES / "tour.session.v4.jsonl"
+    process = subprocess.Popen([*DSHCTL, "cat", "-f", "--type", "nothing/*", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    try:
+        process.stdout.close()
+        status = process.wait(20)
+        err = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (status, err) == (0, b"")
+
+
+@pytest.mark.parametrize("rewrite", ["bigger", "same size, header", "same size, last line"])
+def test_a_log_rewritten_in_place_is_an_error(tmp_path, rewrite):
+    """``cp other.jsonl LOG`` keeps the inode: the bytes already read changed, so this is no growth."""
+    lines = (SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "session.v4.jsonl"
+    log.write_bytes(b"".join(lines[:40]))
+    follower = Follower(["cat", "--follow"], log)
+    try:
+        follower.wait_for(lambda out: out.count(b"\n") >= 40, "the first 40 lines")
+        if rewrite == "bigger":
+            shutil.copyfile(SAMPLES / "tour.session.v3.jsonl", log)
+        elif rewrite == "same size, header":
+            with open(log, "r+b") as out:
+                out.write(lines[0].replace(b"dsh tour", b"dsh tuor"))
+        else:
+            with open(log, "r+b") as out:
+                out.seek(len(b"".join(lines[:39])))
+                out.write(lines[39][:-2] + b"]\n")
+        status, _, err = follower.finish()
+    finally:
+        follower.kill()
+    assert status == 1 and f"dshctl: error: {log}: the log was rewritten in place" in err and "Traceback" not in err
+
+
+def _in_a_terminal(args: list[str], until: bytes, env: dict) -> bytes:
+    """Run dshctl on a pseudo-terminal until ``until`` is drawn, then Ctrl-C; everything it drew."""
+    import pty
+    import re
+    import select as select_module
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child
+        os.execvpe(sys.executable, [sys.executable, "-m", "dshctl", *args], env)
+    drawn, deadline, interrupted = b"", time.monotonic() + 20, False
+    try:
+        while time.monotonic() < deadline:
+            if not interrupted and until in drawn:
+                os.kill(pid, signal.SIGINT)
+                interrupted = True
+            if select_module.select([fd], [], [], 0.1)[0]:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:  # the child ended
+                    break
+                if not data:
+                    break
+                drawn += data
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", drawn).replace(b"\r\n", b"\n").replace(b"\r", b"")
+
+
+def test_stats_follow_ends_with_the_tables_of_stats(tmp_path):
+    """After Ctrl-C the live table (its 'following' caption, its current step) gives way to the tables
+    ``dshctl stats`` prints for the file as it stands."""
+    log = tmp_path / "session.v4.jsonl"
+    shutil.copyfile(SAMPLES / "tour.session.v4.jsonl", log)
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1", COLUMNS="100", TERM="xterm")
+    drawn = _in_a_terminal(["stats", "-f", str(log)], b"current step", env)
+    plain = subprocess.run([*DSHCTL, "stats", str(log)], capture_output=True, env=env, cwd=REPO, timeout=30).stdout
+    assert drawn.rstrip().endswith(plain.rstrip())
+    assert b"Ctrl-C ends" not in drawn[drawn.rindex(plain.rstrip()[:40]):]
+
+
+def test_an_empty_session_directory_is_followed_once_dsh_writes_its_log(tmp_path):
+    """dsh has just created the session directory: following waits for its first log."""
+    session = tmp_path / "sessions" / "--home-alice-proj--" / "s-1"
+    session.mkdir(parents=True)
+    follower = Follower(["cat", "-f"], session)
+    try:
+        time.sleep(0.5)
+        assert follower.process.poll() is None, follower.process.stderr.read()
+        staged = session / "session.v4.jsonl.0123456789ab.tmp"
+        shutil.copyfile(SAMPLES / "tour.session.v4.jsonl", staged)
+        os.link(staged, session / "session.v4.jsonl")  # dsh's exclusive publish
+        staged.unlink()
+        expected = dshctl("cat", str(session / "session.v4.jsonl"))
+        follower.wait_for(lambda out: out == expected, "the first log")
+        status, out, err = follower.interrupt()
+    finally:
+        follower.kill()
+    assert (status, out) == (0, expected)
+    assert err == f"dshctl: {session}: no log yet; waiting for dsh to write one\n"

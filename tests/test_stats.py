@@ -17,6 +17,7 @@ from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,
     format_duration,
+    format_ms,
     format_rate,
     format_tokens,
     occupancy_percent,
@@ -448,6 +449,13 @@ def test_dsh_display_formats():
     assert format_duration(45_200) == "45.2s" and format_duration(162_000) == "2m42s" and format_duration(2250) == "2.3s"
     assert format_rate(793.65) == "794" and format_rate(3.7406) == "3.7"
     assert sparkline([1, 2, 4, 8]) == "▂▃▅█" and sparkline([None, 1]) == " █"
+
+
+def test_long_durations_roll_into_hours_and_days():
+    assert format_duration(3_599_000) == "59m59s" and format_duration(3_599_600) == "1h0m"
+    assert format_duration(5_430_000) == "1h31m" and format_duration(90_000_000 - 60_000) == "1d1h"
+    assert format_ms(90_000_000) == "1d1h" and format_duration(86_370_000) == "1d0h"
+    assert format_duration(23 * 3_600_000 + 59 * 60_000) == "23h59m"
 
 
 def test_time_specs():

@@ -306,6 +306,10 @@ class _LiveLoopState(_LoopState):
 
 def play_live(path: str, filters: Filters, *, speed: float = 1.0, idle_limit: float = 2.0, color: bool = True, now=time.monotonic) -> int:
     """The live view until ``q`` / Ctrl-C; exit status 0, or the error that ended the reading."""
+    from ..interrupt import take_over
+
+    if take_over():  # Ctrl-C while the command was starting
+        return 0
     feed = _Feed(path, filters)
     timeline = LiveTimeline(filters, feed.arrivals)
     player = Player(timeline, idle_limit=idle_limit, speed=speed, position=0, now=now())

@@ -12,6 +12,14 @@ reader's again, so the log ends exactly as ``dshctl cat`` would read the file as
 included. While waiting, each poll also checks that the file is still the one being read (same inode, not
 shorter: else :class:`FollowError`) and, for a session directory, whether dsh published a higher
 generation (:class:`LogMigrated`). The file is only ever opened for reading.
+
+dsh only appends, so a file rewritten in place (``cp other.jsonl LOG``: same inode) is no growth. The reader
+keeps the first ``HEAD_BYTES`` of the file (the header line) and the ``WINDOW_BYTES`` just before where it
+waits; when bytes
+arrive after a wait, or the file's size or modification time changes while it waits, it reads both again:
+if either differs, the log was rewritten (:class:`FollowError`). A rewrite that leaves both windows as
+they were (the same header and the same bytes before the follow position) cannot be told from growth,
+and is read as growth.
 """
 
 from __future__ import annotations
@@ -28,6 +36,11 @@ __all__ = ["POLL_SECONDS", "FollowError", "FollowStop", "FollowingLineReader", "
 
 POLL_SECONDS = 0.1
 """How often a waiting reader looks at the file: a frame is seen at most this long after it lands."""
+HEAD_BYTES = 4096
+"""How much of the start of the file (the header line, and a zstd log's first frame) is compared to tell
+growth from a rewrite: one page, read only when the file changes."""
+WINDOW_BYTES = 64
+"""How many bytes before the follow position are compared to tell growth from a rewrite."""
 MIGRATION_CHECK_SECONDS = 0.5
 """How often a waiting reader of a session directory looks for a higher generation."""
 
@@ -79,6 +92,10 @@ class FollowingLineReader(LineReader):
         self.poll_seconds = poll_seconds
         self._identity: tuple[int, int] | None = None
         self._next_migration_check = 0.0
+        self._kept: tuple[int, bytes, bytes] | None = None
+        """Where the reader waits, and the file's first bytes and those before that point, as read."""
+        self._stamp: tuple[int, int] | None = None
+        """The file's size and modification time when ``_kept`` was last confirmed."""
 
     def _open(self):
         file = super()._open()
@@ -91,10 +108,16 @@ class FollowingLineReader(LineReader):
 
     def _read(self, wanted: int = 0) -> bytes:
         """The next bytes of the log, waiting for them while the log is followed."""
+        waited = False
         while True:
             data = super()._read(wanted)
+            if data and waited:
+                self._check_not_rewritten()
             if data or self.stop.requested:
                 return data
+            if not waited:
+                self._keep_windows()
+                waited = True
             self._check_file()
             if self.on_idle is not None:
                 self.on_idle()
@@ -116,7 +139,30 @@ class FollowingLineReader(LineReader):
             raise self._gone("was replaced by another file (a new inode) while followed")
         if status.st_size < self.bytes_read:
             raise self._gone(f"shrank while followed ({self.bytes_read} bytes read, {status.st_size} now)")
+        if (status.st_size, status.st_mtime_ns) != self._stamp:
+            self._check_not_rewritten()
+            self._stamp = (status.st_size, status.st_mtime_ns)
         self._check_migration()
+
+    def _keep_windows(self) -> None:
+        position = self.bytes_read
+        self._kept = (position, *self._windows(position))
+
+    def _windows(self, position: int) -> tuple[bytes, bytes]:
+        """The file's first bytes and the bytes just before ``position``, as the file holds them now."""
+        fd = self._file.fileno()  # type: ignore[union-attr]
+        start = max(0, position - WINDOW_BYTES)
+        try:
+            return os.pread(fd, min(HEAD_BYTES, position), 0), os.pread(fd, position - start, start)
+        except OSError as exc:
+            raise self._error(f"read failed: {os_error_reason(exc)}") from None
+
+    def _check_not_rewritten(self) -> None:
+        if self._kept is None:
+            return
+        position, *kept = self._kept
+        if list(self._windows(position)) != kept:
+            raise self._gone("was rewritten in place while followed (bytes already read changed)")
 
     def _check_migration(self) -> None:
         ref = self.ref

@@ -21,12 +21,11 @@ from typing import Any, Iterator
 import msgspec
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
-from ..humanize import utc_moment
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
-from .results import InheritedPrefix, LogStats, StatsSamples, with_session
+from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
 from .timespec import parse_window
 
@@ -62,17 +61,6 @@ def log_stats(
         source = os.fspath(source)
     log = open_log(source, strict=strict, salvage=salvage)
     header = log.header
-    identity = {
-        "kind": "session",
-        "path": log.display,
-        "id": header.id,
-        "createdAt": header.createdAt,
-        "created": utc_moment(header.createdAt),
-        "generation": header.version,
-        "cwd": header.cwd,
-        "seeded": header.seeded,
-        "parentSession": header.parentSession,
-    }
     if since_ms is not None or until_ms is not None:
         created = header.createdAt
         if (
@@ -82,24 +70,12 @@ def log_stats(
             or (until_ms is not None and created >= until_ms)
         ):
             log.close()
-            return LogStats(session=identity, turns=None, steps=None, samples=None, skipped=True)
+            return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
     seed_length = log.cut if log.generation <= 1 else None
     pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
-    if log.fixture:
-        fold.timing_known = False
-    session = identity
-    session["events"] = log.event_count
-    session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
-    session["cut"] = log.cut
-    session.update(fold.session())
-    session["warnings"] = list(log.warnings)
-    if salvage:
-        session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
-    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
-    return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
+    return folded_stats(log, fold, by=by, salvage=salvage)
 
 
 def _start_ms(created: Any) -> int | None:

@@ -145,14 +145,21 @@ def format_tokens(n: int | None) -> str:
 
 
 def format_duration(ms: float | None) -> str:
-    """dsh's duration: 45.2s under a minute, 2m42s from there on."""
+    """dsh's duration: 45.2s under a minute, 2m42s under an hour; then 1h31m under a day and
+    1d1h from there on (dsh's sessions are short; a followed or long-lived one is not)."""
     if ms is None:
         return "—"
     s = ms / 1000
     if s < 60:
         return f"{_js_number(js_round(s * 10) / 10)}s"
     whole = js_round(s)
-    return f"{whole // 60}m{whole % 60}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60}s"
+    minutes = js_round(s / 60)  # each unit rounded on its own, so 23h59m40s carries into 1d0h
+    if minutes < 24 * 60:
+        return f"{minutes // 60}h{minutes % 60}m"
+    hours = js_round(s / 3600)
+    return f"{hours // 24}d{hours % 24}h"
 
 
 def format_ms(ms: float | None) -> str:

@@ -5,7 +5,8 @@ the log grows (:mod:`dshctl.follow`). Two outputs:
 
 * to a terminal, a rich ``Live`` summary redrawn as the log grows and at most four times a second while
   it is idle (the current step's elapsed time keeps counting): the session table of ``dshctl stats``
-  plus the step in progress;
+  plus the step in progress; when following ends, it gives way to the tables ``dshctl stats`` prints for
+  the log as it stands (the fold has read all of it);
 * to a pipe (or with ``--ndjson``), one NDJSON record per completed turn — the record ``stats --by turn
   --ndjson`` prints (``--by step``: per step, written when its turn completes). A turn is complete at
   its ``turn/end`` once the log pauses, or when the next turn starts; when following ends, the rest
@@ -155,44 +156,68 @@ class _LiveSummary:
         self.live: Any = None
         self.drawn_at = 0.0
         self.changed = False
+        self.read_to_the_end = False
         follower.on_idle = self._idle
 
     def run(self) -> int:
         from rich.live import Live
+        from rich.text import Text
 
         from ..output import console
 
         with Live(console=console(color=self.color), auto_refresh=False, transient=False) as live:
             self.live = live
-            status = self.follower.run(self._consume)
-            self._draw(force=True)
+            try:
+                status = self.follower.run(self._consume)
+            except BaseException:
+                self._draw(force=True, following=False)  # the state it stopped at stays on the screen
+                raise
+            if self.read_to_the_end:
+                live.update(Text(""), refresh=True)
+            else:  # a second Ctrl-C stopped the reading half-way
+                self._draw(force=True, following=False)
+        if self.read_to_the_end:
+            self._print_final_tables()
         return status
 
     def _consume(self, log) -> None:
         self.log = log
         self.fold = fold = _fold_for(log, self.prices)
+        self.read_to_the_end = False
         self._draw(force=True)
         for event in log.events():
             fold.feed(event)
             self.changed = True
             self._draw()
+        self.read_to_the_end = True
+
+    def _print_final_tables(self) -> None:
+        """What ``dshctl stats`` prints for the log as it stood when following ended."""
+        from .results import folded_stats
+        from .render import render, stats_tables
+
+        self.fold.finish()  # type: ignore[union-attr]
+        result = folded_stats(self.log, self.fold)
+        render(stats_tables(self.color), by="session", sessions=[result.session], rows=[], aggregate={}, errors=[],
+               multi=False, spark=result.samples.spark)  # type: ignore[union-attr]
 
     def _idle(self) -> None:
         if self.changed:
             self._draw()
-        elif self.fold is not None and self.fold.dsh.open_key is not None:
+        elif self.fold is not None and self.fold.current_step is not None:
             self._draw(every=CLOCK_SECONDS)
 
-    def _draw(self, force: bool = False, every: float = REDRAW_SECONDS) -> None:
+    def _draw(self, force: bool = False, every: float = REDRAW_SECONDS, following: bool = True) -> None:
         now = time.monotonic()
         if self.fold is None or (not force and now - self.drawn_at < every):
             return
         self.drawn_at = now
         self.changed = False
-        self.live.update(summary_table(self.log, self.fold, now_ms=time.time_ns() // 1_000_000), refresh=True)
+        table = summary_table(self.log, self.fold, now_ms=time.time_ns() // 1_000_000, following=following)
+        self.live.update(table, refresh=True)
 
 
-def summary_table(log, fold: StatsFold, *, now_ms: int):
+def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
     """The live summary: dsh's session figures so far and the step in progress (a rich Table)."""
     from rich.table import Table
 
@@ -200,7 +225,8 @@ def summary_table(log, fold: StatsFold, *, now_ms: int):
     from .render import _dsh_rows
 
     figures = fold.session()
-    table = Table(title=text_cell(f"{log.display} (following; Ctrl-C ends)", "bold"), show_header=False)
+    title = f"{log.display} (following; Ctrl-C ends)" if following else log.display
+    table = Table(title=text_cell(title, "bold"), show_header=False)
     table.add_column(no_wrap=True)
     table.add_column(overflow="fold")
     for label, value in _dsh_rows(figures) + [["current step", current_step_text(fold, now_ms)]]:
@@ -209,14 +235,14 @@ def summary_table(log, fold: StatsFold, *, now_ms: int):
 
 
 def current_step_text(fold: StatsFold, now_ms: int) -> str:
-    """``turn T step S · running 12.3 s`` for the open step, else ``—``."""
+    """``turn T step S · running 12.3s`` for the step in progress, else ``—``. A step is in progress from
+    its ``step/start`` to its ``step/end`` (or ``turn/end``): its model call settles before its tools run."""
     from .figures import format_ms
 
-    dsh = fold.dsh
-    if dsh.open_key is None:
+    step = fold.current_step
+    if step is None:
         return "—"
-    turn, step = dsh.open_key
-    text = f"turn {turn} step {step}"
-    if isinstance(dsh.open_start, int) and fold.timing_known:
-        text += f" · running {format_ms(max(0, now_ms - dsh.open_start))}"
+    text = f"turn {step.turn} step {step.step}"
+    if isinstance(step.start, int) and fold.timing_known:
+        text += f" · running {format_ms(max(0, now_ms - step.start))}"
     return text

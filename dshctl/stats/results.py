@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from ..humanize import utc_moment
+
 OBSERVATIONS = (
     "ttft_ms",
     "tokens_per_second",
@@ -107,3 +109,39 @@ class LogStats(msgspec.Struct):
     steps: list[dict[str, Any]] | None
     samples: StatsSamples | None
     skipped: bool
+
+
+def session_identity(log) -> dict:
+    """The fields of a session record that come from the header and the path."""
+    header = log.header
+    return {
+        "kind": "session",
+        "path": log.display,
+        "id": header.id,
+        "createdAt": header.createdAt,
+        "created": utc_moment(header.createdAt),
+        "generation": header.version,
+        "cwd": header.cwd,
+        "seeded": header.seeded,
+        "parentSession": header.parentSession,
+    }
+
+
+def folded_stats(log, fold, *, by: str = "session", salvage: bool = False) -> LogStats:
+    """The statistics of ``log`` once ``fold`` (a :class:`~dshctl.stats.fold.StatsFold`) has read all of
+    it: what :func:`~dshctl.stats.log_stats` returns, and what ``stats --follow`` ends with."""
+    header = log.header
+    if log.fixture:
+        fold.timing_known = False
+    session = session_identity(log)
+    session["events"] = log.event_count
+    session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
+    session["cut"] = log.cut
+    session.update(fold.session())
+    session["warnings"] = list(log.warnings)
+    if salvage:
+        session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
+    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
+    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
+

@@ -1,0 +1,5 @@
+"""``python -m dshctl``: the console script."""
+
+from dshctl.entry import main
+
+main()
