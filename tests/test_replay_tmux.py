@@ -57,7 +57,7 @@ class Pane:
     def keys(self, *keys: str) -> None:
         subprocess.run([TMUX, "-L", self.socket, "send-keys", "-t", self.name, *keys], check=True, timeout=10)
 
-    def wait(self, predicate, what: str, timeout: float = 6.0) -> str:
+    def wait(self, predicate, what: str, timeout: float = 15.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
