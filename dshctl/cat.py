@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from fnmatch import fnmatchcase
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK
 from .output import emit_ndjson, warn
+from .textsafe import visible_raw_line
 
 
 def header_json(log) -> dict[str, Any]:
@@ -101,15 +102,30 @@ def _check_options(*, type_globs: list[str], turn: int | None, expand: bool, raw
         raise UsageError("--strict refuses damage that --salvage reads past: choose one")
 
 
+def _raw_for(out) -> Callable[[bytes], bytes]:
+    """How ``--raw`` writes a stored line: byte for byte to a pipe or file; to a terminal, a line holding
+    control characters (a damaged one) with them shown as pictures, never run by the terminal."""
+    try:
+        terminal = out.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return visible_raw_line if terminal else _as_stored
+
+
+def _as_stored(line: bytes) -> bytes:
+    return line
+
+
 def _print_raw_lines(path: str, *, strict: bool, salvage: bool) -> int:
     from .source import LineReader, resolve_one
 
     ref = resolve_one(path)
     reader = LineReader(ref, salvage=salvage)
     out = sys.stdout.buffer
+    shown = _raw_for(out)
     try:
         for _, line in reader:
-            out.write(line)
+            out.write(shown(line))
             out.write(b"\n")
     finally:
         reader.close()
@@ -160,9 +176,11 @@ def follow_cat(
 def _follow_raw(follower, out) -> int:
     """``cat --raw --follow``: the physical lines as they become complete (the header included)."""
 
+    shown = _raw_for(out)
+
     def consume(reader) -> None:
         for _, line in reader:
-            out.write(line + b"\n")
+            out.write(shown(line) + b"\n")
         report_raw_torn_tail(reader, strict=follower.strict)
 
     return follower.run(consume, raw=True)

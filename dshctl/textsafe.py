@@ -61,6 +61,17 @@ def visible_line(value: object, limit: int | None = None) -> str:
     return _ONE_LINE_UNSAFE.sub(_picture, text)
 
 
+_RAW_LINE_UNSAFE = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def visible_raw_line(line: bytes) -> bytes:
+    """A stored line (``cat --raw``) for a terminal: its bytes, unless they hold a control character,
+    then :func:`visible_line` of its UTF-8 text. A sound JSON line holds none (JSON escapes them)."""
+    if _RAW_LINE_UNSAFE.search(line) is None:
+        return line
+    return visible_line(line.decode("utf-8", "replace")).encode("utf-8")
+
+
 def has_unsafe(text: str) -> bool:
     """True if :func:`visible` would change ``text``."""
     return _MULTI_LINE_UNSAFE.search(text) is not None

@@ -525,6 +525,7 @@ def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
             pass
 
 
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
 @pytest.mark.parametrize("log", ["v0/apps-web-permission-policy-context.jsonl", "v0/apps-web-goal-multi-turn-actions.jsonl",
                                  "v0/apps-web-plan-review.jsonl", "v2/snapshot-form/sdk-text-turn.session.v2.jsonl"])
 def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
@@ -539,6 +540,7 @@ def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
     assert [line for line in shown if not is_found(line)] == []
 
 
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
 def test_a_slash_command_is_found_with_its_argument():
     path = CORPUS / "v0/apps-web-permission-policy-context.jsonl"
     lines = invoke("grep", "-F", "/permission read", str(path)).stdout.splitlines()
@@ -592,6 +594,14 @@ def test_an_empty_time_window_is_a_usage_error(command, v0_split):
     for since, until in [("2026-03-02", "2026-03-01"), ("1d", "1d"), ("2d", "3d")]:
         result = invoke(command, *pattern, *where, "--since", since, "--until", until, status=2)
         assert "not after --since" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["grep", "stats", "ls"])
+def test_an_age_beyond_any_float_is_a_usage_error_not_a_traceback(command, v0_split):
+    pattern = ["x"] if command == "grep" else []
+    where = [str(SAMPLES / "sessions")] if command != "grep" else [str(v0_split)]
+    result = invoke(command, *pattern, *where, "--since", "9" * 400 + "w", status=2)
+    assert "reaches back further than" in result.stderr
 
 
 def test_hits_of_many_logs_name_their_path():

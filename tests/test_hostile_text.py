@@ -398,3 +398,19 @@ def test_json_output_does_not_import_rich(root, command):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert result.stderr.decode().endswith("rich not imported"), result.stderr[-500:]
+
+
+def test_cat_raw_shows_a_damaged_line_s_controls_as_pictures_on_a_terminal_only(tmp_path):
+    """--raw writes the stored bytes to a pipe or file; a terminal never runs a control sequence from
+    a log, so there a line holding raw controls (only a damaged one can) shows them as pictures."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "raw.session.v4.jsonl"
+    stored = b'{"type":"a\x1b]0;PWNED\x07"}'
+    log.write_bytes(b'{"type":"session","version":4,"id":"x","createdAt":1,"cwd":"/"}\n' + stored + b"\n")
+    piped = subprocess.run([sys.executable, "-m", "dshctl", "cat", "--raw", str(log)], capture_output=True)
+    assert piped.stdout.splitlines()[1] == stored
+    on_terminal = subprocess.run(["script", "-qc", f"{sys.executable} -m dshctl cat --raw {log}", "/dev/null"],
+                                 capture_output=True, cwd=Path(__file__).resolve().parent.parent)
+    assert b"\x1b]0;" not in on_terminal.stdout and "␛]0;PWNED␇".encode() in on_terminal.stdout

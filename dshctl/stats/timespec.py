@@ -29,6 +29,10 @@ def parse_window(since: str | None, until: str | None, *, now_ms: int | None = N
     return since_ms, until_ms
 
 
+MAX_AGE_MS = 100 * 366 * 86_400_000
+"""The longest age ``--since``/``--until`` take (a century): no dsh session is older."""
+
+
 def parse_time_ms(text: str, *, option: str, now_ms: int | None = None) -> int:
     value = text.strip()
     if not value:
@@ -38,7 +42,10 @@ def parse_time_ms(text: str, *, option: str, now_ms: int | None = None) -> int:
     age = _AGE.match(value.lower())
     if age:
         now = int(_time.time() * 1000) if now_ms is None else now_ms
-        return now - int(float(age.group(1)) * _UNIT_MS[age.group(2)])
+        span = float(age.group(1)) * _UNIT_MS[age.group(2)]
+        if not span < MAX_AGE_MS:  # also inf: 400 nines of weeks overflowed int() into a traceback
+            raise UsageError(f"{option}: {text!r} reaches back further than {MAX_AGE_MS // _UNIT_MS['d']:,} days")
+        return now - int(span)
     try:
         parsed = _dt.datetime.fromisoformat(value.replace("z", "Z"))
     except ValueError:
