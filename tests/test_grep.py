@@ -282,10 +282,13 @@ def test_ndjson_and_json_keys(v0_split):
     assert counts == [{"path": str(v0_split), "id": "v0-split", "count": 3}]
 
 
-def test_short_ids():
+def test_short_ids_are_the_tables_unique_prefixes():
     assert short_id("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "p") == "7c1e5a2d"
-    assert short_id("agent-session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86", "p") == "5d9e2c71"
+    assert short_id("agent-session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86", "p") == "agent-session-5d9e2c71"
     assert short_id("short", "p") == "short" and short_id(None, "x/session.jsonl") == "x/session.jsonl"
+    # unique among the sessions of the root, so that the id shown opens the session
+    among = ["7c1e5a2d-3b9f-0000-0000-000000000000"]
+    assert short_id("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "p", among) == "7c1e5a2d-3b9f-4"
 
 
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
@@ -621,6 +624,6 @@ def test_help_says_what_the_readme_says(v0_split):
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "`--in`, comma-separated or repeated" in readme
     assert "letter outside an escape; `-i` wins over `-S`" in readme
-    assert "whole when it has 12 characters or fewer, else its first 8" in readme
+    assert "at least 8 characters after any `session-`, that no other session of the sessions root shares" in readme
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}

@@ -16,6 +16,7 @@ parsed. Colour (ripgrep's: id magenta, turn and step green, the matches bold red
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 from typing import Iterable
 
 from ..textsafe import visible_line
@@ -53,7 +54,7 @@ def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool =
 
 
 def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool) -> str:
-    fields = [short_id(result.id, result.path), _place(group.turn), _place(group.step), group.kind]
+    fields = [short_id(result.id, result.path, _root_ids()), _place(group.turn), _place(group.step), group.kind]
     if color:
         fields = [_paint(fields[0], _MAGENTA), _paint(fields[1], _GREEN), _paint(fields[2], _GREEN), _paint(fields[3], _CYAN)]
     if with_path:
@@ -81,10 +82,20 @@ def _place(number: int | None) -> str:
     return "-" if number is None else str(number)
 
 
-def short_id(session_id: str | None, path: str) -> str:
-    """A session's id after any ``…session-`` prefix: whole when it has 12 characters or fewer, else its
-    first 8 (a UUID's first group); the log's path when the header has no id."""
+def short_id(session_id: str | None, path: str, among: Iterable[str] = ()) -> str:
+    """A session as the tables name it (``source.short_ids``): the shortest prefix of its id that no
+    session of ``among`` shares, so that it opens the session as a PATH; the log's path when the header
+    has no id."""
+    from ..source import short_ids
+
     if not session_id:
         return visible_line(path)
-    bare = session_id.rpartition("session-")[2] or session_id
-    return visible_line(bare if len(bare) <= 12 else bare[:8])
+    return visible_line(short_ids([session_id], among=among)[session_id])
+
+
+@lru_cache(maxsize=1)
+def _root_ids() -> tuple[str, ...]:
+    """The sessions of the sessions root, read once a run: the ids a shown prefix must not share."""
+    from ..source import session_ids
+
+    return tuple(session_ids())
