@@ -36,18 +36,18 @@ def follow_target(spec: str) -> LogRef:
     """The log ``--follow`` watches for ``spec``: a file, a session directory's highest generation, or
     the most recently written session under a project directory or sessions root."""
     from .errors import UsageError
-    from .source.paths import resolve_named
+    from .source.paths import resolve_named, written_key
 
     if spec == "-":
         raise UsageError("--follow reads a log file or directory, not standard input")
     refs = resolve_named(spec)
     if len(refs) == 1:
         return refs[0]
-    written = [(_written_ns(ref), str(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
+    written = [(written_key(ref.path), ref) for ref in refs if ref.problem is None and ref.path is not None]
     written = [entry for entry in written if entry[0] is not None]
     if not written:
         raise next((ref.problem for ref in refs if ref.problem is not None), None) or UsageError(f"{spec}: no readable log to follow")
-    return max(written, key=lambda entry: entry[:2])[2]
+    return max(written, key=lambda entry: entry[0])[1]
 
 
 def _target_or_none(spec: str) -> LogRef | None:
@@ -68,14 +68,6 @@ def _empty_directory(path: str) -> bool:
         return all(name.endswith(".tmp") for name in os.listdir(path))
     except OSError:  # not a directory, or not readable: the error follow_target gave stands
         return False
-
-
-def _written_ns(ref: LogRef) -> int | None:
-    """When the log was last written (``latest_session``'s rule: the newest modification time)."""
-    try:
-        return os.stat(ref.path).st_mtime_ns  # type: ignore[arg-type]
-    except OSError:
-        return None
 
 
 class Follower:

@@ -334,6 +334,7 @@ def test_stats_follow_prices_its_turns_as_stats_does(tmp_path):
         (["replay", "-f", "--export", "x.cast", "samples/tour.session.jsonl"], "--export writes a finished one"),
         (["stats", "-f", "--by", "day", "samples/tour.session.jsonl"], "--follow watches one (--by turn or step)"),
         (["cat", "-f", "--salvage", "samples/tour.session.jsonl"], "does not apply to --follow"),
+        (["replay", "-f", "--salvage", "samples/tour.session.jsonl"], "does not apply to --follow"),
     ],
 )
 def test_follow_usage_errors(args, message):

@@ -359,7 +359,8 @@ class _Group:
         return encoded
 
 
-_SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})
+SETTLING_TYPES = frozenset({"turn/end", "step/end", "llm/retry", "llm/retry-started"})
+"""The events that end a pending v0 attempt (besides its own ``assistant/message``)."""
 
 
 def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: Callable[[], bool]) -> Iterator[Event]:
@@ -424,7 +425,7 @@ def fold_chunks(items: Iterator[Event | PackedRow], *, time_known: Callable[[], 
             yield from _fold_message(event, group, settle)
             group = None
             continue
-        if kind in _SETTLING_TYPES:
+        if kind in SETTLING_TYPES:
             if group is not None:
                 yield from settle()
             yield event

@@ -100,6 +100,8 @@ def run_replay(
 
         if export is not None:
             raise UsageError("--follow shows the session as it is written; --export writes a finished one")
+        if salvage:
+            raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
         live = interactive and _stdin_is_terminal()
         if live and (turn is not None or from_ms is not None):
             raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
@@ -240,7 +242,9 @@ def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool,
         except KeyboardInterrupt:
             sys.stdout.write("\x1b[0m\n")
             sys.stdout.flush()
-            return 130
+            from ..interrupt import interrupted_status
+
+            return interrupted_status()
 
     import time
 

@@ -31,6 +31,7 @@ import time
 from functools import partial
 from types import SimpleNamespace
 
+from ..generations.v0 import SETTLING_TYPES
 from ..textsafe import visible, visible_line
 from .player import Player
 from .terminal import (
@@ -96,7 +97,7 @@ class _Preview:
     chunk of another (turn, step), or any chunk after a ``finish``, starts a new attempt; a settling
     event ends it."""
 
-    SETTLING = frozenset({"assistant/message", "turn/end", "step/end", "llm/retry", "llm/retry-started"})
+    SETTLING = SETTLING_TYPES | {"assistant/message"}  # the chunk fold's own rule
 
     def __init__(self, publish) -> None:
         self.publish = publish  # called with the new text

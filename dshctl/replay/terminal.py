@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Callable
 
+from ..interrupt import EXIT_INTERRUPTED
 from .player import Player
 from .render import screen_rows, status_text
 from .timeline import Timeline
@@ -257,7 +258,9 @@ def play_interactive(
             finally:
                 _leave_screen(console)
     except KeyboardInterrupt:
-        return 130
+        from ..interrupt import interrupted_status
+
+        return interrupted_status()  # the screen is restored by now: the message reaches a clean terminal
     finally:
         signal.signal(signal.SIGTERM, previous_term)
 
@@ -351,7 +354,7 @@ class _LoopState:
         self.last_draw = 0.0
         self.dirty = True
         self.keys = keys
-        self.quit_keys = {"q": 0, "Q": 0, keys.ControlD: 0, keys.ControlC: 130}
+        self.quit_keys = {"q": 0, "Q": 0, keys.ControlD: 0, keys.ControlC: EXIT_INTERRUPTED}
         self.enter_keys = (keys.Enter, keys.ControlM, keys.ControlJ)
         self.cancel_keys = (keys.Escape, keys.ControlC, keys.ControlG)
         self.erase_keys = (keys.ControlH, keys.Backspace)

@@ -42,6 +42,7 @@ __all__ = [
     "session_ids",
     "sessions_root",
     "short_ids",
+    "written_key",
 ]
 
 MAX_SUPPORTED_GENERATION = 4
@@ -611,18 +612,22 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     return matches[0].path
 
 
+def written_key(log: str | os.PathLike) -> tuple[int, str] | None:
+    """How recently ``log`` was written, as ``--latest`` and ``--follow ROOT`` compare logs: its
+    modification time in ns, ties going to the later path; None when it cannot be read."""
+    try:
+        return os.stat(log).st_mtime_ns, str(log)
+    except OSError:
+        return None
+
+
 def latest_session(root: str | os.PathLike | None = None, project: str | None = None) -> Path:
     """The session directory whose log was written last under ``root`` (default: :func:`sessions_root`);
     ``project``, a cwd, keeps only that project's sessions."""
-    newest: tuple[float, Path] | None = None
+    newest: tuple[tuple[int, str], Path] | None = None
     for found in session_dirs(root, project):
-        if found.log is None:
-            continue
-        try:
-            written = found.log.stat().st_mtime
-        except OSError:
-            continue
-        if newest is None or written > newest[0]:
+        written = written_key(found.log) if found.log is not None else None
+        if written is not None and (newest is None or written > newest[0]):
             newest = (written, found.path)
     if newest is None:
         where = root if root is not None else sessions_root()

@@ -3,8 +3,8 @@
 The fold is the one ``dshctl stats`` runs (:class:`~dshctl.stats.fold.StatsFold`), fed event by event as
 the log grows (:mod:`dshctl.follow`). Two outputs:
 
-* to a terminal, a rich ``Live`` summary redrawn as the log grows and at most four times a second while
-  it is idle (the current step's elapsed time keeps counting): the session table of ``dshctl stats``
+* to a terminal, a rich ``Live`` summary redrawn as the log grows (at most four times a second) and once
+  a second while it is idle (the current step's elapsed time keeps counting): the session table of ``dshctl stats``
   plus the step in progress; when following ends, it gives way to the tables ``dshctl stats`` prints for
   the log as it stands (the fold has read all of it);
 * to a pipe (or with ``--ndjson``), one NDJSON record per completed turn — the record ``stats --by turn
