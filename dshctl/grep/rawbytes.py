@@ -6,6 +6,7 @@ standard input) answers None, and the log is then read the ordinary way, which r
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
@@ -25,6 +26,8 @@ def decompressed(ref: Any, limit: int = MAX_BYTES) -> bytes | None:
     try:
         with open(ref.path, "rb") as file:
             if file.read(4) != ZSTD_MAGIC:
+                if os.fstat(file.fileno()).st_size > limit:
+                    return None  # too big to hold: reading 64 MB only to drop it would be waste
                 file.seek(0)
                 data = file.read(limit + 1)
             else:
