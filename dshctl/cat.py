@@ -7,7 +7,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK
-from .output import emit_ndjson, warn
+from .output import emit_ndjson, is_terminal, warn
 from .textsafe import visible_raw_line
 
 
@@ -105,11 +105,7 @@ def _check_options(*, type_globs: list[str], turn: int | None, expand: bool, raw
 def _raw_for(out) -> Callable[[bytes], bytes]:
     """How ``--raw`` writes a stored line: byte for byte to a pipe or file; to a terminal, a line holding
     control characters (a damaged one) with them shown as pictures, never run by the terminal."""
-    try:
-        terminal = out.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
-    return visible_raw_line if terminal else _as_stored
+    return visible_raw_line if is_terminal(out) else _as_stored
 
 
 def _as_stored(line: bytes) -> bytes:

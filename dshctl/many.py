@@ -13,6 +13,7 @@ import sys
 from typing import Callable, Iterator, TypeVar
 
 from .errors import DshctlError
+from .output import is_terminal
 from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
@@ -41,11 +42,6 @@ def unique_refs(refs) -> list[LogRef]:
     return unique
 
 
-def _is_terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):  # AttributeError: closed at start (None)
-        return False
 
 
 def _file_identity(ref: LogRef):
@@ -90,7 +86,7 @@ def map_logs(
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
-    show = progress and len(refs) >= PARALLEL_THRESHOLD and _is_terminal(sys.stderr)
+    show = progress and len(refs) >= PARALLEL_THRESHOLD and is_terminal(sys.stderr)
     start_bar = partial(_ProgressBar, len(refs), label, color) if show else None
     if len(batches) < 2:
         yield from _map_in_process(func, refs, start_bar)

@@ -66,6 +66,15 @@ def terminal_width(stream=None) -> int | None:
         return None
 
 
+def is_terminal(stream: Any = None) -> bool:
+    """Whether ``stream`` (default: standard output) is a terminal; a closed or missing one is not."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # AttributeError: None, when started without the stream
+        return False
+
+
 def console(stderr: bool = False, *, color: bool = True, width: int | None = None):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
     ``width`` overrides the detected one (a table wider than a pipe's default)."""

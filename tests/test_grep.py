@@ -23,7 +23,7 @@ import dshctl
 from dshctl.cli import app
 from dshctl.grep import compile_pattern, grep_log
 from dshctl.grep.render import group_lines, short_id
-from dshctl.grep.search import _grep_one, _Options
+from dshctl.grep.search import _grep_one, SearchOptions
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
@@ -294,7 +294,7 @@ def test_short_ids_are_the_tables_unique_prefixes():
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
     hostile = "[/bold][red]x[/red] \x1b[2J\x1b]0;pwned\x07 :smile: \x9b31m"
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "say " + hostile + " done")]])
-    result = _grep_one(path, compile_pattern("pwned"), _Options(grouped=True))
+    result = _grep_one(path, compile_pattern("pwned"), SearchOptions(grouped=True))
     (group,) = result.groups
     plain = group_lines(result, group, color=False)
     assert "[/bold][red]x[/red] ␛[2J␛]0;pwned␇ :smile: \ufffd31m" in plain
@@ -563,7 +563,7 @@ def test_each_matching_line_is_shown_once_with_all_its_matches(tmp_path):
     assert [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "-m", "2", "x", str(path)).stdout.splitlines()] == [
         "x1 x2", "x1 x2", "x3"]
     assert invoke("grep", "-m", "1", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2"]
-    result = _grep_one(path, compile_pattern("x"), _Options(grouped=True))
+    result = _grep_one(path, compile_pattern("x"), SearchOptions(grouped=True))
     assert group_lines(result, result.groups[0], color=True).count("\x1b[1;31mx\x1b[0m") == 2
 
 

@@ -7,14 +7,14 @@ A log that cannot be read is warned about on standard error and skipped (the onl
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, UsageError
 from ..present import check_output
+from ..output import is_terminal
 from ..stats.timespec import parse_window
 from .pattern import compile_pattern
-from .search import KINDS, SCHEMA, LogGrep, _checked_kinds, _Options, map_grep
+from .search import KINDS, SCHEMA, LogGrep, checked_kinds, SearchOptions, map_grep
 
 EXIT_NO_HIT = 1
 
@@ -22,7 +22,7 @@ EXIT_NO_HIT = 1
 class GrepRun:
     """The logs of one run, searched lazily as the output is written."""
 
-    def __init__(self, pattern, options: _Options, refs: list, *, mode: str, output: str, jobs: int | None, color: bool):
+    def __init__(self, pattern, options: SearchOptions, refs: list, *, mode: str, output: str, jobs: int | None, color: bool):
         self.pattern = pattern
         self.options = options
         self.refs = refs
@@ -60,8 +60,8 @@ class GrepRun:
         _check_numbers(max_count=max_count, context=context, jobs=jobs)
         compiled = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, smart_case=smart_case, word=word)
         since_ms, until_ms = parse_window(since, until)
-        options = _Options(
-            kinds=_checked_kinds(_split_kinds(kinds)),
+        options = SearchOptions(
+            kinds=checked_kinds(_split_kinds(kinds)),
             max_count=1 if mode == "files" else max_count,
             count_only=mode != "hits",
             context=context if mode == "hits" else 0,
@@ -105,7 +105,7 @@ class GrepRun:
     def lines(self) -> None:
         from .render import write_lines
 
-        color = self.color and _stdout_is_terminal()
+        color = self.color and is_terminal()
         write_lines(self.results(), mode=self.mode, context=self.options.context, color=color, with_path=len(self.refs) > 1)
 
     def emit(self) -> None:
@@ -154,11 +154,6 @@ def _log_record(result: LogGrep, mode: str) -> dict:
     return record
 
 
-def _stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def run_grep(

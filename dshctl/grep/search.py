@@ -68,7 +68,7 @@ class LogGrep(msgspec.Struct, kw_only=True):
     warnings: list[str] = []
 
 
-class _Options(msgspec.Struct, frozen=True):
+class SearchOptions(msgspec.Struct, frozen=True):
     """What one log is searched for, besides the pattern."""
 
     kinds: tuple[str, ...] = KINDS
@@ -107,8 +107,8 @@ def grep_log(
     hits touch."""
     if not isinstance(pattern, Pattern):
         pattern = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, smart_case=smart_case, word=word)
-    options = _Options(
-        kinds=_checked_kinds(kinds),
+    options = SearchOptions(
+        kinds=checked_kinds(kinds),
         max_count=max_count,
         count_only=count_only,
         context=context,
@@ -119,7 +119,7 @@ def grep_log(
     return _grep_one(source, pattern, options)
 
 
-def _checked_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
+def checked_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(kinds))
     unknown = [kind for kind in chosen if kind not in KINDS]
     if unknown or not chosen:
@@ -127,7 +127,7 @@ def _checked_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
-def _grep_one(source: Any, pattern: Pattern, options: _Options) -> LogGrep:
+def _grep_one(source: Any, pattern: Pattern, options: SearchOptions) -> LogGrep:
     from ..reader import open_log
     from ..source import as_ref
 
@@ -146,7 +146,7 @@ def _grep_one(source: Any, pattern: Pattern, options: _Options) -> LogGrep:
     return result
 
 
-def _search(events, pattern: Pattern, options: _Options, result: LogGrep) -> None:
+def _search(events, pattern: Pattern, options: SearchOptions, result: LogGrep) -> None:
     limit = options.max_count
     if limit is not None and limit <= 0:
         return
@@ -173,7 +173,7 @@ def _count_lines(founds: Iterable[Found], result: LogGrep, limit: int | None) ->
     return kept
 
 
-def _keep(result: LogGrep, piece, text: str, founds: list[Found], options: _Options) -> None:
+def _keep(result: LogGrep, piece, text: str, founds: list[Found], options: SearchOptions) -> None:
     if options.grouped:
         result.groups.extend(_group(piece, lines) for lines in shown_lines(text, founds, options.context))
     else:
@@ -200,7 +200,7 @@ def _hit(result: LogGrep, piece, text: str, found: Found, context: int) -> Hit:
     return hit
 
 
-def _in_window(created: Any, options: _Options) -> bool:
+def _in_window(created: Any, options: SearchOptions) -> bool:
     if options.since_ms is None and options.until_ms is None:
         return True
     if not isinstance(created, int) or isinstance(created, bool) or created <= 0:
@@ -210,7 +210,7 @@ def _in_window(created: Any, options: _Options) -> bool:
     )
 
 
-def _skip_by_bytes(ref, pattern: Pattern, options: _Options) -> LogGrep | None:
+def _skip_by_bytes(ref, pattern: Pattern, options: SearchOptions) -> LogGrep | None:
     """A result without reading a record when the log's bytes cannot hold the ``-F`` string; None when
     they may (or cannot be judged this way): then the log is read."""
     from .rawbytes import decompressed, header_of
@@ -265,8 +265,8 @@ def grep_logs(
 
     if not isinstance(pattern, Pattern):
         pattern = compile_pattern(pattern, fixed=fixed, ignore_case=ignore_case, smart_case=smart_case, word=word)
-    options = _Options(
-        kinds=_checked_kinds(kinds),
+    options = SearchOptions(
+        kinds=checked_kinds(kinds),
         max_count=max_count,
         count_only=count_only,
         context=context,
@@ -277,7 +277,7 @@ def grep_logs(
     return map_grep(resolve_many(paths), pattern, options, jobs=jobs, progress=progress, color=color)
 
 
-def map_grep(refs: list, pattern: Pattern, options: _Options, *, jobs: int | None, progress: bool, color: bool):
+def map_grep(refs: list, pattern: Pattern, options: SearchOptions, *, jobs: int | None, progress: bool, color: bool):
     """``(ref, result or error)`` for every ref, through :func:`dshctl.many.map_logs`."""
     from ..many import map_logs
 

@@ -31,15 +31,11 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, UsageError
+from ..output import is_terminal
 
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
 
 
-def _isatty(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _refuse_the_log_itself(export: Path, log) -> None:
@@ -94,7 +90,7 @@ def run_replay(
         cols=cols,
         rows=rows,
     )
-    interactive = export is None and not instant and _isatty(sys.stdout)
+    interactive = export is None and not instant and is_terminal()
     if follow:
         from .follow import run_replay_follow
 
@@ -120,7 +116,7 @@ def run_replay(
         elif not interactive:
             from .transcript import write_transcript
 
-            write_transcript(timeline, sys.stdout, start, color=color and _isatty(sys.stdout), timestamps=timestamps)
+            write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=timestamps)
             status = 0
         else:
             status = _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+from ..output import is_terminal
+
 
 def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
     """``start_of(timeline)``: the fragment output starts at (``--turn``, ``--from``)."""
@@ -26,7 +28,7 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
     follower = Follower(path)
     out = sys.stdout
     follower.on_idle = out.flush
-    ansi = color and _isatty(out)
+    ansi = color and is_terminal(out)
 
     def consume(log) -> None:
         from .timeline import Timeline
@@ -39,9 +41,3 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
 
     return follower.run(consume)
 
-
-def _isatty(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from ..errors import UsageError
+from ..output import is_terminal
 from .fold import StatsFold
 
 REDRAW_SECONDS = 0.25
@@ -37,7 +38,7 @@ def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, co
     from ..output import warn
 
     _check_follow_options(paths, options, output=output, unused=unused)
-    live = output == "table" and _isatty(sys.stdout)
+    live = output == "table" and is_terminal()
     held: list[str] = []  # a warning written under the live table would be drawn over: it waits
     follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
     try:
@@ -69,11 +70,6 @@ def _default_root() -> str:
     return str(sessions_root())
 
 
-def _isatty(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _fold_for(log, prices, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
@@ -222,14 +218,14 @@ def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
     from rich.table import Table
 
     from ..output import text_cell
-    from .render import _dsh_rows
+    from .render import dsh_rows
 
     figures = fold.session()
     title = f"{log.display} (following; Ctrl-C ends)" if following else log.display
     table = Table(title=text_cell(title, "bold"), show_header=False)
     table.add_column(no_wrap=True)
     table.add_column(overflow="fold")
-    for label, value in _dsh_rows(figures) + [["current step", current_step_text(fold, now_ms)]]:
+    for label, value in dsh_rows(figures) + [["current step", current_step_text(fold, now_ms)]]:
         table.add_row(text_cell(label), text_cell(value))
     return table
 

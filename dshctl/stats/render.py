@@ -54,7 +54,7 @@ def stats_line(figures: dict) -> str:
     return " | ".join(groups) if groups else "(no figures)"
 
 
-def _dsh_rows(figures: dict) -> list[list[str]]:
+def dsh_rows(figures: dict) -> list[list[str]]:
     rows = [
         ["turns · steps", f"{figures['turns']:,} · {figures['steps']:,}"],
         ["LLM time", format_ms(figures["llmMs"])],
@@ -155,7 +155,7 @@ def _model_table(out: Tables, models: list[dict], title: str) -> None:
 
 
 def _summary_tables(out: Tables, figures: dict, title: str, spark: Any = None) -> None:
-    rows = _dsh_rows(figures)
+    rows = dsh_rows(figures)
     if spark is not None and len(spark) >= 2:
         values = [None if math.isnan(v) else v for v in spark]
         if sum(v is not None for v in values) >= 2:
