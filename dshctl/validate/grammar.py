@@ -13,6 +13,8 @@ user cancelled (``interrupted`` messages, attempts) or on middleware failure (at
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from dshctl.model import Event
 from dshctl.stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
 
@@ -66,29 +68,9 @@ def check_grammar(event: Event, col: Collector) -> None:
                 add("grammar/delta-target", f"{kind} for block {index}, an open {open_blocks[key]} block",
                     record=position, **where)
         elif kind == "block-start":
-            if key in open_blocks:
-                add("grammar/block-start", f"block-start repeats index {index} while that block is open",
-                    record=position, **where)
-            elif key in closed:
-                add("grammar/index-reuse", f"block-start reopens index {index} after its block-end (the assembler merges "
-                    "the two blocks)", record=position, **where)
-            else:
-                open_blocks[key] = chunk.get("blockType")
+            _block_start(chunk, index, key, open_blocks, closed, lambda rule, text: add(rule, text, record=position, **where))
         elif kind == "block-end":
-            block = chunk.get("block")
-            block_type = block.get("type") if isinstance(block, dict) else None
-            if key in closed:
-                add("grammar/second-block-end", f"second block-end for index {index} (the assembler keeps the first)",
-                    record=position, **where)
-            elif key not in open_blocks:
-                add("grammar/block-end", f"block-end for index {index}, which no block-start opened", record=position, **where)
-                closed.add(key)
-            else:
-                if open_blocks[key] != block_type:
-                    add("grammar/block-end", f"block-end for index {index} carries a {block_type} block, the block-start "
-                        f"opened {open_blocks[key]}", record=position, **where)
-                del open_blocks[key]
-                closed.add(key)
+            _block_end(chunk, index, key, open_blocks, closed, lambda rule, text: add(rule, text, record=position, **where))
         elif kind == "usage":
             if usage_seen:
                 add("grammar/usage-repeat", "a second usage chunk in one attempt", record=position, **where)
@@ -108,6 +90,30 @@ def check_grammar(event: Event, col: Collector) -> None:
                         record=position, **where)
     if event.type == "assistant/message":
         _settled_message(event, col, where, finished=finished_at is not None, finish_reason=finish_reason)
+
+
+def _block_start(chunk: dict, index: Any, key: Any, open_blocks: dict, closed: set, add: Callable[[str, str], None]) -> None:
+    if key in open_blocks:
+        add("grammar/block-start", f"block-start repeats index {index} while that block is open")
+    elif key in closed:
+        add("grammar/index-reuse", f"block-start reopens index {index} after its block-end (the assembler merges the two blocks)")
+    else:
+        open_blocks[key] = chunk.get("blockType")
+
+
+def _block_end(chunk: dict, index: Any, key: Any, open_blocks: dict, closed: set, add: Callable[[str, str], None]) -> None:
+    block = chunk.get("block")
+    block_type = block.get("type") if isinstance(block, dict) else None
+    if key in closed:
+        add("grammar/second-block-end", f"second block-end for index {index} (the assembler keeps the first)")
+        return
+    if key not in open_blocks:
+        add("grammar/block-end", f"block-end for index {index}, which no block-start opened")
+    else:
+        if open_blocks[key] != block_type:
+            add("grammar/block-end", f"block-end for index {index} carries a {block_type} block, the block-start opened {open_blocks[key]}")
+        del open_blocks[key]
+    closed.add(key)
 
 
 def _settled_message(event: Event, col: Collector, where: dict, *, finished: bool, finish_reason) -> None:
