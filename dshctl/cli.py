@@ -27,7 +27,7 @@ app = typer.Typer(
 
 NO_COLOR_HELP = "No colour (NO_COLOR is honoured too); before or after the command name."
 LATEST_HELP = "The most recently written session under the sessions root (with --project, of that project)."
-PROJECT_HELP = "With --latest: only the sessions whose cwd is DIR ('.' is the current directory)."
+PROJECT_HELP = "With --latest: only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under DIR's project directory."
 SINCE_HELP = "Only sessions created at or after this time: ISO 8601 date or date-time, epoch ms, or an age (90m, 36h, 7d, 2w)."
 UNTIL_HELP = "Only sessions created before this time: ISO 8601 date or date-time, epoch ms, or an age (90m, 36h, 7d, 2w)."
 PATH_HELP = "Log file, session directory, session id or unique id prefix, or - for stdin."
@@ -145,7 +145,7 @@ def ls_(
     sort: LsSort = typer.Option(LsSort.time, "--sort", help="Order: time (last written, newest last, like ls -tr), created, size or title."),
     since: Optional[str] = typer.Option(None, "--since", help=SINCE_HELP),
     until: Optional[str] = typer.Option(None, "--until", help=UNTIL_HELP),
-    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="Only the sessions whose cwd is DIR ('.' is the current directory); default: all."),
+    project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="Only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under DIR's project directory; default: all."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every warning, not a summary by kind."),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
 ) -> None:

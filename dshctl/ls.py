@@ -102,15 +102,31 @@ def _record_time(decode, line: bytes) -> Any:
     return obj.get("time") if isinstance(obj, dict) else None
 
 
-def iter_session_rows(root: str | None, *, color: bool = True) -> Iterator[dict[str, Any]]:
-    """The rows of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
-    where none (the root empty or missing) is an answer: no sessions yet. One row per session, in path
-    order; many sessions are read in worker processes (``color``: of their progress bar)."""
-    from .many import map_logs, resolve_many, unique_refs
+def session_refs(root: str | None) -> list:
+    """The logs of a named ROOT, which must hold a session; without ROOT, of the default sessions root,
+    where none (the root empty or missing) is an answer: no sessions yet. In path order."""
+    from .many import resolve_many, unique_refs
 
-    refs = resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
+    return resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
+
+
+def iter_session_rows(refs: list, *, color: bool = True) -> Iterator[dict[str, Any]]:
+    """One row per log, in order; many logs are read in worker processes (``color``: of their progress
+    bar)."""
+    from .many import map_logs
+
     for _, row in map_logs(session_row, refs, label="listing", color=color):
         yield row
+
+
+def _in_project(refs: list, project: str | None) -> list:
+    """The logs of project ``project`` by the rule of ``--latest --project`` (where they are stored), so
+    a listing of another project's logs does not read them."""
+    from .source import in_project
+
+    if project is None:
+        return refs
+    return [ref for ref in refs if ref.path is not None and in_project(ref.path, project)]
 
 
 def _default_root_logs() -> list:
@@ -162,17 +178,12 @@ def _sort_key(sort: str):
     return key
 
 
-def _chosen(rows: list[dict[str, Any]], since_ms: int | None, until_ms: int | None, project: str | None):
-    import os
-
-    cwd = os.path.abspath(project) if project is not None else None
+def _created_within(rows: list[dict[str, Any]], since_ms: int | None, until_ms: int | None):
     for row in rows:
         created = row["createdAt"] if isinstance(row["createdAt"], int) else None
         if since_ms is not None and (created is None or created < since_ms):
             continue
         if until_ms is not None and (created is None or created >= until_ms):
-            continue
-        if cwd is not None and row["cwd"] != cwd:
             continue
         yield row
 
@@ -198,13 +209,14 @@ def run_ls(
     if sort not in SORT_KEYS:
         raise UsageError(f"--sort: choose one of {', '.join(SORT_KEYS)}")
     since_ms, until_ms = parse_window(since, until)
-    every = list(iter_session_rows(root, color=color))
-    rows = sorted(_chosen(every, since_ms, until_ms, project), key=_sort_key(sort))
+    refs = session_refs(root)
+    read = list(iter_session_rows(_in_project(refs, project), color=color))
+    rows = sorted(_created_within(read, since_ms, until_ms), key=_sort_key(sort))
     failed = [row for row in rows if row["error"]]
     warnings = Warnings(verbose=verbose)
     for row in failed:
         warnings.add(row["path"], row["error"])
-    caption = f"{len(rows)} session(s)" + (f" of {len(every)}" if len(rows) != len(every) else "")
+    caption = f"{len(rows)} session(s)" + (f" of {len(refs)}" if len(rows) != len(refs) else "")
     emit(
         output,
         document=lambda: {"sessions": rows},
@@ -212,6 +224,6 @@ def run_ls(
         table=lambda: print_table(None, _table_columns(), (_table_cells(row) for row in rows), caption=caption, color=color),
     )
     warnings.report()
-    if failed and len(failed) == len(every) == 1:
+    if failed and len(failed) == len(refs) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK

@@ -236,6 +236,26 @@ def test_ls_filters_by_time_and_project_and_shows_turns_and_duration(home):
     assert "turns" in table and "duration" in table
 
 
+def test_project_is_the_directory_dsh_stores_sessions_under(tmp_path):
+    """``ls --project`` and ``--latest --project`` match alike, by the project directory dsh names after
+    the cwd: escaped (a space, a ``~``) and lossy (``/srv/a-b`` and ``/srv/a/b`` are one directory)."""
+    home = tmp_path / "home"
+    root = home / "sessions"
+    here = tmp_path / "dev proj~1"
+    here.mkdir()
+    session_log(root, "spaced", cwd=str(here), mtime=1_000_000)
+    session_log(root, "dashed", cwd="/srv/a-b", mtime=2_000_000)
+    session_log(root, "nested", cwd="/srv/a/b", mtime=3_000_000)
+    session_log(root, "parent", cwd="/srv/a", mtime=4_000_000)
+    for project, ids in [(str(here), ["spaced"]), ("/srv/a-b", ["dashed", "nested"]), ("/srv/a/b/", ["dashed", "nested"]),
+                         ("/srv/a", ["parent"])]:
+        assert ls_ids(str(root), "--project", project) == ids
+        latest = invoke("stats", "--json", "--latest", "--project", project, home=home)
+        assert [s["id"] for s in json.loads(latest.stdout)["sessions"]] == ids[-1:]
+    assert invoke("ls", "--ndjson", "--project", ".", home=home, cwd=here).stdout.count('"id"') == 1
+    assert json.loads(invoke("cat", "--raw", "--latest", "--project", ".", home=home, cwd=here).stdout.splitlines()[0])["id"] == "spaced"
+
+
 def test_plain_folders_of_logs_and_symlinks_are_read_alike(tmp_path):
     folder = tmp_path / "downloaded"
     folder.mkdir()

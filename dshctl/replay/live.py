@@ -59,8 +59,18 @@ _END = None
 PREVIEW_LABEL = "· streaming (not settled yet)"
 
 
-class _PreviewText(str):
-    """A queue entry: the preview's new text, in order with the items (the settled items replace it)."""
+PREVIEW_LIMIT = 64 * 1024
+"""The most preview text queued at once or kept for the screen, in characters: far more than the third
+of a screen the preview is shown in, so the tail kept draws the same lines as the whole text."""
+
+
+class _PreviewStart(str):
+    """A queue entry: the preview starts over with this text ("" ends it); in order with the items (the
+    settled items replace it)."""
+
+
+class _PreviewMore(str):
+    """A queue entry: text the attempt being streamed adds to the preview."""
 
 
 class LiveTimeline(Timeline):
@@ -85,7 +95,10 @@ class LiveTimeline(Timeline):
             self.complete = True
             self.preview = ""
             return False
-        if type(entry) is _PreviewText:
+        if type(entry) is _PreviewMore:
+            self.preview = bounded_tail(self.preview + entry)
+            return True
+        if type(entry) is _PreviewStart:
             self.preview = str(entry)
             return True
         self._source = iter((entry,))
@@ -100,10 +113,12 @@ class _Preview:
     SETTLING = SETTLING_TYPES | {"assistant/message"}  # the chunk fold's own rule
 
     def __init__(self, publish) -> None:
-        self.publish = publish  # called with the new text
+        self.publish = publish  # called with a queue entry: _PreviewStart or _PreviewMore
         self.key: tuple | None = None
         self.accumulator = None
+        self.text: PreviewText | None = None
         self.finished = False
+        self.started = False  # whether the attempt's first text is published
 
     def observe(self, item) -> None:
         from ..generations.v0 import PackedRow
@@ -124,44 +139,92 @@ class _Preview:
             return self._end()
         else:
             return
-        self.publish(preview_text(self.accumulator.records))
+        self._publish(self.text.add(self.accumulator.records))
 
     def _attempt(self, turn, step):
         from ..stream import Accumulator
 
         if self.accumulator is None or self.finished or self.key != (turn, step):
             self.accumulator, self.key, self.finished = Accumulator(), (turn, step), False
+            self.text, self.started = PreviewText(), False
         return self.accumulator
+
+    def _publish(self, added: str) -> None:
+        if not self.started or len(added) > PREVIEW_LIMIT:
+            self.publish(_PreviewStart(bounded_tail(added)))
+            self.started = True
+        elif added:
+            self.publish(_PreviewMore(added))
 
     def _end(self) -> None:
         if self.accumulator is not None:
-            self.accumulator = self.key = None
-            self.publish("")
+            self.accumulator = self.key = self.text = None
+            self.publish(_PreviewStart(""))
 
 
-def preview_text(records) -> str:
-    """What a pending attempt's stream says so far: reasoning, text and tool-call arguments in order, a
-    new line where another block begins."""
+class PreviewText:
+    """What a pending attempt's stream says so far, built as its records grow: reasoning, text and
+    tool-call arguments in order, a new line where another block begins. The records must grow as an
+    :class:`~dshctl.stream.Accumulator`'s do (new records at the end, new members on the last one), so
+    each member is read once."""
+
+    def __init__(self) -> None:
+        self.position = 0  # the last record read
+        self.members_read = 0  # of the record at position
+        self.block = None
+        self.ends_line = False  # whether the last block's record so far ends with a new line
+
+    def add(self, records) -> str:
+        """The text the records added since the last call."""
+        parts: list[str] = []
+        for position in range(self.position, len(records)):
+            read = self.members_read if position == self.position else 0
+            self.position, self.members_read = position, read
+            block = preview_block(records[position])
+            if block is None:
+                continue
+            key, members = block
+            if read == 0:
+                self._start_block(key, parts)
+            self._append(members[read:], parts)
+            self.members_read = len(members)
+        return "".join(parts)
+
+    def _start_block(self, key, parts: list) -> None:
+        if self.block is not None and key != self.block and not self.ends_line:
+            parts.append("\n")
+        self.block, self.ends_line = key, False
+
+    def _append(self, members, parts: list) -> None:
+        for member in members:
+            if member:
+                self.ends_line = member.endswith("\n")
+        parts.extend(members)
+
+
+def preview_block(record):
+    """The block a record shows in the preview and its pieces of text, or None when it shows nothing."""
     from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
 
-    parts: list[str] = []
-    block = None
-    for record in records:
-        cls = record.__class__
-        if cls is TextChunks or cls is ReasoningChunks or cls is ToolCallChunks:
-            text = "".join(record.args if cls is ToolCallChunks else record.texts)
-            key = (cls, record.index)
-        elif cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
-            text = record.chunk.get("text")
-            text = text if isinstance(text, str) else ""
-            key = (record.chunk["type"], record.chunk.get("index"))
-        else:
-            continue
-        if block is not None and key != block and parts and not parts[-1].endswith("\n"):
-            parts.append("\n")
-        block = key
-        parts.append(text)
-    return "".join(parts)
+    cls = record.__class__
+    if cls is TextChunks or cls is ReasoningChunks:
+        return (cls, record.index), record.texts
+    if cls is ToolCallChunks:
+        return (cls, record.index), record.args
+    if cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
+        text = record.chunk.get("text")
+        return (record.chunk["type"], record.chunk.get("index")), [text if isinstance(text, str) else ""]
+    return None
+
+
+def bounded_tail(text: str, limit: int = PREVIEW_LIMIT) -> str:
+    """The end of ``text``, at most ``limit`` characters, from the start of a line when there is one in
+    reach: a line cut in two would wrap differently on the screen."""
+    if len(text) <= limit:
+        return text
+    start = len(text) - limit
+    newline = text.find("\n", start - 1)
+    return text[newline + 1 :] if newline >= 0 else text[start:]
 
 
 class _Feed:
@@ -200,8 +263,8 @@ class _Feed:
             self.arrivals.put(entry)
             self._wake()
 
-    def _preview(self, text: str) -> None:
-        self.arrivals.put(_PreviewText(text))
+    def _preview(self, entry: str) -> None:
+        self.arrivals.put(entry)
         self._wake()
 
     def _wake(self) -> None:

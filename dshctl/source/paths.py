@@ -112,6 +112,23 @@ def project_key(cwd: str) -> str:
     return f"--{slug[:251]}--"
 
 
+def project_dir_name(project: str) -> str:
+    """The name of the project directory that ``--project DIR`` means: dsh's ``projectKey`` of DIR made
+    absolute (§1.2).
+
+    The one rule of ``--project``: a session belongs to the project directory it is stored under, as dsh
+    groups and finds it (§1.4: dsh stores a session under ``projectKey`` of its header cwd). The name is
+    lossy, so every cwd with the same name is the same project (``/a/b-c`` and ``/a/b/c``); a cwd that
+    is escaped (``/a/my proj`` → ``--a-my~0020proj--``) matches exactly."""
+    return project_key(os.path.abspath(project))
+
+
+def in_project(log: str | os.PathLike, project: str) -> bool:
+    """Whether ``log`` is stored under the project directory of ``--project`` ``project``
+    (``<root>/<project dir>/<session dir>/<log>``), from its path alone."""
+    return Path(os.path.abspath(log)).parent.parent.name == project_dir_name(project)
+
+
 def decode_session_dir_name(name: str) -> str:
     """Inverse of dsh ``encodeSegment``: ``~XXXX`` → one UTF-16 code unit.
 
@@ -565,10 +582,10 @@ def _common_prefix(a: str, b: str) -> int:
 
 def session_dirs(root: str | os.PathLike | None = None, project: str | None = None) -> list[SessionDir]:
     """Every session directory under ``root`` (default: :func:`sessions_root`), from directory names
-    only (no log is opened); ``project``, a cwd, keeps only its project directory (§1.2)."""
+    only (no log is opened); ``project`` keeps only its project directory (:func:`project_dir_name`)."""
     root_path = Path(root) if root is not None else sessions_root()
     display = str(root_path)
-    projects = [project_key(os.path.abspath(project))] if project is not None else None
+    projects = [project_dir_name(project)] if project is not None else None
     found: list[SessionDir] = []
     if not root_path.is_dir():
         return found
@@ -623,7 +640,7 @@ def written_key(log: str | os.PathLike) -> tuple[int, str] | None:
 
 def latest_session(root: str | os.PathLike | None = None, project: str | None = None) -> Path:
     """The session directory whose log was written last under ``root`` (default: :func:`sessions_root`);
-    ``project``, a cwd, keeps only that project's sessions."""
+    ``project`` keeps only that project's sessions (:func:`project_dir_name`)."""
     newest: tuple[tuple[int, str], Path] | None = None
     for found in session_dirs(root, project):
         written = written_key(found.log) if found.log is not None else None
