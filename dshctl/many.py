@@ -42,8 +42,6 @@ def unique_refs(refs) -> list[LogRef]:
     return unique
 
 
-
-
 def _file_identity(ref: LogRef):
     """What makes two refs the same file: device and inode (one stat, where resolving the path costs a
     stat per component: 90 ms over 1,200 sessions); the resolved path when the file cannot be stat'ed."""

@@ -154,8 +154,6 @@ def _log_record(result: LogGrep, mode: str) -> dict:
     return record
 
 
-
-
 def run_grep(
     pattern: str,
     paths: list[str],

@@ -36,8 +36,6 @@ from ..output import is_terminal
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
 
 
-
-
 def _refuse_the_log_itself(export: Path, log) -> None:
     """An export may end in .jsonl, so it can name the log itself: dshctl never writes to a log it
     reads, not even with --force."""

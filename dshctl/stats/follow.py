@@ -70,8 +70,6 @@ def _default_root() -> str:
     return str(sessions_root())
 
 
-
-
 def _fold_for(log, prices, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
     """The fold ``log_stats`` runs over ``log``: the same seed cut and the prices of the session's start."""
     created = log.header.createdAt
