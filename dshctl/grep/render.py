@@ -54,7 +54,7 @@ def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool =
 
 
 def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool) -> str:
-    fields = [short_id(result.id, result.path, _root_ids()), _place(group.turn), _place(group.step), group.kind]
+    fields = [_shown_id(result.id) if result.id else visible_line(result.path), _place(group.turn), _place(group.step), group.kind]
     if color:
         fields = [_paint(fields[0], _MAGENTA), _paint(fields[1], _GREEN), _paint(fields[2], _GREEN), _paint(fields[3], _CYAN)]
     if with_path:
@@ -91,6 +91,13 @@ def short_id(session_id: str | None, path: str, among: Iterable[str] = ()) -> st
     if not session_id:
         return visible_line(path)
     return visible_line(short_ids([session_id], among=among)[session_id])
+
+
+@lru_cache(maxsize=None)
+def _shown_id(session_id: str) -> str:
+    """:func:`short_id` among the sessions root, once a session: every hit line of a log names it, and
+    each naming sorts the ids of the whole root."""
+    return short_id(session_id, "", _root_ids())
 
 
 @lru_cache(maxsize=1)
