@@ -32,7 +32,7 @@ from dshctl.source import LineReader, LogRef, MAX_SUPPORTED_GENERATION
 from . import payload
 from .findings import Collector
 from .streams import check_chunk_event, check_embedded_stream
-from .values import as_int, count, has_placeholder, non_empty_str, safe_integer, short, type_name
+from .values import as_int, count, has_placeholder, is_absolute_path, non_empty_str, safe_integer, short, type_name
 
 __all__ = ["CodecResult", "run_codec"]
 
@@ -176,7 +176,7 @@ class _CodecPass:
             if key in obj and not isinstance(obj[key], str):
                 problems.append(f"{key} must be a string")
         cwd = obj.get("cwd")
-        if isinstance(cwd, str) and not fixture_cwd and not _absolute_path(cwd):
+        if isinstance(cwd, str) and not fixture_cwd and not is_absolute_path(cwd):
             problems.append(f"cwd {short(cwd)} must be an absolute path")
         if "origin" in obj and obj["origin"] != "subagent":
             problems.append('origin must be "subagent"')
@@ -561,6 +561,8 @@ class _CodecPass:
 
     def _payload(self, obj: dict, kind: str, data: dict, seq: int, where: dict) -> None:
         add, gen, fixture = self.col.add, self.gen, self.fixture
+        if gen >= 3 and kind in payload.DECLARED_RULES:
+            self._declared(kind, data, seq, where)
         if not self.col.enabled("codec/payload") and not self.col.enabled("codec/payload-v3-migration") \
                 and not self.col.enabled("codec/descriptor-version"):
             return
@@ -593,6 +595,17 @@ class _CodecPass:
                 return
             add("codec/payload", f"{kind} payload has an unexpected shape ({type(exc).__name__})", **where)
             self.result.payload_refused.add(seq)
+
+
+    def _declared(self, kind: str, data: dict, seq: int, where: dict) -> None:
+        """An event newer than the released admission, judged by its declared payload under a rule of its own."""
+        rule = payload.DECLARED_RULES[kind]
+        if not self.col.enabled(rule):
+            return
+        try:
+            payload.check_declared(kind, seq, data, fixture=self.fixture)
+        except payload.PayloadError as exc:
+            self.col.add(rule, str(exc), **where)
 
 
 def _seq_ranges_problem(value: Any, own_seq: Any, *, v0: bool) -> str | None:
@@ -634,10 +647,6 @@ def _record_type(obj: Any) -> str:
     """A record's ``type`` for a message, or ``event`` when it has none."""
     kind = obj.get("type") if isinstance(obj, dict) else None
     return kind if isinstance(kind, str) else "event"
-
-
-def _absolute_path(path: str) -> bool:
-    return path.startswith("/") or path.startswith("\\\\") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
 
 
 def _short_error(exc: Exception) -> str:

@@ -65,6 +65,11 @@ def has_placeholder(value: Any) -> bool:
     return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
 
 
+def is_absolute_path(path: str) -> bool:
+    """An absolute path as dsh writes one: POSIX ``/…``, a UNC ``\\\\server\\…`` or a drive ``C:\\…``."""
+    return path.startswith("/") or path.startswith("\\\\") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
+
+
 def type_name(value: Any) -> str:
     if value is None:
         return "null"

@@ -13,7 +13,8 @@ The package, by seam:
 * :mod:`.inventories` — the data members each released event type has;
 * :mod:`.shapes` — shapes several event types share (messages, sources, content blocks, usage, failures …);
 * :mod:`.checkers` — one checker per event type, in the order dsh's released checks run;
-* :mod:`.admission` — the entry points, one per generation, and what only that generation admits.
+* :mod:`.admission` — the entry points, one per generation, and what only that generation admits;
+* :mod:`.declared` — events newer than the released admission, judged by the payload dsh declares.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .admission import (
 )
 from .inventories import V0_DISPOSITIONS, V2_DISPOSITIONS
 from .checkers import semantics
+from .declared import DECLARED_RULES, check_declared
 from .shapes import check_stream_chunk
 
 __all__ = [
@@ -41,6 +43,8 @@ __all__ = [
     "check_v3_event",
     "check_v4_event",
     "check_stream_chunk",
+    "DECLARED_RULES",
+    "check_declared",
     "is_repair_identity",
     "semantics",
 ]
