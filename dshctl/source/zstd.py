@@ -37,6 +37,8 @@ ZSTD_BLOCK_MAX = 128 * 1024
 MAX_BLOCKS_PER_CALL = 64
 """One decompression call is fed at most this many blocks, so its output is bounded by
 ``MAX_BLOCKS_PER_CALL * ZSTD_BLOCK_MAX`` whatever the compression ratio (decompression bombs)."""
+SALVAGE_HINT = "; --salvage (cat, stats, replay) reads past the damaged frame"
+"""What a damaged frame's error adds: the reading that does not stop there."""
 _FRAME_HEADER_MAX = 18
 """Magic, descriptor, window byte, dictionary id and content size: enough to read a frame's declared size."""
 
@@ -217,7 +219,7 @@ class ZstdFrames:
                 return
             except SourceError as damage:
                 if not self.salvage:
-                    raise
+                    raise SourceError(damage.message + SALVAGE_HINT, file=damage.file, line=damage.line) from None
                 frame_start = self._skip_damage(window, frame, damage)
                 if frame_start is None:
                     return

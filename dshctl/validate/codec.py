@@ -24,6 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dshctl.errors import DshctlError
+from dshctl.generations import (
+    HEADER_NOT_JSON,
+    NO_HEADER_LINE,
+    NO_NUMERIC_VERSION,
+    NOT_A_SESSION_HEADER,
+    TORN_HEADER_LINE,
+    invalid_version,
+    newer_version,
+)
 from dshctl.generations.v0 import ROW_TAGS, LegacyNormalizer, decode_row
 from dshctl.jsvalues import loads_strict
 from dshctl.model import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, Event
@@ -99,9 +108,8 @@ class _CodecPass:
             lines = iter(self.reader)
             first = next(lines, None)
             if first is None:
-                torn = self.reader.torn_tail
-                what = "the header line is not terminated by LF" if torn is not None else "no header line"
-                self.col.add("codec/header", f"{what}: not a dsh session log", line=1)
+                self.col.add("codec/header", TORN_HEADER_LINE if self.reader.torn_tail is not None else NO_HEADER_LINE,
+                             line=1)
                 return result
             if not self._header(*first):
                 return result
@@ -120,23 +128,22 @@ class _CodecPass:
         col = self.col
         try:
             obj = loads_strict(raw)
-        except (ValueError, RecursionError) as exc:
-            col.add("codec/header", f"line 1 is not JSON ({_short_error(exc)}): not a dsh session log", line=1)
+        except (ValueError, RecursionError):
+            col.add("codec/header", HEADER_NOT_JSON, line=1)
             return False
         if not isinstance(obj, dict) or obj.get("type") != "session":
-            col.add("codec/header", 'line 1 is not a dsh session header (expected {"type":"session", ...})', line=1)
+            col.add("codec/header", NOT_A_SESSION_HEADER, line=1)
             return False
         version = obj.get("version")
         if isinstance(version, bool) or not isinstance(version, (int, float)):
-            col.add("codec/header", "line 1 is not a dsh session header: it has no numeric version", line=1)
+            col.add("codec/header", NO_NUMERIC_VERSION, line=1)
             return False
         if not count(version):
-            col.add("codec/version", f"header version {short(version)} is not a non-negative integer", line=1)
+            col.add("codec/version", invalid_version(short(version)), line=1)
             return False
         generation = int(version)
         if generation > MAX_SUPPORTED_GENERATION:
-            col.add("codec/version", f"written by a newer dsh than this tool supports (log format v{generation}); "
-                    f"dshctl reads v0-v{MAX_SUPPORTED_GENERATION}", line=1)
+            col.add("codec/version", newer_version(generation), line=1)
             return False
         self.result.generation = generation
         self.result.header = obj
@@ -307,8 +314,8 @@ class _CodecPass:
             col.add(issue.rule, f"{issue.message}; no later turn/end, so dsh drops this record and the {issue.dropped - 1} "
                     "after it as the crash boundary", line=issue.line, seq=issue.seq, severity="warning")
         if torn is not None:
-            col.add("codec/torn-tail", f"torn tail: {torn.bytes} bytes after the last complete record "
-                    f"({torn.reason}); dsh drops it", line=torn.line)
+            what = torn.torn_frame or f"{torn.bytes} bytes after the last complete record ({torn.reason})"
+            col.add("codec/torn-tail", f"torn tail: {what}; dsh drops it", line=torn.line)
         if reader.compressed and reader.first_frame_lines is not None and reader.first_frame_lines != 1:
             col.add("codec/zstd-header-frame", f"the first zstd frame holds {reader.first_frame_lines} lines; dsh requires "
                     "the header alone in frame 1", line=1)
