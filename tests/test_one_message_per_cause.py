@@ -102,3 +102,22 @@ def test_a_torn_zstd_frame_names_its_size_in_every_command():
     document = json.loads(invoke("validate", "--format", "json", str(torn)).stdout)
     torn_findings = [f for f in document["logs"][0]["findings"] if f["rule"] == "codec/torn-tail"]
     assert [f["message"] for f in torn_findings] == [f"torn tail: {frame}; dsh drops it"]
+
+
+def test_salvage_reads_past_every_damaged_frame_it_is_offered_for(tmp_path):
+    """The hint is kept: a complete frame that ends inside a record (read by the fast path, which declared
+    sizes allow) is read past with --salvage too."""
+    import zstandard
+
+    compress = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True).compress
+    header = b'{"type":"session","version":4,"id":"s1","createdAt":1,"isSeeded":false,"delegationDepth":0}\n'
+    path = _write(tmp_path, "mid.session.v4.jsonl.zstd", compress(header) + compress(b'{"type":"turn/st')
+                  + compress(b'art","seq":0,"time":1,"data":{"turn":1}}\n'))
+    refused = invoke("cat", str(path))
+    assert refused.exit_code == 2
+    assert refused.stderr == (f"dshctl: error: {path}:2: complete zstd frame 2 ends inside a record (16 bytes after "
+                              "the last LF); --salvage (cat, stats, replay) reads past the damaged frame\n")
+    for command in (["cat"], ["stats"], ["replay", "--instant"]):
+        salvaged = invoke(*command, "--salvage", str(path))
+        assert salvaged.exit_code == 1, (command, salvaged.output)
+        assert "salvage: complete zstd frame 2 ends inside a record" in salvaged.stderr

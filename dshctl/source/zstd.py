@@ -84,7 +84,8 @@ class ZstdFrames:
         python-zstandard finds each frame's end itself (a decompressobj stops there), so no block
         header is read in Python and no line is yielded before its frame is complete. Anything else
         -- bad magic, a reserved header bit, no or a large declared size, a decoder error, EOF inside
-        a frame -- hands the rest of the file to :meth:`_zstd_walk`, which reports it exactly."""
+        a frame, a frame that ends inside a record -- hands the rest of the file to :meth:`_zstd_walk`,
+        which reports it exactly."""
         out_bound = self._blocks_per_call() * ZSTD_BLOCK_MAX
         limit = self.max_line_bytes
         new_decoder = zstandard.ZstdDecompressor().decompressobj
@@ -150,6 +151,11 @@ class ZstdFrames:
                 self.frames += 1
                 if self.frames == 1:
                     self.first_frame_lines = self._line
+            elif decoded and not decoded.endswith(b"\n"):
+                # a complete frame that ends inside a record: damage, which the walk reports (and
+                # --salvage reads past) from this frame on
+                yield from self._walk_from(frame_start, frame_no)
+                return
             else:
                 yield from self._frame_lines(decoded)
                 self._end_frame(frame_no)
