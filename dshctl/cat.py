@@ -139,7 +139,7 @@ def report_raw_torn_tail(reader, *, strict: bool) -> None:
     torn = reader.torn_tail
     if torn is not None:
         display = reader.ref.display
-        text = f"torn tail not printed ({torn.bytes} bytes, {torn.reason})"
+        text = f"torn tail not printed: {torn.torn_frame}" if torn.torn_frame else f"torn tail not printed ({torn.bytes} bytes, {torn.reason})"
         if strict:
             raise FormatError(text, file=display, line=torn.line)
         warn(f"{display}: line {torn.line}: {text}")

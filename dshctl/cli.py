@@ -240,7 +240,7 @@ def grep(
     ignore_case: bool = typer.Option(False, "-i", "--ignore-case", help="Ignore case."),
     smart_case: bool = typer.Option(False, "-S", "--smart-case", help="Smart case: ignore case unless PATTERN has an upper-case letter outside an escape; -i wins."),
     word: bool = typer.Option(False, "-w", "--word-regexp", help="Only matches that neither start nor end inside a word."),
-    kinds: Optional[List[str]] = typer.Option(None, "--in", help="Search only these kinds (comma-separated or repeated): user,assistant,reasoning,tool-call,tool-result,title."),
+    kinds: Optional[List[str]] = typer.Option(None, "--in", help="Search only these kinds (comma-separated or repeated): user,assistant,reasoning,tool-call,tool-result,title (the default: all of these), context (harness-injected messages: runtime snapshots, instructions; only when named)."),
     files_with_matches: bool = typer.Option(False, "-l", "--files-with-matches", help="Print only the path of each log with a hit."),
     count: bool = typer.Option(False, "-c", "--count", help="Print the number of matching lines of each log with a hit (PATH:COUNT), as ripgrep counts."),
     max_count: Optional[int] = typer.Option(None, "-m", "--max-count", help="Stop reading a log after its N-th matching line."),

@@ -15,6 +15,10 @@ def main() -> None:
     try:
         from .cli import main as cli_main
 
-        cli_main()
-    except KeyboardInterrupt:
-        raise SystemExit(interrupt.interrupted_status()) from None
+        cli_main()  # ends in SystemExit, standard error settled (dshctl.output.run)
+    except KeyboardInterrupt:  # before the command line was imported: no output.run around it yet
+        status = interrupt.interrupted_status()
+        from .output import settle_stderr
+
+        settle_stderr()
+        raise SystemExit(status) from None

@@ -43,10 +43,12 @@ V4_EVENT_TYPES = frozenset(
     team/message/queued team/task todo/write tool-workflow/agent-end tool-workflow/agent-start
     tool-workflow/run-end tool-workflow/run-start tool/call tool/ptc-dispatch
     tool/ptc-dispatch-start tool/result turn/end turn/start user/message
-    web/deepseek-search-llm-request workspace/changes
+    web/deepseek-search-llm-request workspace/changes working-directory/change
     """.split()
 )
-V3_EVENT_TYPES = V4_EVENT_TYPES - {"developer/message"}
+"""v4 as dsh 0.2.1-alpha.2 reads it: the 59 types of v4 plus ``working-directory/change`` (a same-version
+addition, not ignorable: older builds refuse a log holding it)."""
+V3_EVENT_TYPES = V4_EVENT_TYPES - {"developer/message", "working-directory/change"}
 V2_EVENT_TYPES = (
     V3_EVENT_TYPES
     - {

@@ -522,9 +522,37 @@ class _BestEffortStderr:
 def _silence_stdout() -> None:
     """After EPIPE or a failed write, point stdout at /dev/null so the interpreter's final flush of
     what is still buffered cannot complain (or turn the exit status into 120)."""
+    _point_at_devnull(sys.stdout)
+
+
+def _point_at_devnull(stream) -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def settle_stderr() -> None:
+    """Flush standard error now, while a failure can still be swallowed. A buffered standard error that
+    cannot be written (``2>/dev/full``, an I/O error) keeps what it holds, and the interpreter's own
+    flush at exit would fail on it again and turn the exit status into 120 (with PYTHONUNBUFFERED it is
+    written through and fails early instead). So when this flush fails, what is left goes to /dev/null:
+    the message is lost, the status stands."""
+    stream = sys.stderr
+    if stream is None:  # the process started with standard error closed
+        return
+    try:
+        stream.flush()
+        return
+    except (AttributeError, OSError, ValueError):
+        pass
+    _point_at_devnull(stream)
+    try:
+        stream.flush()
     except (AttributeError, OSError, ValueError):
         pass
 
@@ -544,6 +572,7 @@ def run(body: Callable[[], int | None]) -> int:
         return _exit_status(body)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
+        settle_stderr()
 
 
 def _exit_status(body: Callable[[], int | None]) -> int:

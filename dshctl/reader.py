@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from .errors import DshctlError, FormatError
-from .generations import parse_header
+from .generations import HEADER_NOT_JSON, NO_HEADER_LINE, TORN_HEADER_LINE, parse_header
 from .generations.current import attach_stream
 from .generations.v0 import (
     ROW_TAGS,
@@ -393,11 +393,8 @@ class Log:
         torn = self.reader.torn_tail
         if torn is None:
             return
-        if torn.compressed_bytes is not None:
-            text = (
-                f"torn tail dropped: the last zstd frame is incomplete "
-                f"({torn.compressed_bytes} bytes on disk, {torn.bytes} decoded bytes after its last complete line)"
-            )
+        if torn.torn_frame is not None:
+            text = f"torn tail dropped: {torn.torn_frame}"
         else:
             text = f"torn tail dropped ({torn.bytes} bytes, {torn.reason})"
         if self.strict:
@@ -474,14 +471,11 @@ def open_log(
         try:
             lineno, raw = next(lines)
         except StopIteration:
-            torn = reader.torn_tail
-            if torn is not None:
-                raise FormatError("the header line is not terminated by LF (torn before the first record)", line=1)
-            raise FormatError("no header line: not a dsh session log", line=1)
+            raise FormatError(TORN_HEADER_LINE if reader.torn_tail is not None else NO_HEADER_LINE, line=1)
         try:
             header_json = _decoder.decode(raw)
-        except msgspec.DecodeError as exc:
-            raise FormatError(f"line 1 is not JSON ({_brief(exc)}): not a dsh session log", line=1)
+        except msgspec.DecodeError:
+            raise FormatError(HEADER_NOT_JSON, line=1) from None
         log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning,
                   salvage=salvage)
         log.header = parse_header(header_json, log.warn)

@@ -16,7 +16,16 @@ Kinds (:data:`KINDS`):
   (the user saw them stream), or of a message's content when it has no stream;
 * ``tool-call`` — the name and the arguments of each tool-call block of those settlements;
 * ``tool-result`` — the text blocks of ``tool/result`` in either shape;
-* ``title`` — ``session/title``.
+* ``title`` — ``session/title``;
+* ``context`` — what the harness put in the conversation in the user's place: the text blocks of every
+  other ``user/message`` (runtime snapshots, workspace instructions, skills, subagent notices, goal
+  rounds, compaction summaries, working-directory notices), the messages replay shows as one
+  ``· context:`` line. Not searched unless asked for (:data:`DEFAULT_KINDS`): it is mostly the same
+  boilerplate in every session.
+
+A ``working-directory/change`` event holds a path, not text anyone said: it is no piece (it moves nothing
+either: the turn and step of what follows are as before). The notice dsh sends the model about it is
+``context``.
 
 Text is returned as the log holds it: showing it on a terminal is the caller's business
 (:mod:`dshctl.textsafe`).
@@ -30,7 +39,9 @@ from .model import SETTLEMENT_TYPES, Event, tool_result_blocks
 from .stream import BlockText, block_texts
 from .turns import Position
 
-KINDS = ("user", "assistant", "reasoning", "tool-call", "tool-result", "title")
+KINDS = ("user", "assistant", "reasoning", "tool-call", "tool-result", "title", "context")
+DEFAULT_KINDS = KINDS[:-1]
+"""What is searched when no kinds are named: everything but ``context``."""
 
 _BLOCK_KINDS = {"text": "assistant", "reasoning": "reasoning", "tool-call": "tool-call"}
 
@@ -45,7 +56,7 @@ class Said(NamedTuple):
     text: str
 
 
-def said(events: Iterable[Event], kinds: Iterable[str] = KINDS) -> Iterator[Said]:
+def said(events: Iterable[Event], kinds: Iterable[str] = DEFAULT_KINDS) -> Iterator[Said]:
     """The pieces of ``kinds`` in the events, in log order (blocks in their stream's first-seen order)."""
     wanted = frozenset(kinds)
     want_settlements = not wanted.isdisjoint(_BLOCK_KINDS.values())
@@ -58,8 +69,8 @@ def said(events: Iterable[Event], kinds: Iterable[str] = KINDS) -> Iterator[Said
                 texts = _settlement_texts(event, wanted)
             else:
                 continue
-        elif kind == "user/message" and "user" in wanted:
-            texts = (("user", text) for text in _prompt_texts(event))
+        elif kind == "user/message" and not wanted.isdisjoint(_MESSAGE_KINDS):
+            texts = _message_texts(event, wanted)
         elif kind == "command/run" and "user" in wanted:
             texts = (("user", text) for text in _command_line(event))
         elif kind == "tool/result" and "tool-result" in wanted:
@@ -105,15 +116,21 @@ def _content_blocks(event: Event) -> list[BlockText]:
     return blocks
 
 
-def _prompt_texts(event: Event) -> Iterator[str]:
+_MESSAGE_KINDS = frozenset({"user", "context"})
+
+
+def _message_texts(event: Event, wanted: frozenset) -> Iterator[tuple[str, str]]:
+    """A ``user/message``'s text blocks: a prompt when its source is the user, context otherwise (the rule
+    replay draws them by)."""
     message = event.data
     if not isinstance(message, dict):
         return
     source = message.get("source")
-    if not isinstance(source, dict) or source.get("kind") != "user":
-        return
-    content = message.get("content")
-    yield from _text_blocks(content if isinstance(content, list) else [])
+    kind = "user" if isinstance(source, dict) and source.get("kind") == "user" else "context"
+    if kind in wanted:
+        content = message.get("content")
+        for text in _text_blocks(content if isinstance(content, list) else []):
+            yield kind, text
 
 
 def _command_line(event: Event) -> Iterator[str]:

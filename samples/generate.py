@@ -62,6 +62,7 @@ ZSTD_LEVEL = 3
 TOUR_ID = "7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57"
 CHILD_ID = "b4d2f6a8-1c3e-4a5b-9d7f-0e2c4a6b8d10"
 NOCWD_ID = "session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86"
+CWD_CHANGE_ID = "e8c1f3a5-7b9d-4e2f-8a6c-0d4b2f6e8a13"
 CWD = "/home/alice/dev/dsh tour"
 PROJECT_DIR = "--home-alice-dev-dsh~0020tour--"  # projectKey(CWD), FORMAT.md §1.2
 
@@ -707,6 +708,84 @@ def build_nocwd() -> tuple[Log, dict]:
     return log, {"header": header}
 
 
+def build_cwd_change() -> tuple[Log, dict]:
+    """A subagent child as dsh 0.2.1-alpha.2 writes it (v4, same version): it starts in the directory its
+    parent chose (``working-directory/change`` before its first turn; the header keeps the original
+    project), moves on with the ``working_directory`` tool (a second change, and the notice dsh queues
+    for the model), and presents a file (``deliverables/presented``). Rendered in v4 only: older
+    generations do not know the event."""
+    log = Log(CWD_CHANGE_ID)
+    base = 70_000
+    docs, site = f"{CWD}/docs", f"{CWD}/docs/site"
+    log.add("working-directory/change", at(base), {"cwd": docs})
+    p = log.prompt(at(base + 1), at(base + 2), 1, "w1-prompt", [{"type": "text", "text": "Build the docs site and show me the page."}])
+    log.add("step/start", at(base + 2), {"turn": 1, "step": 1})
+    log.add("user/message", at(base + 4), p, op="append")
+    request_header(log, at(base + 5), "initial", SYSTEM_PROMPT_1)
+    log.add("request/context", at(base + 5), {"provider": PROVIDER, "model": MODEL, "contextWindow": CONTEXT_WINDOW})
+
+    # step 1: into docs/site with the working_directory tool
+    text1 = ["The built", " site is in site/;", " moving there."]
+    args_cd = ['{"cd": ', '"site"}']
+    call_cd = "call_00_Wd3kPs8NfQ1Lr6Tz2Vb0001"
+    s = []
+    s += block_start(at(base + 300), 0, "text")
+    s += deltas("text", 0, text1, at(base + 300), 20)
+    s += block_start(at(base + 360), 1, "tool-call")
+    s += tool_deltas(1, call_cd, "working_directory", args_cd, [at(base + 360), at(base + 370)], False)
+    s += block_ends(at(base + 380), [(0, {"type": "text", "text": "".join(text1)}),
+                                     (1, {"type": "tool-call", "id": call_cd, "name": "working_directory", "arguments": "".join(args_cd)})])
+    s += usage_chunk(at(base + 381), usage(3_000, 30, 0, 0))
+    s += finish_chunk(at(base + 381), "tool-calls")
+    log.assistant_message(at(base + 400), 1, 1, log.chunks(1, 1, s), "w1s1")
+    cd = log.tool_call(at(base + 401), 1, 1, call_cd, "working_directory", "".join(args_cd))
+    log.add("working-directory/change", at(base + 410), {"cwd": site})
+    notice = {"content": [{"type": "text", "text": f"The working directory changed from {json.dumps(docs)} to {json.dumps(site)}."}],
+              "source": {"kind": "working-directory"}, "role": "user", "id": log.message_id("w1-cwd-notice")}
+    log.add("agent/inbox/spliced", at(base + 410), {"target": "next-step", "start": 0, "inserted": [copy.deepcopy(notice)]})
+    log.tool_result(at(base + 411), 1, 1, cd, "w1s1-result", [{"type": "text", "text": site}])
+    log.add("step/end", at(base + 412), {"turn": 1, "step": 1})
+
+    # step 2: the notice reaches the model; it presents the page
+    log.add("step/start", at(base + 420), {"turn": 1, "step": 2})
+    log.add("agent/inbox/spliced", at(base + 420), {"target": "next-step", "start": 0, "removedCount": 1, "inserted": []})
+    log.add("user/message", at(base + 421), notice, op="append")
+    text2 = ["index.html", " is built."]
+    files = [{"path": "index.html", "description": "The docs home page"}]
+    args_present = ['{"files": ', json.dumps(files) + "}"]
+    call_present = "call_00_Dp5mRt2XcV7Nq4Ls9Hk0002"
+    s = []
+    s += block_start(at(base + 700), 0, "text")
+    s += deltas("text", 0, text2, at(base + 700), 20)
+    s += block_start(at(base + 740), 1, "tool-call")
+    s += tool_deltas(1, call_present, "present", args_present, [at(base + 740), at(base + 750)], False)
+    s += block_ends(at(base + 760), [(0, {"type": "text", "text": "".join(text2)}),
+                                     (1, {"type": "tool-call", "id": call_present, "name": "present", "arguments": "".join(args_present)})])
+    s += usage_chunk(at(base + 761), usage(500, 40, 3_000, 0))
+    s += finish_chunk(at(base + 761), "tool-calls")
+    log.assistant_message(at(base + 780), 1, 2, log.chunks(1, 2, s), "w1s2")
+    shown = log.tool_call(at(base + 781), 1, 2, call_present, "present", "".join(args_present))
+    log.tool_result(at(base + 790), 1, 2, shown, "w1s2-result", [{"type": "text", "text": "Presented 1 file."}])
+    log.add("deliverables/presented", at(base + 791), {"turn": 1, "callId": call_present, "files": copy.deepcopy(files)})
+    log.add("step/end", at(base + 792), {"turn": 1, "step": 2})
+
+    # step 3: the answer
+    log.add("step/start", at(base + 800), {"turn": 1, "step": 3})
+    text3 = ["Done:", " docs/site/index.html", " is presented."]
+    s = []
+    s += block_start(at(base + 1000), 0, "text")
+    s += deltas("text", 0, text3, at(base + 1000), 20)
+    s += block_ends(at(base + 1050), [(0, {"type": "text", "text": "".join(text3)})])
+    s += usage_chunk(at(base + 1051), usage(300, 12, 3_500, 0))
+    s += finish_chunk(at(base + 1051), "stop")
+    log.assistant_message(at(base + 1060), 1, 3, log.chunks(1, 3, s), "w1s3")
+    log.add("step/end", at(base + 1061), {"turn": 1, "step": 3})
+    log.add("turn/end", at(base + 1062), {"turn": 1, "reason": {"kind": "completed"}})
+    header = {"type": "session", "version": 0, "id": CWD_CHANGE_ID, "createdAt": at(base - 1), "cwd": CWD,
+              "parentSession": TOUR_ID, "origin": "subagent", "delegationDepth": 1}
+    return log, {"header": header}
+
+
 # ------------------------------------------------------------------------------------------------
 # Durable batches (FORMAT.md §1.5): a 200 ms write-behind window from the first pending event, and
 # forced flushes before every model request, before every tool body and at every pre-step boundary.
@@ -1163,6 +1242,7 @@ def generate(out: Path) -> None:
     fill_title_prompt(tour, marks)
     child, child_info = build_child(tour, marks)
     nocwd, nocwd_info = build_nocwd()
+    cwd_change, cwd_change_info = build_cwd_change()
 
     # Durable batches belong to each file's own write history. The child's inherited prefix (written at
     # once when the fork materializes) shares its Ev objects with the tour, so each log's numbering is
@@ -1172,6 +1252,7 @@ def generate(out: Path) -> None:
     assign_batches(child.events, first_batch_end=child_info["cut"])
     child_batches = [ev.batch for ev in child.events]
     assign_batches(nocwd.events)
+    assign_batches(cwd_change.events)
 
     def with_batches(log: Log, batches: list[int]):
         for ev, b in zip(log.events, batches):
@@ -1183,6 +1264,7 @@ def generate(out: Path) -> None:
     with_batches(child, child_batches)
     child_gen = generations(child, child_info["header"], child_info["cut"])
     nocwd_gen = generations(nocwd, nocwd_info["header"], None)
+    cwd_change_v4 = render_current(header_for(4, cwd_change_info["header"]), to_v4(to_v3(to_v2(cwd_change.events, None), CWD_CHANGE_ID)), 4)
 
     zstd_files: dict[str, bytes] = {}
     for stem, gens in (("tour", tour_gen), ("fork-child", child_gen)):
@@ -1191,6 +1273,11 @@ def generate(out: Path) -> None:
             write(out / name, (header_line + "".join(frames)).encode())
             zstd_files[name] = b"".join(zstd_frames(header_line, frames))
             write(out / (name + ".zstd"), zstd_files[name])
+
+    header_line, frames, _ = cwd_change_v4
+    name = file_name("cwd-change", 4)
+    write(out / name, (header_line + "".join(frames)).encode())
+    write(out / (name + ".zstd"), b"".join(zstd_frames(header_line, frames)))
 
     # torn tails (§1.6, §8.5): the no-cwd session's v4 log cut inside its last line, and the same log
     # written one zstd frame per durable batch with the last frame cut in the middle

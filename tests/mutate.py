@@ -456,6 +456,51 @@ def _descriptor_v4(objs):
     first(objs, "subagent/descriptor")["data"]["version"] = 2
 
 
+# dsh 0.2.1-alpha.2 (v4, same version): the cwd-change sample starts with a working-directory/change at seq 0,
+# moves again at seq 12 and presents a file at seq 22
+CWD4 = "cwd-change.session.v4.jsonl"
+
+
+@mutant("codec/working-directory", CWD4, 1, "relative_cwd")
+def _relative_cwd(objs):
+    at(objs, 12)["data"]["cwd"] = "site"
+
+
+@mutant("codec/working-directory", CWD4, 1, "cwd_not_a_string")
+def _cwd_not_a_string(objs):
+    at(objs, 0)["data"]["cwd"] = ["/home/alice"]
+
+
+@mutant("codec/working-directory", CWD4, 1, "no_cwd")
+def _no_cwd(objs):
+    at(objs, 0)["data"] = {"path": "/home/alice"}
+
+
+@mutant("codec/working-directory", CWD4, 0, "unknown_member_passes", absent=True)
+def _working_directory_extra_member(objs):
+    at(objs, 12)["data"]["reason"] = "tool"  # v4 gains optional members without a version bump
+
+
+@mutant("codec/unknown-type", V3, 1, "working_directory_in_v3")
+def _working_directory_in_v3(objs):
+    insert(objs, 1, {"type": "working-directory/change", "data": {"cwd": "/home/alice"}})
+
+
+@mutant("codec/deliverables", CWD4, 0, "files_not_an_array")
+def _deliverables_files(objs):
+    at(objs, 22)["data"]["files"] = "index.html"
+
+
+@mutant("codec/deliverables", CWD4, 1, "file_without_path_strict", strict=True)
+def _deliverables_path(objs):
+    at(objs, 22)["data"]["files"] = [{"description": "The docs home page"}]
+
+
+@mutant("codec/deliverables", CWD4, 0, "unknown_members_pass", absent=True)
+def _deliverables_extra(objs):
+    at(objs, 22)["data"]["files"][0]["bytes"] = 1024
+
+
 # =========================================================================== stream (v2 tour: 12 = reasoning + text message)
 
 

@@ -46,7 +46,14 @@ def empty_plain_dir(tmp: Path) -> Path:
     return plain
 
 
-SHAPES = [empty_root, empty_project, root_of_sessions_without_logs]
+def plain_dir_of_other_files(tmp: Path) -> Path:
+    plain = tmp / "notes"
+    plain.mkdir()
+    (plain / "todo.txt").write_text("not a log\n")
+    return plain
+
+
+SHAPES = [empty_root, empty_project, root_of_sessions_without_logs, empty_plain_dir]
 COMMANDS = [["cat"], ["replay", "--instant"], ["images"], ["stats"], ["stats", "--json"], ["ls"], ["ls", "--ndjson"]]
 
 
@@ -60,20 +67,29 @@ def test_a_named_path_without_logs_is_status_2(tmp_path, shape, command):
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("shape", [*SHAPES, empty_plain_dir])
+@pytest.mark.parametrize("shape", SHAPES)
 def test_validate_fails_on_nothing(tmp_path, shape):
     path = shape(tmp_path)
     result = invoke("validate", str(path))
     assert result.exit_code == 2, result.output
-    found = "not a dsh log location" if shape is empty_plain_dir else "no dsh session logs found"
-    assert f"{path}: unreadable [codec/read] {found}" in result.stdout
+    assert f"{path}: unreadable [codec/read] no dsh session logs found" in result.stdout
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, ["validate"], ["grep", "x"]], ids=" ".join)
+def test_a_folder_of_other_files_is_not_a_log_location_in_every_command(tmp_path, command):
+    """Another cause, another message: something is there, and it is not a log."""
+    path = plain_dir_of_other_files(tmp_path)
+    result = invoke(*command, str(path))
+    assert result.exit_code == 2, result.output
+    expected = "not a dsh log location: expected a session directory"
+    assert expected in (result.stdout if command == ["validate"] else result.stderr)
 
 
 def test_validate_junit_on_nothing_is_a_failing_testcase(tmp_path):
     result = invoke("validate", "--format", "junit", str(empty_plain_dir(tmp_path)))
     assert result.exit_code == 2
     assert 'tests="1" failures="0" errors="1"' in result.stdout
-    assert "not a dsh log location" in result.stdout
+    assert "no dsh session logs found" in result.stdout
 
 
 def test_validate_checks_the_other_paths_and_reports_the_empty_one(tmp_path):

@@ -141,7 +141,8 @@ def test_warnings_of_many_logs_are_summarized_after_the_table(tmp_path):
     result = invoke("stats", str(root), columns=120)
     assert result.exit_code == 0
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
-    assert len(warnings) == 1 and warnings[0].startswith("dshctl: warning: 6 logs: line N: torn tail dropped")
+    assert len(warnings) == 1 and warnings[0].startswith("dshctl: warning: torn tail dropped in 6 logs (")
+    assert "N bytes" not in warnings[0] and " bytes, no final LF): " in warnings[0]  # numbers, not placeholders
     assert "and 3 more; --verbose lists each" in warnings[0]
     verbose = invoke("stats", "--verbose", str(root), columns=120)
     assert len([line for line in verbose.stderr.splitlines() if "torn tail" in line]) == 6
@@ -326,6 +327,8 @@ def damaged(tmp_path) -> Path:
 def test_salvage_reads_past_a_corrupt_frame_and_exits_1(damaged, command):
     refused = invoke(*command, str(damaged), columns=120)
     assert refused.exit_code == 2
+    assert refused.stderr.rstrip().endswith("corrupt zstd frame 3: Restored data doesn't match checksum; "
+                                            "--salvage (cat, stats, replay) reads past the damaged frame")
     assert refused.stdout == "" or "--raw" in command  # the raw lines stream up to the damage
     salvaged = invoke(*command, "--salvage", str(damaged), columns=120)
     assert salvaged.exit_code == 1, salvaged.output

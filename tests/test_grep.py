@@ -627,3 +627,21 @@ def test_help_says_what_the_readme_says(v0_split):
     assert "at least 8 characters after any `session-`, that no other session of the sessions root shares" in readme
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}
+
+
+def test_context_is_searched_only_when_named():
+    """Harness-injected messages (a runtime snapshot here) are what replay shows as one ``· context:`` line:
+    ``--in context`` searches them, the default does not."""
+    from dshctl.replay.timeline import CONTEXT, Timeline
+    from dshctl.replay.transform import make_filters
+
+    log = str(SAMPLES / "tour.session.v4.jsonl")
+    assert dshctl.grep_log(log, "File sandbox", fixed=True).hits == []
+    hits = dshctl.grep_log(log, "File sandbox", fixed=True, kinds=["context"]).hits
+    assert [(h.kind, h.turn, h.step, h.text) for h in hits][:1] == [("context", 1, 1, "File sandbox: workspace-write.")]
+    timeline = Timeline(dshctl.open_log(log), make_filters())
+    timeline.ensure_all()
+    context_seqs = {item.seq for item in timeline.items if item.kind == CONTEXT}
+    assert hits and {h.seq for h in hits} <= context_seqs
+    counted = invoke("grep", "--in", "context,user", "-c", "-F", "File sandbox", log)
+    assert counted.stdout.strip().endswith(f":{len(hits)}")

@@ -201,3 +201,32 @@ def test_the_same_file_reached_twice_is_read_once(root, tmp_path):
     link.symlink_to(log.parent, target_is_directory=True)
     refs = resolve_many([str(log), str(link), str(root)])
     assert len(refs) == 36 and refs[0].path == log
+
+
+def test_a_warning_summary_spans_the_numbers_of_its_logs():
+    from dshctl.many import Warnings, summarize
+
+    texts = ["line 12: torn tail dropped (340 bytes, no final LF)", "line 3: torn tail dropped (12 bytes, no final LF)",
+             "line 40: torn tail dropped (1,024 bytes, no final LF)"]
+    assert summarize(texts) == "torn tail dropped in 3 logs (12–1,024 bytes, no final LF)"
+    assert summarize(texts[:1] * 2) == "torn tail dropped in 2 logs (340 bytes, no final LF)"
+    assert summarize(["header lacks a session id"] * 4) == "header lacks a session id in 4 logs"
+    zstd = "line {}: torn tail dropped: the last zstd frame is incomplete ({} bytes on disk, 0 decoded bytes after its last complete line)"
+    assert summarize([zstd.format(5, 43), zstd.format(9, 61)]) == (
+        "torn tail dropped in 2 logs: the last zstd frame is incomplete (43–61 bytes on disk, 0 decoded bytes after its last "
+        "complete line)")
+
+    told = []
+    warnings = Warnings()
+    for index, text in enumerate(texts + ["header lacks a session id"]):
+        warnings.add(f"log-{index}", text)
+    import dshctl.output
+
+    real = dshctl.output.warn
+    dshctl.output.warn = told.append
+    try:
+        warnings.report()
+    finally:
+        dshctl.output.warn = real
+    assert told == ["torn tail dropped in 3 logs (12–1,024 bytes, no final LF): log-0, log-1, log-2; --verbose lists each",
+                    "log-3: header lacks a session id"]

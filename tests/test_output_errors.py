@@ -76,10 +76,15 @@ def _argv(args: list[str], tmp: Path, case: str) -> list[str]:
     return [a.replace("{out}", str(out)) for a in args]
 
 
-def _in_shell(args: list[str], redirections: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+USER_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+"""A user's shell: standard error buffered, as Python has it without PYTHONUNBUFFERED (which CI machines
+often set, and which hid a failing stderr turning the status into 120 at interpreter exit)."""
+
+
+def _in_shell(args: list[str], redirections: str, stdout=subprocess.PIPE, command=DSHCTL) -> subprocess.CompletedProcess:
     script = f'exec "$@" {redirections}'
-    return subprocess.run(["sh", "-c", script, "sh", *DSHCTL, *args], stdout=stdout, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL, cwd=REPO, timeout=120)
+    return subprocess.run(["sh", "-c", script, "sh", *command, *args], stdout=stdout, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, cwd=REPO, env=USER_ENV, timeout=120)
 
 
 def _into_broken_pipe(args: list[str]) -> subprocess.CompletedProcess:
@@ -161,3 +166,30 @@ def test_export_with_stderr_closed_still_writes_the_file(results):
     cast = _out_dir(results[0], "stderr export note, stderr closed") / "x.cast"
     assert results[1]["stderr", "export note, stderr closed"].returncode == 0
     assert cast.read_text().startswith('{"version": 2')
+
+
+EARLY_SIGINT = """
+import builtins, os, signal, sys
+sys.argv = ["dshctl", *sys.argv[1:]]
+at, real_import = WHEN, builtins.__import__
+
+def hooked(name, *args, **kwargs):
+    if at and name == at[0]:
+        at.pop(0)
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = hooked
+from dshctl.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("when", [["cat"], ["typer", "msgspec"]], ids=["while the command starts", "while imported"])
+def test_ctrl_c_with_a_failing_stderr_is_still_status_130(when):
+    """Ctrl-C ends a command with 130 and ``dshctl: interrupted`` on standard error; standard error full
+    loses the line, never the status: through the command's error path (a Ctrl-C noted while the command
+    starts) and through the console script's own (a second Ctrl-C while the command line is imported)."""
+    script = EARLY_SIGINT.replace("WHEN", repr(when))
+    result = _in_shell(["cat", LOG], ">/dev/null 2>/dev/full", command=[sys.executable, "-c", script])
+    assert result.returncode == 130

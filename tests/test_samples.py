@@ -481,4 +481,4 @@ def test_torn_tails():
 
 def test_samples_stay_small():
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    assert total < 300_000
+    assert total < 330_000  # 300 000 before the cwd-change sample (dsh 0.2.1's v4: 12 KB)

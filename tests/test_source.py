@@ -467,8 +467,7 @@ def test_empty_root_and_unrecognised_dir(tmp_path):
     assert resolve(str(empty_root)) == []
     empty_other = tmp_path / "empty"
     empty_other.mkdir()
-    with pytest.raises(SourceError, match="expected a session directory"):
-        resolve(str(empty_other))
+    assert resolve(str(empty_other)) == []  # nothing there, whatever its name: no logs found
     other = tmp_path / "random"
     touch(other / "notes.md")
     with pytest.raises(SourceError, match="expected a session directory"):

@@ -14,6 +14,25 @@ from typing import Any, Callable
 from ..errors import FormatError, UnsupportedVersion
 from ..model import SUPPORTED_GENERATIONS, Header
 
+# What line 1 can be instead of a session header, in the one wording every command uses: the reader's
+# errors (cat, stats, replay, grep, images) and validate's findings alike.
+NO_HEADER_LINE = "no header line: not a dsh session log"
+TORN_HEADER_LINE = "the header line is not terminated by LF (torn before the first record): not a dsh session log"
+HEADER_NOT_JSON = "line 1 is not JSON: not a dsh session log"
+NOT_A_SESSION_HEADER = 'line 1 is not a dsh session header (expected {"type":"session", ...})'
+NO_NUMERIC_VERSION = "line 1 is not a dsh session header: it has no numeric version"
+
+
+def invalid_version(shown: str) -> str:
+    """A numeric version that is no generation: ``shown`` is the value as written (``1.5``, ``-1``)."""
+    return f"header version {shown} is not a non-negative integer"
+
+
+def newer_version(version: int) -> str:
+    return (f"written by a newer dsh than this tool supports (log format v{version}); "
+            f"dshctl reads v0-v{max(SUPPORTED_GENERATIONS)}")
+
+
 _HEADER_FIELDS = {
     "type",
     "version",
@@ -32,19 +51,15 @@ _HEADER_FIELDS = {
 def parse_header(header_json: Any, warn: Callable[[str], None]) -> Header:
     """Line 1 → :class:`Header`. Refuses what dsh refuses before anything else (FORMAT §1.9)."""
     if not isinstance(header_json, dict) or header_json.get("type") != "session":
-        raise FormatError("line 1 is not a dsh session header (expected {\"type\":\"session\", ...})", line=1)
+        raise FormatError(NOT_A_SESSION_HEADER, line=1)
     version = header_json.get("version")
     if isinstance(version, bool) or not isinstance(version, (int, float)):
-        raise FormatError("line 1 is not a dsh session header: it has no numeric version", line=1)
+        raise FormatError(NO_NUMERIC_VERSION, line=1)
     if version != int(version) or version < 0:
-        raise FormatError(f"line 1 has an invalid version {version!r}", line=1)
+        raise FormatError(invalid_version(repr(version)), line=1)
     version = int(version)
     if version > max(SUPPORTED_GENERATIONS):
-        raise UnsupportedVersion(
-            f"written by a newer dsh than this tool supports (log format v{version}); "
-            f"dshctl reads v0-v{max(SUPPORTED_GENERATIONS)}",
-            line=1,
-        )
+        raise UnsupportedVersion(newer_version(version), line=1)
     extra = {key: value for key, value in header_json.items() if key not in _HEADER_FIELDS}
     if extra:
         warn(f"header has keys dsh's released codecs refuse: {', '.join(sorted(extra))}")

@@ -20,6 +20,6 @@ Library use::
 from __future__ import annotations
 
 from .pattern import Pattern, compile_pattern
-from .search import KINDS, SCHEMA, Hit, LogGrep, grep_log, grep_logs
+from .search import DEFAULT_KINDS, KINDS, SCHEMA, Hit, LogGrep, grep_log, grep_logs
 
-__all__ = ["KINDS", "SCHEMA", "Hit", "LogGrep", "Pattern", "compile_pattern", "grep_log", "grep_logs"]
+__all__ = ["DEFAULT_KINDS", "KINDS", "SCHEMA", "Hit", "LogGrep", "Pattern", "compile_pattern", "grep_log", "grep_logs"]

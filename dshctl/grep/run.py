@@ -14,7 +14,7 @@ from ..present import check_output
 from ..output import is_terminal
 from ..stats.timespec import parse_window
 from .pattern import compile_pattern
-from .search import KINDS, SCHEMA, LogGrep, checked_kinds, SearchOptions, map_grep
+from .search import DEFAULT_KINDS, SCHEMA, LogGrep, checked_kinds, SearchOptions, map_grep
 
 EXIT_NO_HIT = 1
 
@@ -130,9 +130,9 @@ def _check_numbers(*, max_count: int | None, context: int, jobs: int | None) -> 
 
 
 def _split_kinds(kinds: list[str]) -> list[str]:
-    """``--in`` values: repeated, comma-separated, or both; none given means every kind."""
+    """``--in`` values: repeated, comma-separated, or both; none given means every kind but ``context``."""
     if not kinds:
-        return list(KINDS)
+        return list(DEFAULT_KINDS)
     return [kind.strip() for value in kinds for kind in value.split(",") if kind.strip()]
 
 

@@ -13,14 +13,14 @@ from typing import Any, Iterable, Iterator
 import msgspec
 
 from ..errors import DshctlError, UsageError
-from ..said import KINDS, said
+from ..said import DEFAULT_KINDS, KINDS, said
 from ..textsafe import without_cr
 from .pattern import Found, Line, Pattern, compile_pattern, context_lines, find, shown_lines
 
 SCHEMA = "dshctl-grep/1"
 """The ``schema`` of the ``--json`` document."""
 
-__all__ = ["KINDS", "SCHEMA", "Group", "Hit", "LogGrep", "grep_log", "grep_logs", "map_grep"]
+__all__ = ["DEFAULT_KINDS", "KINDS", "SCHEMA", "Group", "Hit", "LogGrep", "grep_log", "grep_logs", "map_grep"]
 
 
 class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -71,7 +71,7 @@ class LogGrep(msgspec.Struct, kw_only=True):
 class SearchOptions(msgspec.Struct, frozen=True):
     """What one log is searched for, besides the pattern."""
 
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = DEFAULT_KINDS
     max_count: int | None = None
     count_only: bool = False
     context: int = 0
@@ -90,7 +90,7 @@ def grep_log(
     ignore_case: bool = False,
     smart_case: bool = False,
     word: bool = False,
-    kinds: Iterable[str] = KINDS,
+    kinds: Iterable[str] = DEFAULT_KINDS,
     max_count: int | None = None,
     count_only: bool = False,
     context: int = 0,
@@ -101,7 +101,8 @@ def grep_log(
     """The hits of ``pattern`` in one log (a path, ``-`` or a :class:`~dshctl.source.LogRef`).
 
     ``pattern`` is a string read with ``fixed``/``ignore_case``/``smart_case``/``word``, or a
-    :func:`compile_pattern` result. ``kinds`` narrows what is searched (:data:`KINDS`); ``max_count``
+    :func:`compile_pattern` result. ``kinds`` is what is searched (:data:`KINDS`; by default
+    :data:`DEFAULT_KINDS`, every kind but ``context``); ``max_count``
     stops the log after the hits on that many lines; ``count_only`` counts without keeping hits;
     ``context`` adds that many lines of the block around each hit. ``count`` is the number of lines the
     hits touch."""
@@ -246,7 +247,7 @@ def grep_logs(
     ignore_case: bool = False,
     smart_case: bool = False,
     word: bool = False,
-    kinds: Iterable[str] = KINDS,
+    kinds: Iterable[str] = DEFAULT_KINDS,
     max_count: int | None = None,
     count_only: bool = False,
     context: int = 0,

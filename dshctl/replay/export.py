@@ -135,6 +135,7 @@ NDJSON_INFO: dict[str, tuple[str, ...]] = {
     TURN_END: ("reason",),
     TOOL_NAME: ("name",),
     TOOL_START: ("name",),
+    NOTE: ("cwd",),
 }
 """The ``info`` keys an item record carries, by kind: the export's own schema (an item holds more, for
 the view; a tool result's lines are in its ``text``)."""

@@ -92,6 +92,7 @@ NOTE = "note"
 #   title            title (already one safe line)
 #   note             note = "todos" (todos) | "compaction" (summarised) | "inherited-prefix-ends"
 #                    | "damaged-stream" (settlement: the event type) | "max-tokens" | "unended-turn" (turn)
+#                    | "working-directory" (cwd: the session's new effective directory, as the log has it)
 #   retry            retry, code, maxRetries, delayMs;  retry-started: retry
 #   attempt-failed   code, message, kind ("error" | "aborted"; absent: the attempt ended without a result)
 #   tool-call        name, callId, arguments; streamed (the model's block for the call was shown already)
@@ -680,6 +681,8 @@ class _Builder:
             shadowed = data.get("shadowedSeqs")
             count = len(shadowed) if isinstance(shadowed, list) else None
             self.emit(NOTE, event.time, info={"note": "compaction", "summarised": count})
+        elif kind == "working-directory/change":
+            self.emit(NOTE, event.time, info={"note": "working-directory", "cwd": data.get("cwd")})
         elif kind == "session/end-seed":
             # v2+: the last `inherited: true` marker; v0/v1: the marker at seq = header.seedLength
             if data.get("inherited") is True or (self.log.header.version <= 1 and event.seq == self.log.cut):

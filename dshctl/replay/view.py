@@ -305,6 +305,9 @@ def _note(item: Item) -> list[Segment]:
         line = (f"· damaged stream (dshctl validate names it): {what}", "note")
     elif note == "max-tokens":
         line = ("… output stopped: max tokens", "retry")
+    elif note == "working-directory":
+        cwd = info["cwd"]
+        line = (f"· working directory → {visible_line(cwd) if isinstance(cwd, str) else '?'}", "note")
     else:  # "unended-turn"
         line = (f"── the log ends inside turn {info['turn']} (no turn/end)", "error")
     return [line, NEWLINE]

@@ -44,6 +44,16 @@ class TornTail:
     reason: str  # "no final LF" | "torn zstd frame"
     compressed_bytes: int | None = None  # bytes of the torn zstd frame in the file (zstd only)
 
+    @property
+    def torn_frame(self) -> str | None:
+        """What a torn zstd frame is, in the one wording every command uses (its decodable part may end
+        on a line boundary: then nothing decoded is lost, and the frame's size on disk is what is
+        dropped); None for a raw log."""
+        if self.compressed_bytes is None:
+            return None
+        return (f"the last zstd frame is incomplete ({self.compressed_bytes} bytes on disk, {self.bytes} decoded "
+                "bytes after its last complete line)")
+
 
 @dataclass(frozen=True)
 class Gap:

@@ -317,8 +317,8 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
             "looks like an unzipped dsh session export but has no session.jsonl next to subagents/",
             file=display,
         )
-    if not _has_non_scratch_entries(entries) and _may_be_root(path):
-        return []
+    if not _has_non_scratch_entries(entries):
+        return []  # nothing there (a root or a project not yet written to, a new folder): no logs found
     found = _plain_folder_logs(path, display, entries)
     if found:
         return found
@@ -479,16 +479,6 @@ def _has_non_scratch_entries(entries: list[tuple[str, bool]]) -> bool:
         not (name.startswith(".dsh-mkdir-") or name.endswith(".tmp") or name == "session.lock")
         for name, _ in entries
     )
-
-
-def _may_be_root(path: Path) -> bool:
-    """An empty directory is an (empty) root only if it looks like one."""
-    if _real_name(path) == "sessions":
-        return True
-    try:
-        return os.path.samefile(path, sessions_root())
-    except OSError:
-        return False
 
 
 def _sort_key(ref: LogRef) -> str:

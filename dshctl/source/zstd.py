@@ -37,6 +37,8 @@ ZSTD_BLOCK_MAX = 128 * 1024
 MAX_BLOCKS_PER_CALL = 64
 """One decompression call is fed at most this many blocks, so its output is bounded by
 ``MAX_BLOCKS_PER_CALL * ZSTD_BLOCK_MAX`` whatever the compression ratio (decompression bombs)."""
+SALVAGE_HINT = "; --salvage (cat, stats, replay) reads past the damaged frame"
+"""What a damaged frame's error adds: the reading that does not stop there."""
 _FRAME_HEADER_MAX = 18
 """Magic, descriptor, window byte, dictionary id and content size: enough to read a frame's declared size."""
 
@@ -82,7 +84,8 @@ class ZstdFrames:
         python-zstandard finds each frame's end itself (a decompressobj stops there), so no block
         header is read in Python and no line is yielded before its frame is complete. Anything else
         -- bad magic, a reserved header bit, no or a large declared size, a decoder error, EOF inside
-        a frame -- hands the rest of the file to :meth:`_zstd_walk`, which reports it exactly."""
+        a frame, a frame that ends inside a record -- hands the rest of the file to :meth:`_zstd_walk`,
+        which reports it exactly."""
         out_bound = self._blocks_per_call() * ZSTD_BLOCK_MAX
         limit = self.max_line_bytes
         new_decoder = zstandard.ZstdDecompressor().decompressobj
@@ -148,6 +151,11 @@ class ZstdFrames:
                 self.frames += 1
                 if self.frames == 1:
                     self.first_frame_lines = self._line
+            elif decoded and not decoded.endswith(b"\n"):
+                # a complete frame that ends inside a record: damage, which the walk reports (and
+                # --salvage reads past) from this frame on
+                yield from self._walk_from(frame_start, frame_no)
+                return
             else:
                 yield from self._frame_lines(decoded)
                 self._end_frame(frame_no)
@@ -217,7 +225,7 @@ class ZstdFrames:
                 return
             except SourceError as damage:
                 if not self.salvage:
-                    raise
+                    raise SourceError(damage.message + SALVAGE_HINT, file=damage.file, line=damage.line) from None
                 frame_start = self._skip_damage(window, frame, damage)
                 if frame_start is None:
                     return

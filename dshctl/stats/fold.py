@@ -472,7 +472,7 @@ class OwnFigures:
     __slots__ = (
         "attempts", "messages", "interrupted_messages", "failed_attempts", "retries", "tool_calls",
         "unmatched_results", "header_route", "models", "waste_input", "waste_output", "waste_ms", "backoff_ms",
-        "tools", "title", "first_time", "last_time",
+        "tools", "title", "working_directory", "first_time", "last_time",
     )
 
     def __init__(self) -> None:
@@ -491,6 +491,7 @@ class OwnFigures:
         self.backoff_ms = 0
         self.tools: dict[str | None, ToolFigures] = {}
         self.title: str | None = None  # the latest session/title
+        self.working_directory: str | None = None  # the cwd of the latest working-directory/change
         self.first_time: int | None = None  # earliest and latest envelope time: the session's duration
         self.last_time: int | None = None
 
@@ -559,6 +560,7 @@ class StatsFold:
             "llm/retry-started": self._retry_started,
             "session/end-seed": self._end_seed,
             "session/title": self._title,
+            "working-directory/change": self._working_directory,
         }
         if keep_turns:  # only turn rows show a prompt; otherwise a user/message is just a request point
             self._handlers["user/message"] = self._user_message
@@ -720,6 +722,12 @@ class StatsFold:
         title = data.get("title") if data.__class__ is dict else None
         if isinstance(title, str):
             self.own.title = title
+
+    def _working_directory(self, event: Event) -> None:
+        data = event.data
+        cwd = data.get("cwd") if data.__class__ is dict else None
+        if isinstance(cwd, str):
+            self.own.working_directory = cwd
 
     def _user_message(self, event: Event) -> None:
         """A request point; the turn's first message the user typed gives its prompt preview (§7.6)."""
@@ -1177,12 +1185,20 @@ class StatsFold:
             "contextOccupancyPercent": occupancy_percent(pressure.tokens, pressure.window),
             "inherited": _inherited_figures(self.prefix),
             "title": self.own.title,
+            **self._working_directory_field(),
             "durationMs": self._duration_ms(),
             "reasoningTokens": self._reasoning_total(),
             **self._costs_field(self._route_totals()),
             "notes": self._notes(),
             "dshctl": self._own_record(),
         }
+
+    def _working_directory_field(self) -> dict:
+        """``{"workingDirectory": …}``, the session's effective directory at the end of the log as dsh's
+        working-directory projection folds it, for a log that moves it (dsh 0.2.1+); nothing otherwise: the
+        header's ``cwd`` is then the session's directory."""
+        cwd = self.own.working_directory
+        return {} if cwd is None else {"workingDirectory": cwd}
 
     def _costs_field(self, route_tokens: dict) -> dict:
         """``{"costs": …}`` of these tokens at the session's prices; nothing when costs are not asked for."""

@@ -24,6 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dshctl.errors import DshctlError
+from dshctl.generations import (
+    HEADER_NOT_JSON,
+    NO_HEADER_LINE,
+    NO_NUMERIC_VERSION,
+    NOT_A_SESSION_HEADER,
+    TORN_HEADER_LINE,
+    invalid_version,
+    newer_version,
+)
 from dshctl.generations.v0 import ROW_TAGS, LegacyNormalizer, decode_row
 from dshctl.jsvalues import loads_strict
 from dshctl.model import KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, Event
@@ -32,7 +41,7 @@ from dshctl.source import LineReader, LogRef, MAX_SUPPORTED_GENERATION
 from . import payload
 from .findings import Collector
 from .streams import check_chunk_event, check_embedded_stream
-from .values import as_int, count, has_placeholder, non_empty_str, safe_integer, short, type_name
+from .values import as_int, count, has_placeholder, is_absolute_path, non_empty_str, safe_integer, short, type_name
 
 __all__ = ["CodecResult", "run_codec"]
 
@@ -99,9 +108,8 @@ class _CodecPass:
             lines = iter(self.reader)
             first = next(lines, None)
             if first is None:
-                torn = self.reader.torn_tail
-                what = "the header line is not terminated by LF" if torn is not None else "no header line"
-                self.col.add("codec/header", f"{what}: not a dsh session log", line=1)
+                self.col.add("codec/header", TORN_HEADER_LINE if self.reader.torn_tail is not None else NO_HEADER_LINE,
+                             line=1)
                 return result
             if not self._header(*first):
                 return result
@@ -120,23 +128,22 @@ class _CodecPass:
         col = self.col
         try:
             obj = loads_strict(raw)
-        except (ValueError, RecursionError) as exc:
-            col.add("codec/header", f"line 1 is not JSON ({_short_error(exc)}): not a dsh session log", line=1)
+        except (ValueError, RecursionError):
+            col.add("codec/header", HEADER_NOT_JSON, line=1)
             return False
         if not isinstance(obj, dict) or obj.get("type") != "session":
-            col.add("codec/header", 'line 1 is not a dsh session header (expected {"type":"session", ...})', line=1)
+            col.add("codec/header", NOT_A_SESSION_HEADER, line=1)
             return False
         version = obj.get("version")
         if isinstance(version, bool) or not isinstance(version, (int, float)):
-            col.add("codec/header", "line 1 is not a dsh session header: it has no numeric version", line=1)
+            col.add("codec/header", NO_NUMERIC_VERSION, line=1)
             return False
         if not count(version):
-            col.add("codec/version", f"header version {short(version)} is not a non-negative integer", line=1)
+            col.add("codec/version", invalid_version(short(version)), line=1)
             return False
         generation = int(version)
         if generation > MAX_SUPPORTED_GENERATION:
-            col.add("codec/version", f"written by a newer dsh than this tool supports (log format v{generation}); "
-                    f"dshctl reads v0-v{MAX_SUPPORTED_GENERATION}", line=1)
+            col.add("codec/version", newer_version(generation), line=1)
             return False
         self.result.generation = generation
         self.result.header = obj
@@ -176,7 +183,7 @@ class _CodecPass:
             if key in obj and not isinstance(obj[key], str):
                 problems.append(f"{key} must be a string")
         cwd = obj.get("cwd")
-        if isinstance(cwd, str) and not fixture_cwd and not _absolute_path(cwd):
+        if isinstance(cwd, str) and not fixture_cwd and not is_absolute_path(cwd):
             problems.append(f"cwd {short(cwd)} must be an absolute path")
         if "origin" in obj and obj["origin"] != "subagent":
             problems.append('origin must be "subagent"')
@@ -307,8 +314,8 @@ class _CodecPass:
             col.add(issue.rule, f"{issue.message}; no later turn/end, so dsh drops this record and the {issue.dropped - 1} "
                     "after it as the crash boundary", line=issue.line, seq=issue.seq, severity="warning")
         if torn is not None:
-            col.add("codec/torn-tail", f"torn tail: {torn.bytes} bytes after the last complete record "
-                    f"({torn.reason}); dsh drops it", line=torn.line)
+            what = torn.torn_frame or f"{torn.bytes} bytes after the last complete record ({torn.reason})"
+            col.add("codec/torn-tail", f"torn tail: {what}; dsh drops it", line=torn.line)
         if reader.compressed and reader.first_frame_lines is not None and reader.first_frame_lines != 1:
             col.add("codec/zstd-header-frame", f"the first zstd frame holds {reader.first_frame_lines} lines; dsh requires "
                     "the header alone in frame 1", line=1)
@@ -561,6 +568,8 @@ class _CodecPass:
 
     def _payload(self, obj: dict, kind: str, data: dict, seq: int, where: dict) -> None:
         add, gen, fixture = self.col.add, self.gen, self.fixture
+        if gen >= 3 and kind in payload.DECLARED_RULES:
+            self._declared(kind, data, seq, where)
         if not self.col.enabled("codec/payload") and not self.col.enabled("codec/payload-v3-migration") \
                 and not self.col.enabled("codec/descriptor-version"):
             return
@@ -593,6 +602,17 @@ class _CodecPass:
                 return
             add("codec/payload", f"{kind} payload has an unexpected shape ({type(exc).__name__})", **where)
             self.result.payload_refused.add(seq)
+
+
+    def _declared(self, kind: str, data: dict, seq: int, where: dict) -> None:
+        """An event newer than the released admission, judged by its declared payload under a rule of its own."""
+        rule = payload.DECLARED_RULES[kind]
+        if not self.col.enabled(rule):
+            return
+        try:
+            payload.check_declared(kind, seq, data, fixture=self.fixture)
+        except payload.PayloadError as exc:
+            self.col.add(rule, str(exc), **where)
 
 
 def _seq_ranges_problem(value: Any, own_seq: Any, *, v0: bool) -> str | None:
@@ -634,10 +654,6 @@ def _record_type(obj: Any) -> str:
     """A record's ``type`` for a message, or ``event`` when it has none."""
     kind = obj.get("type") if isinstance(obj, dict) else None
     return kind if isinstance(kind, str) else "event"
-
-
-def _absolute_path(path: str) -> bool:
-    return path.startswith("/") or path.startswith("\\\\") or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
 
 
 def _short_error(exc: Exception) -> str:

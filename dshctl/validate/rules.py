@@ -139,6 +139,15 @@ _RULES = [
          "another version passes unread; v2 loads any (0.1.5's v2→v3 migration wants 3: codec/payload-v3-migration); "
          "v3 and v4 admission do not look at it",
          f"{V01} assertReleasedEventPayload; {V23} assertEvent", "§2.5, §9 #22"),
+    Rule("codec/working-directory", "error", "working-directory/change (dsh 0.2.1-alpha.2, v4) carries cwd, the "
+         "session's new effective directory: an absolute path string (other members pass: v4 adds optional ones "
+         "without a version bump); the event is not ignorable, so dsh before 0.2.1-alpha.2 refuses the log",
+         "packages/session/working-directory SessionEventMap working-directory/change; "
+         "docs/persistence-changes/2026-09-13-working-directory.md", "§3.5, §2.10.11"),
+    Rule("codec/deliverables", "warning", "deliverables/presented carries turn (a non-negative safe integer), callId "
+         "(a non-empty string) and files, an array of {path: string, description?: string}, as dsh's present tool "
+         "declares them (other members pass); a warning: dsh's load is not known to check this payload",
+         "packages/deliverables/tool-present/src/types.ts PresentedFile", "§3.5, §2.10.11"),
     # ------------------------------------------------------------------ stream (beyond dsh's load)
     Rule("stream/not-object", "error", "every stream record is a non-array object",
          f"{K} llm assistant-stream.ts expandAssistantStream", "§4.4"),
