@@ -7,7 +7,8 @@ from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK
-from .output import emit_ndjson, is_terminal, warn
+from .output import emit_ndjson
+from .stdio import is_terminal, warn
 from .textsafe import visible_raw_line
 
 

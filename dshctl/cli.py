@@ -45,7 +45,7 @@ def main_options(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
 ) -> None:
-    from .output import color_wanted
+    from .stdio import color_wanted
 
     ctx.obj = {"color": color_wanted(no_color)}
 
@@ -88,7 +88,7 @@ def _latest(project: Optional[str]) -> str:
 
 def _finish(body) -> None:
     from .interrupt import command_starts
-    from .output import run
+    from .stdio import run
 
     status = run(lambda: command_starts() or body())
     if status:
@@ -408,7 +408,7 @@ def replay(
 def main() -> None:
     """Console-script entry point. click's own output (--help, --version, usage errors) goes through
     the one error path too, so a full or closed stdout or stderr is reported, never a traceback."""
-    from .output import run
+    from .stdio import run
 
     raise SystemExit(run(_click_main))
 

@@ -132,7 +132,7 @@ def _in_project(refs: list, project: str | None) -> list:
 def _default_root_logs() -> list:
     import os
 
-    from .output import warn
+    from .stdio import warn
     from .source import resolve, sessions_root
 
     root = sessions_root()
@@ -143,7 +143,7 @@ def _default_root_logs() -> list:
 
 
 def _table_columns():
-    from .output import number, text
+    from .tables import number, text
 
     return [text("id", fold=True, least=16), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
             number("duration", drop=4), number("gen", drop=0), text("zstd", drop=0), number("size", drop=2),
@@ -201,8 +201,8 @@ def run_ls(
 ) -> int:
     from .errors import UsageError
     from .many import Warnings
-    from .output import print_table
-    from .present import check_output, emit
+    from .tables import print_table
+    from .output import check_output, emit
     from .stats.timespec import parse_window
 
     check_output(output)

@@ -13,7 +13,7 @@ import sys
 from typing import Callable, Iterator, TypeVar
 
 from .errors import DshctlError
-from .output import is_terminal
+from .stdio import is_terminal
 from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
@@ -229,7 +229,7 @@ class _ProgressBar:
     def __init__(self, total: int, label: str, color: bool):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from .output import console
+        from .tables import console
 
         self._bar = Progress(
             TextColumn(label),
@@ -268,7 +268,7 @@ class Warnings:
         self._by_kind.setdefault(_warning_kind(text), []).append((path, text))
 
     def report(self) -> None:
-        from .output import warn
+        from .stdio import warn
 
         for kind, found in self._by_kind.items():
             if self.verbose or len(found) == 1:

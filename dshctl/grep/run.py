@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, UsageError
-from ..present import check_output
-from ..output import is_terminal
+from ..output import check_output
+from ..stdio import is_terminal
 from ..stats.timespec import parse_window
 from .pattern import compile_pattern
 from .search import KINDS, SCHEMA, LogGrep, checked_kinds, SearchOptions, map_grep
@@ -73,7 +73,7 @@ class GrepRun:
 
     def results(self) -> Iterator[LogGrep]:
         """Each readable log's result, in path order; an unreadable one is warned about and skipped."""
-        from ..output import warn
+        from ..stdio import warn
 
         single = len(self.refs) == 1
         for ref, result in map_grep(self.refs, self.pattern, self.options, jobs=self.jobs, progress=True, color=self.color):
@@ -109,7 +109,7 @@ class GrepRun:
         write_lines(self.results(), mode=self.mode, context=self.options.context, color=color, with_path=len(self.refs) > 1)
 
     def emit(self) -> None:
-        from ..present import emit
+        from ..output import emit
 
         emit(self.output, document=self.document, records=self.records, table=self.lines)
 

@@ -79,8 +79,8 @@ def run_images(
     color: bool = True,
 ) -> int:
     """The ``dshctl images`` command body; returns the exit status."""
-    from ..output import warn
-    from ..present import check_output
+    from ..stdio import warn
+    from ..output import check_output
 
     check_output(output)
     if out is None:
@@ -114,8 +114,8 @@ _LIST_COLUMNS = [("seq", "right"), ("n", "right"), ("turn/step", "right"), ("whe
 
 def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
     """Without ``--out``: every reference, as a table, one JSON document or NDJSON records."""
-    from ..output import print_table
-    from ..present import emit
+    from ..tables import print_table
+    from ..output import emit
 
     refs = scan.refs
     summary = scan.summary()
@@ -157,8 +157,9 @@ _EXTRACT_COLUMNS = [("seq", "right"), ("n", "right"), ("where", "left"), ("attac
 def _extract_step(scan: ImageScan, *, output: str, out: Path, store: Store, template: NameTemplate, force: bool,
              all_refs: bool, color: bool) -> int:
     """With ``--out``: extract, then the manifest of what became of every reference."""
-    from ..output import print_table, warn
-    from ..present import emit
+    from ..stdio import warn
+    from ..tables import print_table
+    from ..output import emit
 
     refs = scan.refs
     extract(refs, store=store, out=out, template=template, force=force, all_refs=all_refs)

@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, UsageError
-from ..output import is_terminal
+from ..stdio import is_terminal
 
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
 
@@ -70,7 +70,7 @@ def run_replay(
 ) -> int:
     """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status
     (1 when ``salvage`` read past damage)."""
-    from ..output import warn
+    from ..stdio import warn
     from ..reader import open_log
     from .timeline import Timeline
 
@@ -205,7 +205,7 @@ def _start_position(timeline, turn: int | None, from_ms: int | None, from_time: 
 
 def _export(timeline, export: Path, *, start: int, force: bool, cast_version: int, cols: int | None, rows: int | None, idle_limit: float, color: bool) -> int:
     """``--export FILE``: write the file (never the log being read) and say what was written."""
-    from ..output import note
+    from ..stdio import note
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 

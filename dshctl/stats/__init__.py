@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import msgspec
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
-from ..present import check_output
+from ..output import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
@@ -305,7 +305,7 @@ class _StatsRun:
 
     def _note_costs(self) -> None:
         """One note per model without a price, and one when costs are in more than one currency."""
-        from ..output import note
+        from ..stdio import note
 
         from .prices import missing_price
 
@@ -393,7 +393,7 @@ def _price_table(extra: str | None) -> PriceTable | None:
 
 
 def _note_cost_order(currencies: list[str]) -> None:
-    from ..output import note
+    from ..stdio import note
 
     if len(currencies) > 1:
         note(f"--sort cost ranks the rows costed in {currencies[0]}; those in {', '.join(currencies[1:])} follow, "
@@ -447,7 +447,7 @@ def run_stats(
 ) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was
     unreadable or, with ``salvage``, read past damage). Warnings are told after the output."""
-    from ..present import emit
+    from ..output import emit
 
     if follow:
         from .follow import run_stats_follow

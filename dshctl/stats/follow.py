@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from ..errors import UsageError
-from ..output import is_terminal
+from ..stdio import is_terminal
 from .fold import StatsFold
 
 REDRAW_SECONDS = 0.25
@@ -35,7 +35,7 @@ def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, co
     ``options`` are the checked ones of ``dshctl stats`` (``by``, ``prices``); ``unused``, options given
     that do not apply to one log followed."""
     from ..follow import Follower
-    from ..output import warn
+    from ..stdio import warn
 
     _check_follow_options(paths, options, output=output, unused=unused)
     live = output == "table" and is_terminal()
@@ -157,7 +157,7 @@ class _LiveSummary:
         from rich.live import Live
         from rich.text import Text
 
-        from ..output import console
+        from ..tables import console
 
         with Live(console=console(color=self.color), auto_refresh=False, transient=False) as live:
             self.live = live
@@ -215,7 +215,7 @@ def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
     """The live summary: dsh's session figures so far and the step in progress (a rich Table)."""
     from rich.table import Table
 
-    from ..output import text_cell
+    from ..tables import text_cell
     from .render import dsh_rows
 
     figures = fold.session()
