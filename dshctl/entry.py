@@ -11,8 +11,8 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    interrupt.install(sys.argv[1:])
     try:
+        interrupt.install(sys.argv[1:])
         from .cli import main as cli_main
 
         cli_main()

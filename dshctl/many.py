@@ -22,11 +22,12 @@ PARALLEL_THRESHOLD = 8
 """Fewer logs than this are read in-process: worker start-up would cost more than it saves."""
 
 
-def resolve_many(paths: list[str]) -> list[LogRef]:
-    """Every log named by ``paths`` (files, session dirs, roots, ``-``); the default sessions root when
-    none is given. Each must hold a log. Duplicates (the same file reached twice) are read once."""
+def resolve_many(paths: list) -> list[LogRef]:
+    """Every log named by ``paths`` (files, session dirs, roots, ``-``, or :class:`LogRef` as resolved);
+    the default sessions root when none is given. Each must hold a log. Duplicates (the same file reached
+    twice) are read once."""
     specs = paths or [str(sessions_root())]
-    return unique_refs(ref for spec in specs for ref in resolve_named(spec))
+    return unique_refs(ref for spec in specs for ref in ([spec] if isinstance(spec, LogRef) else resolve_named(spec)))
 
 
 def unique_refs(refs) -> list[LogRef]:

@@ -57,12 +57,6 @@ def emit_ndjson(values: Iterable[Any]) -> None:
         out.write(escape_json_bytes(b"\n".join(batch)))
 
 
-def check_output(output: str) -> str:
-    if output not in OUTPUTS:
-        raise UsageError(f"unknown output {output!r}: choose one of {', '.join(OUTPUTS)}")
-    return output
-
-
 def emit(
     output: str,
     *,
@@ -72,13 +66,14 @@ def emit(
 ) -> None:
     """Write the records in the chosen form: ``document()`` for ``json``, each of ``records()`` for
     ``ndjson``, ``table()`` draws the table. Each is called only when chosen."""
-    check_output(output)
     if output == "json":
         emit_json(document())
     elif output == "ndjson":
         emit_ndjson(records())
-    else:
+    elif output == "table":
         table()
+    else:
+        raise UsageError(f"unknown output {output!r}: choose one of {', '.join(OUTPUTS)}")
 
 
 # Moved in the split of this module (stdio and error path, tables, files): the names other modules

@@ -30,38 +30,25 @@ CLOCK_SECONDS = 1.0
 """While nothing arrives, the open step's elapsed time is redrawn this often (nothing else changes)."""
 
 
-def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, color: bool) -> int:
+def run_stats_follow(paths: list[str], options, prices) -> int:
     """The ``stats --follow`` command: one PATH; the live table on a terminal, else NDJSON records.
-    ``options`` are the checked ones of ``dshctl stats`` (``by``, ``prices``); ``unused``, options given
-    that do not apply to one log followed."""
+    ``options``: the :class:`~dshctl.options.StatsOptions` (which refuse what does not apply to one log
+    followed); ``prices``: the table to cost with, or None."""
     from ..follow import Follower
     from ..stdio import warn
 
-    _check_follow_options(paths, options, output=output, unused=unused)
-    live = output == "table" and is_terminal()
+    if len(paths) > 1:
+        raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
+    live = options.output == "table" and is_terminal()
     held: list[str] = []  # a warning written under the live table would be drawn over: it waits
     follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
     try:
         if live:
-            return _LiveSummary(follower, options.prices, color=color).run()
-        return _TurnRecords(follower, options.prices, by="step" if options.by == "step" else "turn").run()
+            return _LiveSummary(follower, prices, color=options.color).run()
+        return _TurnRecords(follower, prices, by="step" if options.by == "step" else "turn").run()
     finally:
         for text in held:
             warn(text)
-
-
-def _check_follow_options(paths: list[str], options, *, output: str, unused: dict) -> None:
-    if len(paths) > 1:
-        raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
-    if output == "json":
-        raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")
-    if options.by not in ("session", "turn", "step"):
-        raise UsageError(f"--by {options.by} sums many sessions; --follow watches one (--by turn or step)")
-    if options.salvage:
-        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
-    for name, value in unused.items():
-        if value is not None:
-            raise UsageError(f"{name} does not apply to --follow, which watches one log")
 
 
 def _default_root() -> str:
