@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
-from .humanize import format_bytes, utc_moment
+from .humanize import format_bytes, format_duration, utc_moment
 from .options import LsOptions
 
 _TITLE_MARK = b'"session/title"'
@@ -152,8 +152,6 @@ def _table_columns():
 
 def _table_cells(row: dict[str, Any]) -> list[Any]:
     """A listing row as the table shows it."""
-    from .stats.figures import format_duration
-
     return [
         row["id"] or row["path"],
         row["cwd"],

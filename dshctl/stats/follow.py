@@ -218,12 +218,12 @@ def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
 def current_step_text(fold: StatsFold, now_ms: int) -> str:
     """``turn T step S · running 12.3s`` for the step in progress, else ``—``. A step is in progress from
     its ``step/start`` to its ``step/end`` (or ``turn/end``): its model call settles before its tools run."""
-    from .figures import format_ms
+    from ..humanize import format_duration
 
     step = fold.current_step
     if step is None:
         return "—"
     text = f"turn {step.turn} step {step.step}"
     if isinstance(step.start, int) and fold.timing_known:
-        text += f" · running {format_ms(max(0, now_ms - step.start))}"
+        text += f" · running {format_duration(max(0, now_ms - step.start), 'fine')}"
     return text
