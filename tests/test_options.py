@@ -286,3 +286,23 @@ def test_since_until_parse_errors_are_one_wording():
             kind(since="soon")
         with pytest.raises(UsageError, match="--until: True is not a time"):
             kind(until=True)
+
+
+def test_help_reads_the_declarations_without_heavy_modules():
+    """``dshctl --help`` builds every command from the options types: they import nothing heavy, and
+    neither does the help itself (the commands' modules load when a command runs)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import dshctl.options\n"
+        "light = sorted(m for m in ('msgspec', 'rich', 'zstandard', 'typer') if m in sys.modules)\n"
+        "sys.argv = ['dshctl', 'stats', '--help']\n"
+        "from dshctl.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('msgspec', 'rich', 'zstandard', 'dshctl.stats', 'dshctl.replay') if m in sys.modules)\n"
+        "sys.stderr.write(repr((light, heavy)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.stderr == "([], [])", result.stderr

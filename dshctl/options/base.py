@@ -132,31 +132,11 @@ class Options:
         self.__post_init__()
 
     def __post_init__(self) -> None:
-        """The rules every command shares, each applied where its options exist; one wording each."""
+        """The rules every command shares (:data:`SHARED_RULES`), each applied where its options exist."""
         fields = type(self).fields
-        for name, declared in fields.items():
-            value = getattr(self, name)
-            if declared.choices is not None and value not in declared.choices:
-                raise UsageError(f"{declared.long} must be one of {', '.join(map(str, declared.choices))}")
-        if "latest" in fields and self.project is not None and not self.latest:
-            raise UsageError("--project only applies with --latest")
-        if "ndjson" in fields and self.json and self.ndjson:
-            raise UsageError("--json and --ndjson are mutually exclusive")
-        if "salvage" in fields and self.salvage:
-            if "strict" in fields and self.strict:
-                raise UsageError("--strict refuses damage that --salvage reads past: choose one")
-            if "follow" in fields and self.follow:
-                raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
-        if "follow" in fields and self.follow:
-            for name, declared in fields.items():
-                if not declared.follows and getattr(self, name) != declared.default:
-                    raise UsageError(f"{declared.long} does not apply to --follow, which watches one log")
-        if "jobs" in fields and self.jobs is not None and self.jobs < 1:
-            raise UsageError(f"{fields['jobs'].named} must be at least 1")
-        if "since" in fields:
-            from .window import Window
-
-            self._derive(window=Window.of(self.since, self.until))
+        for needs, rule in SHARED_RULES:
+            if needs <= fields.keys():
+                rule(self, fields)
 
     # -- derived values and copies
 
@@ -208,6 +188,66 @@ class PathOptions(Options):
     latest: bool = LATEST
     project: str | None = PROJECT
     no_color: bool = NO_COLOR
+
+
+def _within_choices(options: Options, fields: dict[str, Option]) -> None:
+    for name, declared in fields.items():
+        if declared.choices is not None and getattr(options, name) not in declared.choices:
+            raise UsageError(f"{declared.long} must be one of {', '.join(map(str, declared.choices))}")
+
+
+def _project_with_latest(options: Any, fields: dict[str, Option]) -> None:
+    if options.project is not None and not options.latest:
+        raise UsageError("--project only applies with --latest")
+
+
+def _one_output(options: Any, fields: dict[str, Option]) -> None:
+    if options.json and options.ndjson:
+        raise UsageError("--json and --ndjson are mutually exclusive")
+
+
+def _strict_or_salvage(options: Any, fields: dict[str, Option]) -> None:
+    if options.strict and options.salvage:
+        raise UsageError("--strict refuses damage that --salvage reads past: choose one")
+
+
+def _no_salvage_followed(options: Any, fields: dict[str, Option]) -> None:
+    if options.follow and options.salvage:
+        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
+
+
+def _one_log_followed(options: Any, fields: dict[str, Option]) -> None:
+    """``--follow`` watches one log: the options that choose among many, or order them, have no meaning."""
+    if options.follow:
+        for name, declared in fields.items():
+            if not declared.follows and getattr(options, name) != declared.default:
+                raise UsageError(f"{declared.long} does not apply to --follow, which watches one log")
+
+
+def _jobs(options: Any, fields: dict[str, Option]) -> None:
+    if options.jobs is not None and options.jobs < 1:
+        raise UsageError(f"{fields['jobs'].named} must be at least 1")
+
+
+def _window(options: Any, fields: dict[str, Option]) -> None:
+    from .window import Window
+
+    options._derive(window=Window.of(options.since, options.until))
+
+
+SHARED_RULES: tuple[tuple[frozenset[str], Callable[[Any, dict[str, Option]], None]], ...] = (
+    (frozenset(), _within_choices),
+    (frozenset({"latest", "project"}), _project_with_latest),
+    (frozenset({"json", "ndjson"}), _one_output),
+    (frozenset({"strict", "salvage"}), _strict_or_salvage),
+    (frozenset({"follow", "salvage"}), _no_salvage_followed),
+    (frozenset({"follow"}), _one_log_followed),
+    (frozenset({"jobs"}), _jobs),
+    (frozenset({"since", "until"}), _window),
+)
+"""The rules between options, in the order they are checked: ``(the fields a rule needs, the rule)``.
+A rule applies to every options type that has those fields, with one wording; a command's own rules
+follow, in its ``__post_init__``. (``validate --strict`` has no ``--salvage``: the rule does not apply.)"""
 
 
 def _repeated(value: Any) -> tuple:
