@@ -7,7 +7,9 @@ from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK
-from .output import emit_ndjson, is_terminal, warn
+from .options import CatOptions, chosen_log
+from .output import emit_ndjson
+from .stdio import is_terminal, warn
 from .textsafe import visible_raw_line
 
 
@@ -19,9 +21,10 @@ def header_json(log) -> dict[str, Any]:
     return {"type": "session", **header, **extra}
 
 
-def iter_cat_records(log, *, type_globs: list[str], turn: int | None, expand: bool) -> Iterator[Any]:
-    """What ``dshctl cat`` prints for one opened log, as plain JSON values. With ``expand`` a selected
+def iter_cat_records(log, options: CatOptions) -> Iterator[Any]:
+    """What ``dshctl cat`` prints for one opened log, as plain JSON values. With ``--expand`` a selected
     settlement brings its ``stream/chunk`` lines, and ``--type stream/chunk`` selects them on their own."""
+    type_globs, turn, expand = options.type, options.turn, options.expand
     if not type_globs and turn is None:
         yield header_json(log)
 
@@ -66,40 +69,18 @@ def _stream_chunks(event) -> Iterator[dict[str, Any]]:
         }
 
 
-def run_cat(
-    path: str,
-    *,
-    type_globs: list[str],
-    turn: int | None,
-    expand: bool,
-    raw: bool,
-    strict: bool,
-    salvage: bool = False,
-    follow: bool = False,
-) -> int:
+def run_cat(path: str | None, options: CatOptions) -> int:
     """The ``dshctl cat`` command; 1 when ``salvage`` read past damage."""
     from .reader import open_log
 
-    _check_options(type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
-    if follow:
-        return follow_cat(path, type_globs=type_globs, turn=turn, expand=expand, raw=raw, strict=strict, salvage=salvage)
-    if raw:
-        return _print_raw_lines(path, strict=strict, salvage=salvage)
-    log = open_log(path, strict=strict, on_warning=warn, salvage=salvage)
-    emit_ndjson(iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand))
+    path = chosen_log(path, options)
+    if options.follow:
+        return follow_cat(path, options)
+    if options.raw:
+        return _print_raw_lines(path, strict=options.strict, salvage=options.salvage)
+    log = open_log(path, strict=options.strict, on_warning=warn, salvage=options.salvage)
+    emit_ndjson(iter_cat_records(log, options))
     return EXIT_FINDINGS if log.gaps else EXIT_OK
-
-
-def _check_options(*, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool) -> None:
-    """Options that cannot take effect together are refused, not ignored."""
-    from .errors import UsageError
-
-    if raw:
-        ignored = [flag for flag, on in (("--type", bool(type_globs)), ("--turn", turn is not None), ("--expand", expand)) if on]
-        if ignored:
-            raise UsageError(f"--raw prints the physical lines unchanged; {' and '.join(ignored)} cannot apply to them")
-    if strict and salvage:
-        raise UsageError("--strict refuses damage that --salvage reads past: choose one")
 
 
 def _raw_for(out) -> Callable[[bytes], bytes]:
@@ -131,7 +112,7 @@ def _print_raw_lines(path: str, *, strict: bool, salvage: bool) -> int:
     return EXIT_FINDINGS if reader.gaps else EXIT_OK
 
 
-def report_raw_torn_tail(reader, *, strict: bool) -> None:
+def report_raw_torn_tail(reader, *, strict: bool, on_warning: Callable[[str], None] | None = warn) -> None:
     """``cat --raw`` after the last line: the torn tail it did not print, as a warning (an error with
     ``--strict``)."""
     from .errors import FormatError
@@ -142,28 +123,24 @@ def report_raw_torn_tail(reader, *, strict: bool) -> None:
         text = f"torn tail not printed: {torn.torn_frame}" if torn.torn_frame else f"torn tail not printed ({torn.bytes} bytes, {torn.reason})"
         if strict:
             raise FormatError(text, file=display, line=torn.line)
-        warn(f"{display}: line {torn.line}: {text}")
+        if on_warning is not None:
+            on_warning(f"{display}: line {torn.line}: {text}")
 
 
-def follow_cat(
-    spec: str, *, type_globs: list[str], turn: int | None, expand: bool, raw: bool, strict: bool, salvage: bool = False
-) -> int:
+def follow_cat(spec: str, options: CatOptions) -> int:
     """``dshctl cat --follow``: each record written as soon as it is final, flushed whenever the reader
     has caught up with the log."""
-    from .errors import UsageError
     from .follow import Follower
     from .output import to_json
 
-    if salvage:
-        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
-    follower = Follower(spec, strict=strict)
+    follower = Follower(spec, strict=options.strict)
     out = sys.stdout.buffer
     follower.on_idle = out.flush
-    if raw:
+    if options.raw:
         return _follow_raw(follower, out)
 
     def consume(log) -> None:
-        for record in iter_cat_records(log, type_globs=type_globs, turn=turn, expand=expand):
+        for record in iter_cat_records(log, options):
             out.write(to_json(record) + b"\n")
 
     return follower.run(consume)

@@ -11,14 +11,14 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    interrupt.install(sys.argv[1:])
     try:
+        interrupt.install(sys.argv[1:])
         from .cli import main as cli_main
 
-        cli_main()  # ends in SystemExit, standard error settled (dshctl.output.run)
+        cli_main()  # ends in SystemExit, standard error settled (dshctl.stdio.run)
     except KeyboardInterrupt:  # before the command line was imported: no output.run around it yet
         status = interrupt.interrupted_status()
-        from .output import settle_stderr
+        from .stdio import settle_stderr
 
         settle_stderr()
         raise SystemExit(status) from None

@@ -78,3 +78,17 @@ def os_error_reason(exc: OSError) -> str:
     """What went wrong in an OSError, for a one-line message: its ``strerror`` (``No such file or
     directory``), else whatever the exception says."""
     return exc.strerror or str(exc)
+
+
+class LogFailure:
+    """A log among many that could not be read: a value in a many-log result (``dshctl.stats``,
+    ``dshctl.grep``), where the only log given raises its error instead."""
+
+    __slots__ = ("path", "error")
+
+    def __init__(self, path: str, error: DshctlError) -> None:
+        self.path = path
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"LogFailure({self.path!r}, {self.error!r})"

@@ -114,7 +114,7 @@ class Follower:
         return None
 
     def _consume(self, ref: LogRef, consume: Callable[[object], None], raw: bool) -> None:
-        from .output import warn
+        from .stdio import warn
         from .reader import open_log
 
         reader = FollowingLineReader(ref, self.stop, on_idle=self._idle)
@@ -137,7 +137,7 @@ class Follower:
         return new
 
     def _note(self, text: str) -> None:
-        from .output import note
+        from .stdio import note
 
         (self.on_note or note)(text)
 

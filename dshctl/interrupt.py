@@ -28,23 +28,28 @@ _state = {"following": False, "pending": False}
 
 
 def install(args: list[str]) -> None:
-    """The early SIGINT handler, for the command line ``args`` (without the program name)."""
-    _state["following"] = asks_to_follow(args)
+    """The early SIGINT handler, for the command line ``args`` (without the program name); installed
+    first, so that a Ctrl-C while the arguments are read is one too."""
     signal.signal(signal.SIGINT, _on_early_sigint)
+    _state["following"] = asks_to_follow(args)
 
 
 def asks_to_follow(args: list[str]) -> bool:
     """Whether the command line asks ``cat``, ``stats`` or ``replay`` to follow (read before parsing: a
     rough reading that only decides what an early Ctrl-C does)."""
+    from .options.base import FOLLOW
+
     words = [arg for arg in args if not arg.startswith("-")]
     if not words or words[0] not in FOLLOW_COMMANDS:
         return False
     options = args[: args.index("--")] if "--" in args else args
-    return any(arg in ("-f", "--follow") or _short_cluster_with_f(arg) for arg in options)
+    short = next(flag[1:] for flag in FOLLOW.flags if not flag.startswith("--"))
+    return any(arg in FOLLOW.flags or _short_cluster_with(short, arg) for arg in options)
 
 
-def _short_cluster_with_f(arg: str) -> bool:
-    return arg.startswith("-") and not arg.startswith("--") and arg[1:].isalpha() and "f" in arg[1:]
+def _short_cluster_with(short: str, arg: str) -> bool:
+    """``-vf``: short options run together, one of them ``short``."""
+    return arg.startswith("-") and not arg.startswith("--") and arg[1:].isalpha() and short in arg[1:]
 
 
 def _on_early_sigint(signum, frame) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
-from .humanize import format_bytes, utc_moment
+from .humanize import format_bytes, format_duration, utc_moment
+from .options import LsOptions
 
 _TITLE_MARK = b'"session/title"'
 _TURN_MARK = b'"turn/start"'
-SORT_KEYS = ("time", "created", "size", "title")
 
 
 def session_row(ref) -> dict[str, Any]:
@@ -110,12 +110,12 @@ def session_refs(root: str | None) -> list:
     return resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
 
 
-def iter_session_rows(refs: list, *, color: bool = True) -> Iterator[dict[str, Any]]:
-    """One row per log, in order; many logs are read in worker processes (``color``: of their progress
-    bar)."""
+def iter_session_rows(refs: list, *, color: bool = True, progress: bool = True) -> Iterator[dict[str, Any]]:
+    """One row per log, in order; many logs are read in worker processes (``progress``: with a progress
+    bar on a terminal, in colour with ``color``)."""
     from .many import map_logs
 
-    for _, row in map_logs(session_row, refs, label="listing", color=color):
+    for _, row in map_logs(session_row, refs, progress=progress, label="listing", color=color):
         yield row
 
 
@@ -132,7 +132,7 @@ def _in_project(refs: list, project: str | None) -> list:
 def _default_root_logs() -> list:
     import os
 
-    from .output import warn
+    from .stdio import warn
     from .source import resolve, sessions_root
 
     root = sessions_root()
@@ -143,7 +143,7 @@ def _default_root_logs() -> list:
 
 
 def _table_columns():
-    from .output import number, text
+    from .tables import number, text
 
     return [text("id", fold=True, least=16), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
             number("duration", drop=4), number("gen", drop=0), text("zstd", drop=0), number("size", drop=2),
@@ -152,8 +152,6 @@ def _table_columns():
 
 def _table_cells(row: dict[str, Any]) -> list[Any]:
     """A listing row as the table shows it."""
-    from .stats.figures import format_duration
-
     return [
         row["id"] or row["path"],
         row["cwd"],
@@ -178,52 +176,33 @@ def _sort_key(sort: str):
     return key
 
 
-def _created_within(rows: list[dict[str, Any]], since_ms: int | None, until_ms: int | None):
-    for row in rows:
-        created = row["createdAt"] if isinstance(row["createdAt"], int) else None
-        if since_ms is not None and (created is None or created < since_ms):
-            continue
-        if until_ms is not None and (created is None or created >= until_ms):
-            continue
-        yield row
-
-
-def run_ls(
-    root: str | None,
-    *,
-    output: str,
-    sort: str = "time",
-    since: str | None = None,
-    until: str | None = None,
-    project: str | None = None,
-    verbose: bool = False,
-    color: bool = True,
-) -> int:
-    from .errors import UsageError
+def run_ls(root: str | None, options: LsOptions) -> int:
+    """The ``dshctl ls`` command; 1 when a log among many cannot be read, 2 when the only one cannot."""
     from .many import Warnings
-    from .output import print_table
-    from .present import check_output, emit
-    from .stats.timespec import parse_window
+    from .output import emit
+    from .tables import print_table
 
-    check_output(output)
-    if sort not in SORT_KEYS:
-        raise UsageError(f"--sort: choose one of {', '.join(SORT_KEYS)}")
-    since_ms, until_ms = parse_window(since, until)
     refs = session_refs(root)
-    read = list(iter_session_rows(_in_project(refs, project), color=color))
-    rows = sorted(_created_within(read, since_ms, until_ms), key=_sort_key(sort))
+    rows = session_rows(refs, options)
     failed = [row for row in rows if row["error"]]
-    warnings = Warnings(verbose=verbose)
+    warnings = Warnings(verbose=options.verbose)
     for row in failed:
         warnings.add(row["path"], row["error"])
     caption = f"{len(rows)} session(s)" + (f" of {len(refs)}" if len(rows) != len(refs) else "")
     emit(
-        output,
+        options.output,
         document=lambda: {"sessions": rows},
         records=lambda: rows,
-        table=lambda: print_table(None, _table_columns(), (_table_cells(row) for row in rows), caption=caption, color=color),
+        table=lambda: print_table(None, _table_columns(), (_table_cells(row) for row in rows), caption=caption, color=options.color),
     )
     warnings.report()
     if failed and len(failed) == len(refs) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def session_rows(refs: list, options: LsOptions, *, progress: bool = True) -> list[dict[str, Any]]:
+    """The listing rows of ``refs`` that ``--project``, ``--since`` and ``--until`` keep, in ``--sort``
+    order (``ls --json``'s ``sessions``)."""
+    read = iter_session_rows(_in_project(refs, options.project), color=options.color, progress=progress)
+    return sorted((row for row in read if options.window.holds(row["createdAt"])), key=_sort_key(options.sort))

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Callable, Iterator, TypeVar
 
 from .errors import DshctlError
-from .output import is_terminal
+from .stdio import is_terminal
 from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
@@ -23,11 +23,12 @@ PARALLEL_THRESHOLD = 8
 """Fewer logs than this are read in-process: worker start-up would cost more than it saves."""
 
 
-def resolve_many(paths: list[str]) -> list[LogRef]:
-    """Every log named by ``paths`` (files, session dirs, roots, ``-``); the default sessions root when
-    none is given. Each must hold a log. Duplicates (the same file reached twice) are read once."""
+def resolve_many(paths: list) -> list[LogRef]:
+    """Every log named by ``paths`` (files, session dirs, roots, ``-``, or :class:`LogRef` as resolved);
+    the default sessions root when none is given. Each must hold a log. Duplicates (the same file reached
+    twice) are read once."""
     specs = paths or [str(sessions_root())]
-    return unique_refs(ref for spec in specs for ref in resolve_named(spec))
+    return unique_refs(ref for spec in specs for ref in ([spec] if isinstance(spec, LogRef) else resolve_named(spec)))
 
 
 def unique_refs(refs) -> list[LogRef]:
@@ -230,7 +231,7 @@ class _ProgressBar:
     def __init__(self, total: int, label: str, color: bool):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from .output import console
+        from .tables import console
 
         self._bar = Progress(
             TextColumn(label),
@@ -271,7 +272,7 @@ class Warnings:
         self._by_kind.setdefault(_warning_kind(text), []).append((path, text))
 
     def report(self) -> None:
-        from .output import warn
+        from .stdio import warn
 
         for kind, found in self._by_kind.items():
             if self.verbose or len(found) == 1:

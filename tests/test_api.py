@@ -3,6 +3,7 @@ the API page (docs/api.md) runs as written."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import subprocess
@@ -16,26 +17,112 @@ API_PAGE = ROOT / "docs" / "api.md"
 EXAMPLES = re.findall(r"```python\n(.*?)```", API_PAGE.read_text(), re.S)
 
 
+def _reference() -> dict[str, str | None]:
+    """The signature reference of the page: ``name`` → its parameters as written (None: not called)."""
+    block = re.search(r"## Signature reference\n\n```text\n(.*?)```", API_PAGE.read_text(), re.S).group(1)
+    entries = {}
+    for line in block.splitlines():
+        match = re.fullmatch(r"dshctl\.(\w+)(?:\((.*)\))?(?: -> .+)?", line.strip())
+        assert match, f"reference line not understood: {line!r}"
+        entries[match.group(1)] = match.group(2)
+    return entries
+
+
+REFERENCE = _reference()
+
+
 def test_import_dshctl_loads_no_heavy_module():
     code = "import sys, dshctl; print(sorted(m for m in ('msgspec', 'rich', 'zstandard', 'typer') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
 
 
-def test_documented_names_resolve_and_are_listed():
+def test_all_is_the_public_surface():
     import dshctl
 
-    names = {"open_log", "Log", "LogRef", "resolve", "log_stats", "grep_log", "grep_logs", "validate_log", "scan_images", "Timeline", "DshctlError"}
-    assert names <= set(dshctl.__all__) and names <= set(dir(dshctl))
-    for name in names:
+    assert dir(dshctl) == sorted(dshctl.__all__)  # no stray module globals (``annotations``, ``_sys``)
+    for name in dshctl.__all__:
         assert getattr(dshctl, name) is not None
     with pytest.raises(AttributeError):
         dshctl.no_such_name  # noqa: B018
 
 
-def test_every_function_on_the_page_has_an_example():
-    for name in ("open_log", "resolve", "log_stats", "grep_log", "validate_log", "scan_images", "Timeline.open"):
-        assert f"## `{name}(" in API_PAGE.read_text(), name
+def test_the_page_documents_exactly_all():
+    import dshctl
+
+    assert set(REFERENCE) == set(dshctl.__all__)
+    page = API_PAGE.read_text()
+    for name in dshctl.__all__:
+        assert re.search(rf"^## .*`{re.escape(name)}[`(]", page, re.M), f"{name} has no section"
+
+
+def _signature_text(obj) -> str:
+    """A signature as the reference writes it: names, kinds and defaults, no annotations."""
+    parts, star_done = [], False
+    for parameter in inspect.signature(obj).parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            parts.append(f"**{parameter.name}")
+            continue
+        if parameter.kind is parameter.KEYWORD_ONLY and not star_done:
+            parts.append("*")
+            star_done = True
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            parts.append(f"*{parameter.name}")
+            star_done = True
+            continue
+        default = "" if parameter.default is parameter.empty else f"={parameter.default!r}"
+        parts.append(f"{parameter.name}{default}")
+    return ", ".join(parts)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_the_signature_reference_is_the_code(name):
+    import dshctl
+
+    documented = REFERENCE[name]
+    if documented is None:
+        return
+    obj = getattr(dshctl, name)
+    assert documented == _signature_text(obj), f"docs/api.md: dshctl.{name}({documented}); code: ({_signature_text(obj)})"
+
+
+def test_gone_names_say_what_replaces_them():
+    import dshctl
+
+    for name in ("log_stats", "grep_log", "grep_logs", "validate_log", "scan_images"):
+        with pytest.raises(AttributeError, match="is gone: use dshctl"):
+            getattr(dshctl, name)
+
+
+def test_importing_a_command_module_keeps_the_function():
+    """``import dshctl.stats`` binds the module on its package; the function of that name stays."""
+    code = (
+        "import dshctl, importlib\n"
+        "for name in ('stats', 'grep', 'validate', 'images', 'replay', 'ls', 'cat'):\n"
+        "    importlib.import_module('dshctl.' + name)\n"
+        "    assert callable(getattr(dshctl, name)) and getattr(dshctl, name).__module__ == 'dshctl.api', name\n"
+        "import dshctl.stats.prices\n"
+        "assert dshctl.stats('samples/tour.session.v4.jsonl').sessions\n"
+        "assert callable(dshctl.stats)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_one_error_model():
+    import dshctl
+
+    with pytest.raises(dshctl.UsageError, match="mutually exclusive"):
+        dshctl.grep("samples/tour.session.v4.jsonl", "x", json=True, ndjson=True)
+    with pytest.raises(TypeError, match="has no option"):
+        dshctl.stats("samples/tour.session.v4.jsonl", no_such_option=True)
+    with pytest.raises(TypeError, match="not both"):
+        dshctl.stats("samples/tour.session.v4.jsonl", dshctl.StatsOptions(), by="turn")
+    with pytest.raises(dshctl.UsageError, match="follow"):
+        dshctl.cat("samples/tour.session.v4.jsonl", follow=True)
+    with pytest.raises(dshctl.DshctlError):  # the only log given, unreadable
+        dshctl.grep(ROOT / "README.md", "x")
+    with pytest.raises(dshctl.DshctlError):  # raised when called, not when first iterated
+        dshctl.cat(ROOT / "README.md")
 
 
 @pytest.mark.parametrize("number", range(len(EXAMPLES)))
@@ -49,12 +136,16 @@ def test_functions_take_a_path_object_or_a_logref():
 
     path = ROOT / "samples" / "tour.session.v4.jsonl"
     (ref,) = dshctl.resolve(str(path))
+    for source in (str(path), path, ref, [path]):
+        assert dshctl.validate(source).reports[0].events == 58
+        assert dshctl.stats(source).as_json()["sessions"][0]["turns"] == 4
+        assert dshctl.grep(source, "Node 14").count == 3
     for source in (str(path), path, ref):
-        assert dshctl.validate_log(source).events == 58
-        assert len(dshctl.scan_images(source).refs) == 4
+        assert len(dshctl.images(source).refs) == 4
         with dshctl.open_log(source) as log:
             assert sum(1 for _ in log.events()) == 58
-        assert dshctl.log_stats(source).session["turns"] == 4
+        assert sum(1 for _ in dshctl.cat(source)) == 59
+        assert dshctl.timeline(source).log.header.version == 4
 
 
 def test_package_is_typed():

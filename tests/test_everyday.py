@@ -75,7 +75,7 @@ def table_lines(stdout: str) -> list[str]:
 
 @pytest.mark.parametrize("width", [40, 80, 120, 250])
 def test_print_table_never_cuts_a_number_and_says_what_it_hid(width, capsys, monkeypatch):
-    from dshctl.output import number, print_table, text
+    from dshctl.tables import number, print_table, text
 
     monkeypatch.setenv("COLUMNS", str(width))
     columns = [text("session", fold=True), number("turns"), number("out"), number("tok/s", drop=1),
@@ -97,7 +97,7 @@ def test_print_table_never_cuts_a_number_and_says_what_it_hid(width, capsys, mon
 
 
 def test_a_pipe_gets_one_row_per_line_whatever_its_length(capsys, monkeypatch):
-    from dshctl.output import number, print_table, text
+    from dshctl.tables import number, print_table, text
 
     monkeypatch.delenv("COLUMNS", raising=False)
     print_table(None, [text("id", fold=True), number("n"), text("title", fold=True)],
@@ -433,7 +433,7 @@ def header_words(out: str) -> list[str]:
 
 @pytest.mark.parametrize("width", [None, 80, 120])
 def test_a_header_keeps_every_word(width, capsys, monkeypatch):
-    from dshctl.output import number, print_table, text
+    from dshctl.tables import number, print_table, text
 
     if width is None:
         monkeypatch.delenv("COLUMNS", raising=False)
@@ -490,7 +490,7 @@ def test_a_short_id_stays_whole_while_a_column_can_be_hidden(tmp_path, width, by
 
 
 def test_a_fold_leaves_no_one_or_two_characters_alone(capsys, monkeypatch):
-    from dshctl.output import layout, number, text
+    from dshctl.tables import layout, number, text
 
     columns = [text("id", fold=True), number("n"), number("figure", drop=0), text("model", fold=True)]
     rows = [["session-aaaa1111", "12,345", "1.5s", "acme/mystery-model"]]

@@ -23,7 +23,8 @@ import dshctl
 from dshctl.cli import app
 from dshctl.grep import compile_pattern, grep_log
 from dshctl.grep.render import group_lines, short_id
-from dshctl.grep.search import _grep_one, SearchOptions
+from dshctl.grep.search import _grep_one
+from dshctl.options import GrepOptions
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
@@ -125,7 +126,7 @@ def v0_split(tmp_path) -> Path:
 
 
 def test_v0_text_split_across_a_row_and_an_event_is_found_in_its_settlement(v0_split):
-    result = grep_log(v0_split, "CI cache", fixed=True)
+    result = grep_log(v0_split, "CI cache", GrepOptions(fixed_strings=True))
     assert [(h.turn, h.step, h.seq, h.kind, h.text, h.match) for h in result.hits] == [
         (1, 1, 2, "user", "Which session fixed the CI cache?", (24, 32)),
         (1, 1, 13, "assistant", "I fixed the CI cache.", (12, 20)),
@@ -134,15 +135,15 @@ def test_v0_text_split_across_a_row_and_an_event_is_found_in_its_settlement(v0_s
 
 
 def test_tool_call_arguments_split_across_rows_and_the_name(v0_split):
-    assert places(grep_log(v0_split, '"ci.yml"', fixed=True, kinds=["tool-call"])) == [
+    assert places(grep_log(v0_split, '"ci.yml"', GrepOptions(fixed_strings=True, in_="tool-call"))) == [
         (1, 1, "tool-call", '{"path": "ci.yml"}', (9, 17))]
-    assert places(grep_log(v0_split, "^read$", kinds=["tool-call"])) == [(1, 1, "tool-call", "read", (0, 4))]
+    assert places(grep_log(v0_split, "^read$", GrepOptions(in_="tool-call"))) == [(1, 1, "tool-call", "read", (0, 4))]
 
 
 @pytest.mark.parametrize("kind, expected", [
     ("user", 1), ("assistant", 1), ("reasoning", 0), ("tool-call", 0), ("tool-result", 1), ("title", 1)])
 def test_each_in_kind_narrows_the_search(v0_split, kind, expected):
-    result = grep_log(v0_split, "(?i)ci.cache", kinds=[kind])
+    result = grep_log(v0_split, "(?i)ci.cache", GrepOptions(in_=kind))
     assert result.count == expected and {hit.kind for hit in result.hits} <= {kind}
 
 
@@ -195,8 +196,8 @@ def test_regex_and_fixed_string():
     tour = SAMPLES / TOUR[4]
     matches = lambda pattern: len(grep_log(tour, pattern).hits)  # noqa: E731
     assert matches("Node 1.") == matches("Node 14") + matches("Node 15")
-    assert grep_log(tour, "Node 1.", fixed=True).count == 0
-    assert grep_log(tour, "??=", fixed=True).count > 0
+    assert grep_log(tour, "Node 1.", GrepOptions(fixed_strings=True)).count == 0
+    assert grep_log(tour, "??=", GrepOptions(fixed_strings=True)).count > 0
     with pytest.raises(dshctl.DshctlError, match="invalid regular expression"):
         grep_log(tour, "??=")
 
@@ -209,16 +210,16 @@ def test_case_options():
     tour = SAMPLES / TOUR[4]
     exact = grep_log(tour, "Node 14").count
     assert grep_log(tour, "node 14").count == 0
-    assert grep_log(tour, "node 14", ignore_case=True).count == exact
-    assert grep_log(tour, "node 14", smart_case=True, fixed=True).count == exact
-    assert grep_log(tour, "NODE 14", smart_case=True).count == 0
+    assert grep_log(tour, "node 14", GrepOptions(ignore_case=True)).count == exact
+    assert grep_log(tour, "node 14", GrepOptions(smart_case=True, fixed_strings=True)).count == exact
+    assert grep_log(tour, "NODE 14", GrepOptions(smart_case=True)).count == 0
 
 
 def test_whole_words(tmp_path):
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cache caches cached (cache) ci-cache")]])
     assert len(grep_log(path, "cache").hits) == 5 and grep_log(path, "cache").count == 1  # one line
-    assert [hit.match for hit in grep_log(path, "cache", word=True).hits] == [(0, 5), (21, 26), (31, 36)]
-    assert grep_log(path, "(cache)", word=True, fixed=True).count == 1  # non-word ends still work
+    assert [hit.match for hit in grep_log(path, "cache", GrepOptions(word_regexp=True)).hits] == [(0, 5), (21, 26), (31, 36)]
+    assert grep_log(path, "(cache)", GrepOptions(word_regexp=True, fixed_strings=True)).count == 1  # non-word ends still work
 
 
 def test_hits_report_the_line_and_lines_spanned(tmp_path):
@@ -234,15 +235,15 @@ def test_hits_report_the_line_and_lines_spanned(tmp_path):
 
 def test_max_count_count_only_and_context(tmp_path):
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "a\nb x\nc\nd x\ne\nf")]])
-    assert grep_log(path, "x", max_count=1).count == 1
-    assert grep_log(path, "x", max_count=0).count == 0
-    counted = grep_log(path, "x", count_only=True)
+    assert grep_log(path, "x", GrepOptions(max_count=1)).count == 1
+    assert grep_log(path, "x", GrepOptions(max_count=0)).count == 0
+    counted = grep_log(path, "x", GrepOptions(count=True))
     assert counted.count == 2 and counted.hits == []
-    first, second = grep_log(path, "x", context=1).hits
+    first, second = grep_log(path, "x", GrepOptions(context=1)).hits
     assert (first.before, first.text, first.after) == (["a"], "b x", ["c"])
     assert (second.before, second.text, second.after) == (["c"], "d x", ["e"])
-    assert grep_log(path, "^a", context=2).hits[0].before == []
-    assert grep_log(path, "^f", context=2).hits[0].after == []
+    assert grep_log(path, "^a", GrepOptions(context=2)).hits[0].before == []
+    assert grep_log(path, "^f", GrepOptions(context=2)).hits[0].after == []
 
 
 def test_files_with_matches_stops_at_the_first_hit(v0_split, tmp_path):
@@ -294,7 +295,7 @@ def test_short_ids_are_the_tables_unique_prefixes():
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
     hostile = "[/bold][red]x[/red] \x1b[2J\x1b]0;pwned\x07 :smile: \x9b31m"
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "say " + hostile + " done")]])
-    result = _grep_one(path, compile_pattern("pwned"), SearchOptions(grouped=True))
+    result = _grep_one(path, compile_pattern("pwned"), GrepOptions(), grouped=True)
     (group,) = result.groups
     plain = group_lines(result, group, color=False)
     assert "[/bold][red]x[/red] ␛[2J␛]0;pwned␇ :smile: \ufffd31m" in plain
@@ -401,24 +402,24 @@ def test_fixed_strings_find_the_same_with_and_without_the_byte_test():
     for needle in ("Node 14", "ci.yml", "the", "tool", "é", '"'):
         for log in logs:
             try:
-                regex = places(grep_log(log, re.escape(needle), ignore_case=True))
+                regex = places(grep_log(log, re.escape(needle), GrepOptions(ignore_case=True)))
             except dshctl.DshctlError:
                 continue
-            assert places(grep_log(log, needle, fixed=True, ignore_case=True)) == regex, (log, needle)
+            assert places(grep_log(log, needle, GrepOptions(fixed_strings=True, ignore_case=True))) == regex, (log, needle)
 
 
 def test_a_skipped_log_still_has_its_header_checked(tmp_path):
     newer = tmp_path / "session.v4.jsonl"
     newer.write_text(json.dumps({**V4_HEADER, "version": 9}) + "\n")
     with pytest.raises(dshctl.DshctlError, match="newer dsh"):
-        grep_log(newer, "absent", fixed=True)
+        grep_log(newer, "absent", GrepOptions(fixed_strings=True))
     compressed = tmp_path / "z" / "session.v4.jsonl.zstd"
     compressed.parent.mkdir()
     lines = (SAMPLES / "tour.session.v4.jsonl").read_bytes().splitlines(keepends=True)
     zstd = zstandard.ZstdCompressor()
     frames = [zstd.compress(lines[0]), zstd.compress(b"".join(lines[1:40])), zstd.compress(b"".join(lines[40:]))[:-200]]
     compressed.write_bytes(b"".join(frames))  # the last frame torn
-    torn = grep_log(compressed, "Node 14", fixed=True)
+    torn = grep_log(compressed, "Node 14", GrepOptions(fixed_strings=True))
     assert torn.count == grep_log(compressed, "Node 14").count > 0
     assert any("torn" in warning for warning in torn.warnings)
 
@@ -458,7 +459,7 @@ def test_match_count_equals_a_naive_search_of_the_expanded_stream(tmp_path_facto
     chunks = [_chunk(index, kinds.setdefault(index, kind), piece) for index, kind, piece in chunks]
     path = v4_log(tmp_path_factory.mktemp("p") / "session.v4.jsonl", [chunks])
     pattern = needle if fixed else re.escape(needle).replace("a", "a+")
-    assert len(grep_log(path, pattern, fixed=fixed).hits) == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
+    assert len(grep_log(path, pattern, GrepOptions(fixed_strings=fixed)).hits) == _naive_count(chunks, re.compile(re.escape(needle) if fixed else pattern))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -563,7 +564,7 @@ def test_each_matching_line_is_shown_once_with_all_its_matches(tmp_path):
     assert [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "-m", "2", "x", str(path)).stdout.splitlines()] == [
         "x1 x2", "x1 x2", "x3"]
     assert invoke("grep", "-m", "1", "x", str(path)).stdout.splitlines() == [f"{prefix}:x1 x2"]
-    result = _grep_one(path, compile_pattern("x"), SearchOptions(grouped=True))
+    result = _grep_one(path, compile_pattern("x"), GrepOptions(), grouped=True)
     assert group_lines(result, result.groups[0], color=True).count("\x1b[1;31mx\x1b[0m") == 2
 
 
@@ -636,8 +637,8 @@ def test_context_is_searched_only_when_named():
     from dshctl.replay.transform import make_filters
 
     log = str(SAMPLES / "tour.session.v4.jsonl")
-    assert dshctl.grep_log(log, "File sandbox", fixed=True).hits == []
-    hits = dshctl.grep_log(log, "File sandbox", fixed=True, kinds=["context"]).hits
+    assert dshctl.grep(log, "File sandbox", fixed_strings=True).hits == []
+    hits = dshctl.grep(log, "File sandbox", fixed_strings=True, in_=("context",)).hits
     assert [(h.kind, h.turn, h.step, h.text) for h in hits][:1] == [("context", 1, 1, "File sandbox: workspace-write.")]
     timeline = Timeline(dshctl.open_log(log), make_filters())
     timeline.ensure_all()

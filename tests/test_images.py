@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dshctl import images as images_mod
 from dshctl.images import store as store_mod
-from dshctl.errors import DshctlError
+from dshctl.errors import DshctlError, UsageError
 from dshctl.cli import app
 from dshctl.images import NameTemplate, probe_image, safe_base_name, scan_log
 from dshctl.reader import open_log
@@ -228,7 +227,7 @@ def test_safe_base_name_is_bounded():
      "{name[0]}", "{}", "{hash:10}", "{", "x" * 201],
 )
 def test_bad_templates_are_usage_errors(template, tmp_path, v4_log):
-    with pytest.raises(images_mod.UsageError):
+    with pytest.raises(UsageError):
         NameTemplate(template)
     out = tmp_path / "out"
     result = invoke(str(v4_log), "--out", str(out), "--name-template", template)

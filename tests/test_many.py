@@ -156,7 +156,7 @@ def test_ls_same_rows_in_worker_processes(root, small_batches, monkeypatch):
 
 
 def test_since_skips_logs_written_long_before_unopened(root, monkeypatch):
-    from dshctl import stats
+    from dshctl.options import window
 
     refs = resolve_many([str(root)])
     mixed = [ref for ref in refs if _text(ref.path) in MIXED]  # created 2027-01-15
@@ -166,7 +166,7 @@ def test_since_skips_logs_written_long_before_unopened(root, monkeypatch):
         os.utime(ref.path, (old, old))
     for ref in mixed[1:]:
         os.utime(ref.path, (recent, recent))
-    monkeypatch.setattr(stats, "_now_ms", lambda: calendar.timegm((2028, 1, 1, 0, 0, 0)) * 1000)
+    monkeypatch.setattr(window, "clock_ms", lambda: calendar.timegm((2028, 1, 1, 0, 0, 0)) * 1000)
     result = invoke("stats", str(root), "--json", "--since", "2027-01-10")
     document = json.loads(result.stdout)
     assert result.exit_code == 0 and document["errors"] == []  # the broken logs were never opened
@@ -176,9 +176,9 @@ def test_since_skips_logs_written_long_before_unopened(root, monkeypatch):
 
 
 def test_since_still_to_come_opens_every_log(root, monkeypatch):
-    from dshctl import stats
+    from dshctl.options import window
 
-    monkeypatch.setattr(stats, "_now_ms", lambda: calendar.timegm((2026, 12, 1, 0, 0, 0)) * 1000)
+    monkeypatch.setattr(window, "clock_ms", lambda: calendar.timegm((2026, 12, 1, 0, 0, 0)) * 1000)
     fresh = invoke("stats", str(root), "--json", "--since", "2027-01-10")
     old = calendar.timegm((2027, 1, 1, 0, 0, 0))
     for ref in resolve_many([str(root)]):
@@ -220,13 +220,13 @@ def test_a_warning_summary_spans_the_numbers_of_its_logs():
     warnings = Warnings()
     for index, text in enumerate(texts + ["header lacks a session id"]):
         warnings.add(f"log-{index}", text)
-    import dshctl.output
+    import dshctl.stdio
 
-    real = dshctl.output.warn
-    dshctl.output.warn = told.append
+    real = dshctl.stdio.warn
+    dshctl.stdio.warn = told.append
     try:
         warnings.report()
     finally:
-        dshctl.output.warn = real
+        dshctl.stdio.warn = real
     assert told == ["torn tail dropped in 3 logs (12–1,024 bytes, no final LF): log-0, log-1, log-2; --verbose lists each",
                     "log-3: header lacks a session id"]

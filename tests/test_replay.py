@@ -21,6 +21,7 @@ import pytest
 
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
+from dshctl.options import ReplayOptions
 from dshctl.replay import run_replay
 from dshctl.replay.export import cast_events, cast_header, markdown, timeline_records, write_cast
 from dshctl.replay.player import Player, find_text
@@ -598,7 +599,7 @@ def test_real_per_fragment_timing_in_the_cast():
 
 def test_v3_cast_structure(tmp_path):
     cast = tmp_path / "tour.cast"
-    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl"), export=cast, cast_version=3, cols=120, rows=40, idle_limit=1.5) == 0
+    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl"), ReplayOptions(export=cast, cast_version=3, cols=120, rows=40, idle_limit=1.5)) == 0
     lines = cast.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     assert header["version"] == 3
@@ -610,14 +611,14 @@ def test_v3_cast_structure(tmp_path):
     assert all(len(e) == 3 and e[1] in ("o", "m") and e[0] >= 0 for e in events)
     assert sum(e[0] for e in events) == pytest.approx((31002 - 990) / 1000, abs=1e-3)
     v2 = tmp_path / "v2.cast"
-    run_replay(str(SAMPLES / "tour.session.v4.jsonl"), export=v2, cast_version=2)
+    run_replay(str(SAMPLES / "tour.session.v4.jsonl"), ReplayOptions(export=v2, cast_version=2))
     v2_events = [json.loads(line) for line in v2.read_text(encoding="utf-8").splitlines()[1:]]
     assert [e[1:] for e in v2_events] == [e[1:] for e in events]
 
 
 def test_markdown_export(tmp_path):
     target = tmp_path / "tour.md"
-    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl.zstd"), export=target) == 0
+    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl.zstd"), ReplayOptions(export=target)) == 0
     text = target.read_text(encoding="utf-8")
     assert text.startswith("# Fix the red CI build\n")
     for heading in ("## Turn 1", "## Turn 2", "## Turn 3", "## Turn 4"):
@@ -631,7 +632,7 @@ def test_markdown_export(tmp_path):
 
 def test_ndjson_export_is_the_timeline(tmp_path):
     target = tmp_path / "tour.ndjson"
-    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl"), export=target) == 0
+    assert run_replay(str(SAMPLES / "tour.session.v4.jsonl"), ReplayOptions(export=target)) == 0
     records = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     head, items = records[0], records[1:]
     assert head["type"] == "replay/timeline" and head["origin"] == T0 + 990 and head["originIsEpochMs"]

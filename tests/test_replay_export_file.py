@@ -100,7 +100,7 @@ def test_a_failed_export_leaves_no_file_and_keeps_the_old_one(tmp_path):
 @pytest.mark.parametrize("hard_links", [True, False], ids=["link", "no hard links"])
 def test_a_file_that_appears_during_the_export_is_kept(tmp_path, monkeypatch, hard_links):
     from dshctl.errors import OutputError
-    from dshctl.output import new_text_file
+    from dshctl.files import new_text_file
 
     def no_hard_links(*args, **kwargs):
         raise PermissionError(1, "Operation not permitted")

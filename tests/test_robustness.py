@@ -224,13 +224,13 @@ def test_malformed_turn_end_itself_is_not_proof_of_committed_damage(tmp_path):
 
 def test_rich_tables_end_quietly_on_a_closed_pipe(monkeypatch):
     # rich's default is SystemExit(1) on EPIPE; dshctl treats a closed pipe as a normal end (status 0).
-    from dshctl import output
+    from dshctl import stdio, tables
 
     read_end, write_end = os.pipe()
     os.close(read_end)
     pipe = os.fdopen(write_end, "w")
     monkeypatch.setattr(sys, "stdout", pipe)
-    status = output.run(lambda: output.print_table("t", [("a", "left")], [["x" * 100] for _ in range(2000)]))
+    status = stdio.run(lambda: tables.print_table("t", [("a", "left")], [["x" * 100] for _ in range(2000)]))
     assert status == 0
 
 

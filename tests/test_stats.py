@@ -24,7 +24,8 @@ from dshctl.stats.figures import (
     percentiles,
     sparkline,
 )
-from dshctl.stats.timespec import parse_time_ms
+from dshctl.options import StatsOptions
+from dshctl.options.window import parse_time_ms
 from dshctl.errors import UsageError
 
 from stats_logs import FILE_NAMES, fixture_form, generations
@@ -41,7 +42,7 @@ def write_log(tmp_path: Path, scenario: str, gen: str) -> Path:
 
 
 def stats(tmp_path: Path, scenario: str, gen: str, by: str = "step") -> LogStats:
-    return log_stats(write_log(tmp_path, scenario, gen), by=by)
+    return log_stats(write_log(tmp_path, scenario, gen), StatsOptions(by=by))
 
 
 def comparable(result: LogStats) -> tuple:
@@ -336,9 +337,9 @@ def test_fixture_form_has_no_timing_but_counts_and_tokens(tmp_path):
 def test_fixture_form_rows_have_no_time_sums(tmp_path):
     path = tmp_path / "session.v2.jsonl"
     path.write_text(fixture_form(generations("bare")["v2"]))
-    turns = log_stats(path, by="turn").turns
+    turns = log_stats(path, StatsOptions(by="turn")).turns
     assert [(t["llmMs"], t["toolMs"], t["decodeMs"], t["decodeTokens"]) for t in turns] == [(None,) * 4] * 2
-    steps = log_stats(path, by="step").steps
+    steps = log_stats(path, StatsOptions(by="step")).steps
     assert [(row["toolMs"], row["dshctl"]["wastedAttemptMs"], row["dshctl"]["backoffMs"]) for row in steps] == [(None,) * 3] * 2
 
 
@@ -370,9 +371,9 @@ def test_stats_never_expand_a_stream(tmp_path, monkeypatch):
                     monkeypatch.setattr(module, attr, refuse)
     for scenario in ("retry", "mixed", "nousage", "child"):
         for gen in GENERATIONS:
-            log_stats(write_log(tmp_path, scenario, gen), by="step")
+            log_stats(write_log(tmp_path, scenario, gen), StatsOptions(by="step"))
     for path in sorted(SAMPLES.glob("*.jsonl*")):
-        log_stats(path, by="step")
+        log_stats(path, StatsOptions(by="step"))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -478,7 +479,7 @@ TOUR = ["tour.session.jsonl", "tour.session.jsonl.zstd", "tour.session.v2.jsonl"
 @pytest.mark.skipif(not (SAMPLES / "tour.session.jsonl").exists(), reason="samples not generated")
 @pytest.mark.parametrize("name", TOUR)
 def test_tour_sample_matches_the_hand_computation(name):
-    r = log_stats(SAMPLES / name, by="turn")
+    r = log_stats(SAMPLES / name, StatsOptions(by="turn"))
     s = r.session
     assert (s["turns"], s["steps"]) == (4, 6)
     assert (s["ttftMs"], s["ttftSteps"], s["meanTtftMs"]) == (1950, 6, 325)

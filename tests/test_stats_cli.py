@@ -226,11 +226,11 @@ def test_sessions_root(tmp_path):
 
 def test_no_color_is_a_parameter_of_one_invocation_not_state(monkeypatch):
     """``--no-color`` once must not take colour from later calls in the same process (library use, tests)."""
-    import dshctl.stats
+    import importlib
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     seen = []
-    monkeypatch.setattr(dshctl.stats, "run_stats", lambda paths, **options: seen.append(options["color"]) or 0)
+    monkeypatch.setattr(importlib.import_module("dshctl.stats"), "run_stats", lambda paths, options: seen.append(options.color) or 0)
     runner = CliRunner()
     for args in (["--no-color", "stats", "x"], ["stats", "x"], ["--no-color", "stats", "x"]):
         assert runner.invoke(app, args).exit_code == 0

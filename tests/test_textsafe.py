@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dshctl import output
+from dshctl import output, stdio, tables
 from dshctl.errors import FormatError
 from dshctl.textsafe import escape_json_bytes, escape_json_text, visible, visible_line
 
@@ -44,14 +44,14 @@ def test_ndjson_escapes_too(capsysbinary):
 def test_table_cells_title_and_caption_are_literal(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     hostile = "[/x] [link=http://e]L[/link] :smile: [blink]b" + ESCAPES
-    output.print_table(hostile, [(hostile, "left")], [[hostile], [None]], caption=hostile)
+    tables.print_table(hostile, [(hostile, "left")], [[hostile], [None]], caption=hostile)
     out = capsys.readouterr().out
     assert out.count("[/x] [link=http://e]L[/link] :smile: [blink]b␛]0;title␇␛[2J") == 4
     assert "\x1b" not in out and "\x07" not in out
 
 
 def test_warnings_and_errors_show_controls_as_pictures(capsys):
-    output.warn("title " + ESCAPES + "\nnext")
+    stdio.warn("title " + ESCAPES + "\nnext")
     assert capsys.readouterr().err == "dshctl: warning: title ␛]0;title␇␛[2J␛]52;c;SGk=␇␊next\n"
-    line = output.error_line(FormatError("bad " + ESCAPES, file="a\x1b.jsonl", line=3))
+    line = stdio.error_line(FormatError("bad " + ESCAPES, file="a\x1b.jsonl", line=3))
     assert line == "dshctl: error: a␛.jsonl:3: bad ␛]0;title␇␛[2J␛]52;c;SGk=␇"

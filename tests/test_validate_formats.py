@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mutate  # noqa: E402
 
 from dshctl.cli import app  # noqa: E402
+from dshctl.options import ValidateOptions  # noqa: E402
 from dshctl.validate import run_validate  # noqa: E402
 from dshctl.validate.rules import RULES  # noqa: E402
 
@@ -152,7 +153,7 @@ def test_stdin(logs, monkeypatch, capsys):
 
     data = logs["clean"].read_bytes()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    status = run_validate(["-"], output_format="json")
+    status = run_validate(["-"], ValidateOptions(format="json"))
     document = json.loads(capsys.readouterr().out)
     assert status == 0 and document["logs"][0]["file"] == "<stdin>" and document["logs"][0]["status"] == "clean"
 
@@ -166,7 +167,7 @@ def test_many_logs_in_parallel(tmp_path: Path, capsys, monkeypatch):
         path = tmp_path / f"log{index}.session.v2.jsonl"
         path.write_bytes((SAMPLES / "tour.session.v2.jsonl").read_bytes())
         paths.append(str(path))
-    status = run_validate(paths, output_format="text", jobs=2)
+    status = run_validate(paths, ValidateOptions(jobs=2))
     out = capsys.readouterr().out
     assert status == 0 and out.strip().splitlines()[-1] == "9 logs: 9 clean, 0 with errors, 0 unreadable (9 warnings)"
 

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mutate  # noqa: E402
 
 from dshctl.source import resolve  # noqa: E402
+from dshctl.options import ValidateOptions  # noqa: E402
 from dshctl.validate import exit_status, validate_log, validate_paths  # noqa: E402
 from dshctl.validate.rules import LEVELS, RULES  # noqa: E402
 
@@ -76,7 +77,7 @@ def test_samples_validate_clean(name: str):
 
 
 def test_sessions_root_validates_clean():
-    reports = validate_paths([str(SAMPLES / "sessions")], jobs=1)
+    reports = validate_paths([str(SAMPLES / "sessions")], ValidateOptions(jobs=1))
     assert len(reports) >= 3
     assert exit_status(reports, False) == 0
 
@@ -86,15 +87,15 @@ def test_ignore_by_rule_and_level(tmp_path: Path):
     path = tmp_path / "m.jsonl"
     path.write_bytes(m.build())
     ref = resolve(str(path))[0]
-    assert exit_status([validate_log(ref, ignore=frozenset({"settlement/content"}))], False) == 0
-    assert exit_status([validate_log(ref, ignore=frozenset({"settlement"}))], False) == 0
+    assert exit_status([validate_log(ref, ValidateOptions(ignore="settlement/content"))], False) == 0
+    assert exit_status([validate_log(ref, ValidateOptions(ignore="settlement"))], False) == 0
 
 
 def test_fatal_findings_cannot_be_ignored(tmp_path: Path):
     m = next(m for m in MUTANTS if m.rule == "codec/header")
     path = tmp_path / "m.jsonl"
     path.write_bytes(m.build())
-    report = validate_log(resolve(str(path))[0], ignore=frozenset({"codec"}))
+    report = validate_log(resolve(str(path))[0], ValidateOptions(ignore="codec"))
     assert report.unreadable and exit_status([report], False) == 2
     assert [f.rule for f in report.findings] == ["codec/header"]
 
@@ -107,7 +108,7 @@ def test_max_errors_suppresses_the_rest(tmp_path: Path):
     path = tmp_path / "many.jsonl"
     path.write_bytes(mutate.dump(objs))
     full = validate_log(resolve(str(path))[0])
-    limited = validate_log(resolve(str(path))[0], max_errors=2)
+    limited = validate_log(resolve(str(path))[0], ValidateOptions(max_errors=2))
     assert full.errors > 2
     assert limited.errors == 2 and limited.suppressed == full.errors - 2
     assert exit_status([limited], False) == 1

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..options import ImagesOptions, chosen_log
 from ..textsafe import visible_line
 from .extract import (
     DEFAULT_TEMPLATE,
@@ -67,41 +68,21 @@ __all__ = [
 ]
 
 
-def run_images(
-    path: str,
-    *,
-    output: str,
-    out: Path | None,
-    store: Path | None,
-    name_template: str | None,
-    force: bool,
-    all_refs: bool,
-    color: bool = True,
-) -> int:
+def run_images(path: str | None, options: ImagesOptions) -> int:
     """The ``dshctl images`` command body; returns the exit status."""
-    from ..output import warn
-    from ..present import check_output
+    from ..stdio import warn
 
-    check_output(output)
-    if out is None:
-        used = [flag for flag, on in (("--store", store is not None), ("--name-template", name_template is not None),
-                                      ("--force", force), ("--all", all_refs)) if on]
-        if used:
-            verb = "applies" if len(used) == 1 else "apply"
-            raise UsageError(f"{' and '.join(used)} only {verb} with --out DIR")
-    template = NameTemplate(name_template if name_template is not None else DEFAULT_TEMPLATE)
-    chosen = detect_store(store, how="--store") if store is not None else None
-
+    path = chosen_log(path, options)
+    chosen = detect_store(options.store, how=options.fields["store"].long) if options.store is not None else None
     scan = scan_images(path, on_warning=warn)
     for problem in scan.problems:
         warn(f"{scan.path}: {visible_line(problem, 300)}")
-    if out is None:
-        _list_step(scan, output=output, color=color)
+    if options.out is None:
+        _list_step(scan, output=options.output, color=options.color)
         return EXIT_OK
     if chosen is None:
         chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
-    return _extract_step(scan, output=output, out=out, store=chosen, template=template, force=force, all_refs=all_refs,
-                    color=color)
+    return _extract_step(scan, options, store=chosen)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -114,8 +95,8 @@ _LIST_COLUMNS = [("seq", "right"), ("n", "right"), ("turn/step", "right"), ("whe
 
 def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
     """Without ``--out``: every reference, as a table, one JSON document or NDJSON records."""
-    from ..output import print_table
-    from ..present import emit
+    from ..output import emit
+    from ..tables import print_table
 
     refs = scan.refs
     summary = scan.summary()
@@ -154,14 +135,15 @@ _EXTRACT_COLUMNS = [("seq", "right"), ("n", "right"), ("where", "left"), ("attac
                     ("file / problem", "left")]
 
 
-def _extract_step(scan: ImageScan, *, output: str, out: Path, store: Store, template: NameTemplate, force: bool,
-             all_refs: bool, color: bool) -> int:
+def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> int:
     """With ``--out``: extract, then the manifest of what became of every reference."""
-    from ..output import print_table, warn
-    from ..present import emit
+    from ..output import emit
+    from ..stdio import warn
+    from ..tables import print_table
 
     refs = scan.refs
-    extract(refs, store=store, out=out, template=template, force=force, all_refs=all_refs)
+    output, out, color = options.output, options.out, options.color
+    extract_all(scan, options, store=store)
     if store.missing:
         warn(store.missing)
     counts = {status: 0 for status in STATUSES}
@@ -190,6 +172,12 @@ def _extract_step(scan: ImageScan, *, output: str, out: Path, store: Store, temp
              + ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in FAILED and counts[s]))
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def extract_all(scan: ImageScan, options: ImagesOptions, *, store: Store) -> None:
+    """``--out DIR``: write the images of ``scan`` as ``options`` say; each reference's ``status`` says
+    what became of it."""
+    extract(scan.refs, store=store, out=options.out, template=options.template, force=options.force, all_refs=options.all)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -31,9 +31,8 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import EXIT_FINDINGS, UsageError
-from ..output import is_terminal
-
-EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
+from ..options import ReplayOptions, chosen_log
+from ..stdio import is_terminal
 
 
 def _refuse_the_log_itself(export: Path, log) -> None:
@@ -47,126 +46,46 @@ def _refuse_the_log_itself(export: Path, log) -> None:
         raise UsageError(f"--export {export} is the log being replayed; dshctl never writes to a log it reads")
 
 
-def run_replay(
-    path: str,
-    *,
-    speed: float = 1.0,
-    idle_limit: float = 2.0,
-    turn: int | None = None,
-    from_time: str | None = None,
-    turns: str | None = None,
-    no_reasoning: bool = False,
-    no_tools: bool = False,
-    instant: bool = False,
-    timestamps: bool = False,
-    export: Path | None = None,
-    force: bool = False,
-    cast_version: int = 2,
-    cols: int | None = None,
-    rows: int | None = None,
-    salvage: bool = False,
-    color: bool = True,
-    follow: bool = False,
-) -> int:
-    """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status
-    (1 when ``salvage`` read past damage)."""
-    from ..output import warn
+def run_replay(path: str | None, options: ReplayOptions) -> int:
+    """Replay the log at ``path`` (or ``--latest``) in the mode the options and the terminal choose;
+    returns the exit status (1 when ``--salvage`` read past damage)."""
+    from ..stdio import warn
     from ..reader import open_log
     from .timeline import Timeline
 
-    from_ms, filters = _check_options(
-        speed=speed,
-        idle_limit=idle_limit,
-        turn=turn,
-        from_time=from_time,
-        turns=turns,
-        no_reasoning=no_reasoning,
-        no_tools=no_tools,
-        export=export,
-        force=force,
-        cast_version=cast_version,
-        cols=cols,
-        rows=rows,
-    )
-    interactive = export is None and not instant and is_terminal()
-    if follow:
+    path = chosen_log(path, options)
+    color, export = options.color, options.export
+    interactive = export is None and not options.instant and is_terminal()
+    if options.follow:
         from .follow import run_replay_follow
 
-        if export is not None:
-            raise UsageError("--follow shows the session as it is written; --export writes a finished one")
-        if salvage:
-            raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
         live = interactive and _stdin_is_terminal()
-        if live and (turn is not None or from_ms is not None):
+        if live and (options.turn is not None or options.from_ms is not None):
             raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
-        start_of = partial(_start_position, turn=turn, from_ms=from_ms, from_time=from_time)
         return run_replay_follow(
-            path, filters, start_of, live=live, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps
+            path, options.filters, partial(start_position, options=options), live=live, speed=options.speed,
+            idle_limit=options.idle_limit, color=color, timestamps=options.timestamps,
         )
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
-    log = open_log(path, on_warning=held.append if interactive else warn, salvage=salvage)
+    log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
     try:
-        timeline = Timeline(log, filters)
-        start = _start_position(timeline, turn, from_ms, from_time)
-        _refuse_nothing_to_show(timeline, turns)
+        timeline = Timeline(log, options.filters)
+        start = start_position(timeline, options)
+        _refuse_nothing_to_show(timeline, options.turns)
         if export is not None:
-            status = _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
+            status = _export(timeline, Path(export), start=start, options=options)
         elif not interactive:
             from .transcript import write_transcript
 
-            write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=timestamps)
+            write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=options.timestamps)
             status = 0
         else:
-            status = _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
+            status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
         return status or (EXIT_FINDINGS if log.gaps else 0)
     finally:
         for text in held:
             warn(text)
         log.close()
-
-
-def _check_options(
-    *,
-    speed: float,
-    idle_limit: float,
-    turn: int | None,
-    from_time: str | None,
-    turns: str | None,
-    no_reasoning: bool,
-    no_tools: bool,
-    export: Path | None,
-    force: bool,
-    cast_version: int,
-    cols: int | None,
-    rows: int | None,
-):
-    """Refuse option values and combinations that make no sense (UsageError); returns the ``--from``
-    offset in ms (or None) and the filters."""
-    from .player import MAX_SPEED, MIN_SPEED
-    from .transform import make_filters, parse_from_time
-
-    if not MIN_SPEED <= speed <= MAX_SPEED:  # NaN fails too
-        raise UsageError(f"--speed must be between 1/64 ({MIN_SPEED}) and {MAX_SPEED:g}, the player's range; got {speed:g}")
-    if not idle_limit >= 0 or idle_limit == float("inf"):
-        raise UsageError(f"--idle-limit must be 0 (no cap) or a positive number of seconds, got {idle_limit}")
-    if turn is not None and from_time is not None:
-        raise UsageError("--turn and --from both choose where to start; use one")
-    if turn is not None and turn < 1:
-        raise UsageError(f"--turn {turn}: turns are numbered from 1")
-    if cast_version not in (2, 3):
-        raise UsageError(f"--cast-version must be 2 or 3, got {cast_version}")
-    for name, value in (("--cols", cols), ("--rows", rows)):
-        if value is not None and value < 1:
-            raise UsageError(f"{name} must be a positive number")
-    if export is not None and Path(export).suffix.lower() not in EXPORT_SUFFIXES:
-        raise UsageError(f"--export {export}: the file name must end in .cast, .md or .ndjson")
-    if force and export is None:
-        raise UsageError("--force only applies with --export FILE")
-    from_ms = parse_from_time(from_time) if from_time is not None else None
-    filters = make_filters(no_reasoning=no_reasoning, no_tools=no_tools, turns=turns)
-    if turn is not None and not filters.keeps_turn(turn):
-        raise UsageError(f"--turn {turn} is outside --turns {turns}")
-    return from_ms, filters
 
 
 def _stdin_is_terminal() -> bool:
@@ -185,9 +104,10 @@ def _refuse_nothing_to_show(timeline, turns: str | None) -> None:
         raise UsageError(f"--turns {turns}: the log has no turn in that range")
 
 
-def _start_position(timeline, turn: int | None, from_ms: int | None, from_time: str | None = None) -> int:
+def start_position(timeline, options: ReplayOptions) -> int:
     """Where output starts: at the header of ``--turn``, at the first fragment at or after ``--from``, or at 0.
     A start past the end of the log is an error."""
+    turn, from_ms = options.turn, options.from_ms
     if turn is not None:
         found = timeline.ensure_turn(turn)
         if found is None:
@@ -198,31 +118,37 @@ def _start_position(timeline, turn: int | None, from_ms: int | None, from_time: 
         found = timeline.first_at_or_after(from_ms)
         if found >= len(timeline) and from_ms > 0:
             length = timeline.clock_ms(len(timeline)) / 1000
-            raise UsageError(f"--from {from_time}: past the end of the log (it lasts {length:.1f} s)")
+            raise UsageError(f"--from {options.from_}: past the end of the log (it lasts {length:.1f} s)")
         return found
     return 0
 
 
-def _export(timeline, export: Path, *, start: int, force: bool, cast_version: int, cols: int | None, rows: int | None, idle_limit: float, color: bool) -> int:
+def _export(timeline, export: Path, *, start: int, options: ReplayOptions) -> int:
     """``--export FILE``: write the file (never the log being read) and say what was written."""
-    from ..output import note
+    from ..stdio import note
+
+    note(export_file(timeline, export, start=start, options=options))
+    return 0
+
+
+def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -> str:
+    """Write ``timeline`` from ``start`` to ``export`` as ``options`` say (never the log being read);
+    returns what was written, in a line."""
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 
     _refuse_the_log_itself(export, timeline.log)
-    summary = write_export(
+    return write_export(
         timeline,
         export,
         start=start,
-        cast_version=cast_version,
-        cols=cols or DEFAULT_COLS,
-        rows=rows or DEFAULT_ROWS,
-        idle_limit=idle_limit,
-        color=color,
-        force=force,
+        cast_version=options.cast_version,
+        cols=options.cols or DEFAULT_COLS,
+        rows=options.rows or DEFAULT_ROWS,
+        idle_limit=options.idle_limit,
+        color=options.color,
+        force=options.force,
     )
-    note(summary)
-    return 0
 
 
 def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from ..humanize import utc_moment
+from ..humanize import format_clock, format_duration, utc_moment  # noqa: F401  (format_clock: the replay modules import it from here)
 from ..textsafe import visible, visible_line
 from .timeline import (
     ATTEMPT_FAILED,
@@ -407,7 +407,7 @@ def _turn_end(item: Item) -> list[Segment]:
     else:
         line = f"── {label} ended"
     if "durationMs" in info:
-        line += f" · {format_duration(info['durationMs'])}"
+        line += f" · {format_duration(info['durationMs'], 'clock')}"
     return [(line, style), NEWLINE]
 
 
@@ -527,28 +527,3 @@ def _one_line(value: Any, limit: int) -> str:
 
 def _cut(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
-
-
-# --------------------------------------------------------------------------------------------------
-# Times
-
-
-def format_clock(ms: int, *, millis: bool = True) -> str:
-    """``mm:ss.mmm`` (``h:mm:ss.mmm`` from one hour)."""
-    negative = ms < 0
-    ms = abs(int(ms))
-    seconds, rest = divmod(ms, 1000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    clock = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes:02d}:{seconds:02d}"
-    if millis:
-        clock += f".{rest:03d}"
-    return ("-" if negative else "") + clock
-
-
-def format_duration(ms: int) -> str:
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return format_clock(ms, millis=False)

@@ -1,235 +1,123 @@
 """``dshctl stats``: dsh's own statistics — per session, turn and step — for one log or thousands.
 
-Library use::
-
-    from dshctl.stats import log_stats
-    result = log_stats("session.v4.jsonl.zstd", by="step")
-    result.session["meanTtftMs"], result.steps[0]["tokensPerSecond"]
-
-:func:`log_stats` returns a :class:`LogStats`; its records are the JSON objects ``dshctl stats --json``
-prints. The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS)
+Library use: :func:`dshctl.stats` (one log or many, a :class:`~dshctl.api.StatsResult`); inside,
+:func:`log_stats` reads one log into a :class:`LogStats`, whose records are the JSON objects
+``dshctl stats --json`` prints. The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS)
 and in :mod:`dshctl.stats.fold`.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from functools import partial
 from typing import Any, Iterator
 
 import msgspec
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
-from ..present import check_output
+from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, LogFailure
+from ..options import StatsOptions, chosen_logs
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
-from .rollup import ROLLUPS, SESSION_KEYED, Rollup
-from .timespec import parse_window
+from .rollup import SESSION_KEYED, Rollup
 
 SCHEMA = "dshctl-stats/1"
-RECORD_CHOICES = ("session", "turn", "step")
-BY_CHOICES = RECORD_CHOICES + ROLLUPS
 
-__all__ = ["SCHEMA", "InheritedPrefix", "LogStats", "StatsFold", "StatsSamples", "log_stats", "run_stats"]
+__all__ = ["SCHEMA", "InheritedPrefix", "LogStats", "StatsFold", "StatsRun", "StatsSamples", "log_stats", "price_table", "run_stats"]
 
 
-def log_stats(
-    source: Any,
-    *,
-    by: str = "session",
-    since_ms: int | None = None,
-    until_ms: int | None = None,
-    strict: bool = False,
-    salvage: bool = False,
-    prices: PriceTable | None = None,
-) -> LogStats:
-    """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`).
+def log_stats(source: Any, options: StatsOptions | None = None, *, prices: PriceTable | None = None) -> LogStats:
+    """Statistics of one log (a path or a :class:`~dshctl.source.LogRef`), as ``options`` ask.
 
     ``salvage`` reads past damage; the session record then holds ``gaps``, the damage read past.
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
-    nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
-    With ``prices`` (:func:`dshctl.stats.prices.load_prices`) every record gets ``costs`` at the prices in
-    force at the session's start (``createdAt``).
+    nothing past the header is read) when the header's ``createdAt`` is outside ``--since`` /
+    ``--until`` (:meth:`~dshctl.options.window.Window.holds`). With ``prices``
+    (:func:`price_table`) every record gets ``costs`` at the prices in force at the session's start
+    (``createdAt``).
     """
     from ..reader import open_log
 
+    options = options or StatsOptions()
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    log = open_log(source, strict=strict, salvage=salvage)
+    log = open_log(source, strict=options.strict, salvage=options.salvage)
     header = log.header
-    if since_ms is not None or until_ms is not None:
-        created = header.createdAt
-        if (
-            not isinstance(created, int)
-            or created <= 0
-            or (since_ms is not None and created < since_ms)
-            or (until_ms is not None and created >= until_ms)
-        ):
-            log.close()
-            return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
+    if not options.window.holds(header.createdAt):
+        log.close()
+        return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
+    by = options.record_by
     seed_length = log.cut if log.generation <= 1 else None
     pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
-    return folded_stats(log, fold, by=by, salvage=salvage)
+    return folded_stats(log, fold, by=by, salvage=options.salvage)
 
 
 def _start_ms(created: Any) -> int | None:
     return created if isinstance(created, int) and created > 0 else None
 
 
-def _stats_of_log(
-    ref, by: str, since_ms: int | None, until_ms: int | None, strict: bool, spark: bool, prices: PriceTable | None,
-    salvage: bool = False,
-) -> LogStats:
+def _stats_of_log(ref, options: StatsOptions, spark: bool, prices: PriceTable | None) -> LogStats:
     """:func:`log_stats` as ``run_stats`` maps it over the logs (in worker processes when there are many)."""
-    result = log_stats(ref, by=by, since_ms=since_ms, until_ms=until_ms, strict=strict, prices=prices, salvage=salvage)
+    result = log_stats(ref, options, prices=prices)
     if not spark and result.samples is not None:
         result.samples.spark = None  # only a single log's table draws it: not sent back from a worker
     return result
 
 
-MTIME_SLACK_MS = 2 * 86_400_000
-"""A log last written more than this before ``--since`` is skipped unopened. A session is created before
-its log's last write, so ``mtime < since`` alone would do; the slack covers clocks and archive formats
-that store local time without a zone (ZIP), and file systems that round times down."""
+def price_table(options: StatsOptions) -> PriceTable | None:
+    """The prices to cost with: the built-in table, the user's and ``--prices``; None (no costs at
+    all) with ``--no-cost``, for ``--by tool`` (a tool's time has no price), or when no table names a
+    model."""
+    from .prices import load_prices
+
+    if options.no_cost or options.by == "tool":
+        return None
+    table = load_prices(options.prices)
+    return table if table.models else None
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def written_before(ref, since_ms: int) -> bool:
-    """True when the log's last write is well before ``since_ms``: it cannot hold a later session.
-    Never for a ``--since`` still to come: only future-dated (synthetic) logs can match it, and their
-    modification times say nothing about their ``createdAt``."""
-    if ref.path is None or ref.problem is not None or since_ms > _now_ms():
-        return False
-    try:
-        return os.stat(ref.path).st_mtime_ns // 1_000_000 < since_ms - MTIME_SLACK_MS
-    except OSError:
-        return False
-
-
-class _Options(msgspec.Struct, frozen=True):
-    """What ``dshctl stats`` was asked for, checked."""
-
-    by: str
-    since_ms: int | None
-    until_ms: int | None
-    jobs: int | None
-    strict: bool
-    zone: Any
-    prices: PriceTable | None
-    sort: str | None
-    top: int | None
-    reverse: bool
-    salvage: bool = False
-
-    @property
-    def rollup(self) -> bool:
-        return self.by in ROLLUPS
-
-    @property
-    def reordered(self) -> bool:
-        return self.sort is not None or self.top is not None or self.reverse
-
-
-def _checked_options(
-    *,
-    by: str,
-    output: str,
-    since: str | None,
-    until: str | None,
-    jobs: int | None,
-    strict: bool,
-    salvage: bool = False,
-    tz: str | None = None,
-    prices: str | None = None,
-    cost: bool = True,
-    sort: str | None = None,
-    top: int | None = None,
-    reverse: bool = False,
-) -> _Options:
-    from .rollup import COST_SORT, check_sort_key, time_zone
-
-    if by not in BY_CHOICES:
-        raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
-    check_output(output)
-    if jobs is not None and jobs < 1:
-        raise UsageError("-j/--jobs must be at least 1")
-    if strict and salvage:
-        raise UsageError("--strict refuses damage that --salvage reads past: choose one")
-    if top is not None and top < 1:
-        raise UsageError("--top must be at least 1")
-    check_sort_key(by, sort)
-    if sort == COST_SORT and not cost:
-        raise UsageError("--sort cost needs the costs that --no-cost drops: choose one")
-    since_ms, until_ms = parse_window(since, until)
-    return _Options(
-        by=by,
-        since_ms=since_ms,
-        until_ms=until_ms,
-        jobs=jobs,
-        strict=strict,
-        salvage=salvage,
-        zone=time_zone(tz),
-        prices=_price_table(prices) if cost and by != "tool" else None,  # a tool's time has no price
-        sort=sort,
-        top=top,
-        reverse=reverse,
-    )
-
-
-class _StatsRun:
+class StatsRun:
     """The logs of one ``dshctl stats`` run read in turn: each result folded into the aggregate, each
     unreadable log warned about and listed, each log outside ``--since`` / ``--until`` counted."""
 
-    def __init__(self, paths: list[str], options: _Options, *, color: bool, verbose: bool = False):
+    def __init__(self, paths: list[str], options: StatsOptions, prices: PriceTable | None, *, quiet: bool = False):
         from ..many import Warnings, resolve_many
 
         self.options = options
-        self.color = color
-        self.warnings = Warnings(verbose=verbose)
+        self.prices = prices
+        self.color = options.color
+        self.quiet = quiet  # a program's call: no progress bar, no notes on standard error
+        self.warnings = Warnings(verbose=options.verbose)
         self.salvaged = 0  # logs read past damage
         self.aggregate = Aggregate()
         self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
         self.errors: list[dict] = []
+        self.failures: list[LogFailure] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
-        if options.since_ms is not None:
-            opened = [ref for ref in refs if not written_before(ref, options.since_ms)]
-            self.aggregate.skipped += len(refs) - len(opened)
-            refs = opened
-        self.refs = refs
+        opened = [ref for ref in refs if not options.window.written_before(ref)]
+        self.aggregate.skipped += len(refs) - len(opened)
+        self.refs = opened
 
     def results(self) -> Iterator[LogStats]:
         """The statistics of every log read, in the order of the logs."""
         from ..many import map_logs
 
         options = self.options
-        stats_of_log = partial(
-            _stats_of_log,
-            by=options.by if options.by in RECORD_CHOICES else "session",
-            since_ms=options.since_ms,
-            until_ms=options.until_ms,
-            strict=options.strict,
-            spark=self.single and options.by == "session",
-            salvage=options.salvage,
-            prices=options.prices,
-        )
+        stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices)
         aggregate = self.aggregate
-        for ref, result in map_logs(stats_of_log, self.refs, jobs=options.jobs, label="stats", color=self.color):
+        for ref, result in map_logs(stats_of_log, self.refs, jobs=options.jobs, progress=not self.quiet, label="stats", color=self.color):
             if isinstance(result, DshctlError):
                 if self.single:
                     raise result
                 self.warnings.add(ref.display, _located_message(result))
                 aggregate.failed += 1
                 self.errors.append({"path": ref.display, "error": result.message})
+                self.failures.append(LogFailure(ref.display, result))
                 continue
             if result.skipped:
                 aggregate.skipped += 1
@@ -283,7 +171,7 @@ class _StatsRun:
         from .rollup import COST_SORT, cost_currencies, ordered
 
         options = self.options
-        if options.sort == COST_SORT:
+        if options.sort == COST_SORT and not self.quiet:
             _note_cost_order(cost_currencies(rows))
         return ordered(rows, sort=options.sort, top=options.top, reverse=options.reverse)
 
@@ -305,16 +193,16 @@ class _StatsRun:
 
     def _note_costs(self) -> None:
         """One note per model without a price, and one when costs are in more than one currency."""
-        from ..output import note
+        from ..stdio import note
 
         from .prices import missing_price
 
         pool = self.aggregate.settled()[0]
         priced = pool.priced
-        if priced is None or self.options.prices is None:
+        if priced is None or self.prices is None or self.quiet:
             return
         for model in priced.unpriced_models():
-            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))
+            missing = missing_price(self.prices, model, pool.models.get(model, {}))
             note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         currencies = sorted(priced.costs.by_currency)
         if len(currencies) > 1:
@@ -361,7 +249,7 @@ class _StatsRun:
                 aggregate=self.aggregate.record(),
                 errors=self.errors,
                 zone=self.options.zone,
-                cost=self.options.prices is not None,
+                cost=self.prices is not None,
             )
             return
         collected = self.collected()
@@ -384,16 +272,8 @@ def _located_message(error: DshctlError) -> str:
     return f"{' '.join(where)}: {error.message}" if where else error.message
 
 
-def _price_table(extra: str | None) -> PriceTable | None:
-    """The prices to cost with; None (no costs at all) when no table names a model."""
-    from .prices import load_prices
-
-    table = load_prices(extra)
-    return table if table.models else None
-
-
 def _note_cost_order(currencies: list[str]) -> None:
-    from ..output import note
+    from ..stdio import note
 
     if len(currencies) > 1:
         note(f"--sort cost ranks the rows costed in {currencies[0]}; those in {', '.join(currencies[1:])} follow, "
@@ -425,46 +305,20 @@ class _Collected:
         self.spark: Any = None
 
 
-def run_stats(
-    paths: list[str],
-    *,
-    by: str,
-    output: str,
-    since: str | None,
-    until: str | None,
-    jobs: int | None,
-    strict: bool,
-    salvage: bool = False,
-    verbose: bool = False,
-    color: bool = True,
-    tz: str | None = None,
-    prices: str | None = None,
-    cost: bool = True,
-    sort: str | None = None,
-    top: int | None = None,
-    reverse: bool = False,
-    follow: bool = False,
-) -> int:
+def run_stats(paths: list[str], options: StatsOptions) -> int:
     """The ``dshctl stats`` command. Returns the exit status (0, or 1 when a log among many was
-    unreadable or, with ``salvage``, read past damage). Warnings are told after the output."""
-    from ..present import emit
+    unreadable or, with ``--salvage``, read past damage). Warnings are told after the output."""
+    from ..output import emit
 
-    if follow:
+    paths = chosen_logs(paths, options)
+    prices = price_table(options)
+    if options.follow:
         from .follow import run_stats_follow
 
-        options = _checked_options(
-            by=by, output=output, since=None, until=None, jobs=None, strict=strict, salvage=salvage, tz=tz,
-            prices=prices, cost=cost,
-        )
-        unused = {"--since": since, "--until": until, "--jobs": jobs, "--sort": sort, "--top": top, "--reverse": reverse or None}
-        return run_stats_follow(paths, options, output=output, unused=unused, color=color)
-    options = _checked_options(
-        by=by, output=output, since=since, until=until, jobs=jobs, strict=strict, salvage=salvage, tz=tz,
-        prices=prices, cost=cost, sort=sort, top=top, reverse=reverse,
-    )
-    run = _StatsRun(paths, options, color=color, verbose=verbose)
+        return run_stats_follow(paths, options, prices)
+    run = StatsRun(paths, options, prices)
     try:
-        emit(output, document=run.document, records=run.records, table=run.tables)
+        emit(options.output, document=run.document, records=run.records, table=run.tables)
     finally:
         run.warnings.report()
     return EXIT_FINDINGS if run.errors or run.salvaged else EXIT_OK

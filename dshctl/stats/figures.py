@@ -2,9 +2,9 @@
 
 * ``cache_hit_percent`` — dsh's cache-hit display rule (FORMAT §7.3), in exact integer arithmetic.
 * ``occupancy_percent`` — dsh's context-occupancy rounding and clamp (FORMAT §7.5).
-* ``js_round`` — JavaScript's ``Math.round`` (halves go up, towards +∞).
 * ``nearest_rank`` / ``counter_percentiles`` — the percentile method used everywhere in dshctl stats.
-* ``format_*`` — the display formats of dsh's stats line (``StatsLine.tsx``, ``message-chrome.ts``).
+* ``format_*`` — the display formats of dsh's stats line (``StatsLine.tsx``, ``message-chrome.ts``);
+  durations are :func:`dshctl.humanize.format_duration`'s.
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ import math
 from collections import Counter
 from typing import Iterable, Sequence
 
+from ..humanize import format_duration, js_number, js_round
+
 PERCENTILES = (50, 90, 99)
 PERCENTILE_METHOD = "nearest-rank"
 """p-th percentile = the smallest observed value with at least p % of the observations at or below it
 (sorted[ceil(p/100 · n) − 1]); always an observed value, never interpolated."""
-
-
-def js_round(x: float) -> int:
-    """JavaScript ``Math.round``: the nearest integer, halves rounded towards +∞."""
-    return math.floor(x + 0.5)
 
 
 def cache_hit_percent(cache_read: int, billed_input: int, missed: int) -> str | None:
@@ -135,7 +132,7 @@ def format_tokens(n: int | None) -> str:
         return "—"
 
     def scaled(v: float) -> str:
-        return str(js_round(v)) if v >= 100 else _js_number(js_round(v * 10) / 10)
+        return str(js_round(v)) if v >= 100 else js_number(js_round(v * 10) / 10)
 
     if n < 1_000:
         return str(n)
@@ -144,31 +141,9 @@ def format_tokens(n: int | None) -> str:
     return f"{scaled(n / 1_000_000)}M"
 
 
-def format_duration(ms: float | None) -> str:
-    """dsh's duration: 45.2s under a minute, 2m42s under an hour; then 1h31m under a day and
-    1d1h from there on (dsh's sessions are short; a followed or long-lived one is not)."""
-    if ms is None:
-        return "—"
-    s = ms / 1000
-    if s < 60:
-        return f"{_js_number(js_round(s * 10) / 10)}s"
-    whole = js_round(s)
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60}s"
-    minutes = js_round(s / 60)  # each unit rounded on its own, so 23h59m40s carries into 1d0h
-    if minutes < 24 * 60:
-        return f"{minutes // 60}h{minutes % 60}m"
-    hours = js_round(s / 3600)
-    return f"{hours // 24}d{hours % 24}h"
-
-
 def format_ms(ms: float | None) -> str:
-    """Spans under a second in milliseconds, longer ones as dsh's duration."""
-    if ms is None:
-        return "—"
-    if ms < 1000:
-        return f"{js_round(ms)}ms" if ms >= 10 or float(ms).is_integer() else f"{ms:.1f}ms"
-    return format_duration(ms)
+    """:func:`~dshctl.humanize.format_duration` in the ``fine`` style: spans under a second in ms."""
+    return format_duration(ms, "fine")
 
 
 def format_rate(tps: float | None) -> str:
@@ -176,12 +151,7 @@ def format_rate(tps: float | None) -> str:
     if tps is None:
         return "—"
     tps = max(0.0, tps)
-    return str(js_round(tps)) if tps >= 10 else _js_number(js_round(tps * 10) / 10)
-
-
-def _js_number(x: float) -> str:
-    """A number as JavaScript's ``String()`` prints a short decimal (no trailing ``.0``)."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+    return str(js_round(tps)) if tps >= 10 else js_number(js_round(tps * 10) / 10)
 
 
 SPARK_BARS = "▁▂▃▄▅▆▇█"

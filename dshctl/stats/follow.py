@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from ..errors import UsageError
-from ..output import is_terminal
+from ..stdio import is_terminal
 from .fold import StatsFold
 
 REDRAW_SECONDS = 0.25
@@ -30,38 +30,25 @@ CLOCK_SECONDS = 1.0
 """While nothing arrives, the open step's elapsed time is redrawn this often (nothing else changes)."""
 
 
-def run_stats_follow(paths: list[str], options, *, output: str, unused: dict, color: bool) -> int:
+def run_stats_follow(paths: list[str], options, prices) -> int:
     """The ``stats --follow`` command: one PATH; the live table on a terminal, else NDJSON records.
-    ``options`` are the checked ones of ``dshctl stats`` (``by``, ``prices``); ``unused``, options given
-    that do not apply to one log followed."""
+    ``options``: the :class:`~dshctl.options.StatsOptions` (which refuse what does not apply to one log
+    followed); ``prices``: the table to cost with, or None."""
     from ..follow import Follower
-    from ..output import warn
+    from ..stdio import warn
 
-    _check_follow_options(paths, options, output=output, unused=unused)
-    live = output == "table" and is_terminal()
+    if len(paths) > 1:
+        raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
+    live = options.output == "table" and is_terminal()
     held: list[str] = []  # a warning written under the live table would be drawn over: it waits
     follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
     try:
         if live:
-            return _LiveSummary(follower, options.prices, color=color).run()
-        return _TurnRecords(follower, options.prices, by="step" if options.by == "step" else "turn").run()
+            return _LiveSummary(follower, prices, color=options.color).run()
+        return _TurnRecords(follower, prices, by="step" if options.by == "step" else "turn").run()
     finally:
         for text in held:
             warn(text)
-
-
-def _check_follow_options(paths: list[str], options, *, output: str, unused: dict) -> None:
-    if len(paths) > 1:
-        raise UsageError("--follow watches one log: give one PATH (a sessions root follows its latest session)")
-    if output == "json":
-        raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")
-    if options.by not in ("session", "turn", "step"):
-        raise UsageError(f"--by {options.by} sums many sessions; --follow watches one (--by turn or step)")
-    if options.salvage:
-        raise UsageError("--salvage reads past damage in a finished log; it does not apply to --follow")
-    for name, value in unused.items():
-        if value is not None:
-            raise UsageError(f"{name} does not apply to --follow, which watches one log")
 
 
 def _default_root() -> str:
@@ -157,7 +144,7 @@ class _LiveSummary:
         from rich.live import Live
         from rich.text import Text
 
-        from ..output import console
+        from ..tables import console
 
         with Live(console=console(color=self.color), auto_refresh=False, transient=False) as live:
             self.live = live
@@ -215,7 +202,7 @@ def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
     """The live summary: dsh's session figures so far and the step in progress (a rich Table)."""
     from rich.table import Table
 
-    from ..output import text_cell
+    from ..tables import text_cell
     from .render import dsh_rows
 
     figures = fold.session()
@@ -231,12 +218,12 @@ def summary_table(log, fold: StatsFold, *, now_ms: int, following: bool = True):
 def current_step_text(fold: StatsFold, now_ms: int) -> str:
     """``turn T step S · running 12.3s`` for the step in progress, else ``—``. A step is in progress from
     its ``step/start`` to its ``step/end`` (or ``turn/end``): its model call settles before its tools run."""
-    from .figures import format_ms
+    from ..humanize import format_duration
 
     step = fold.current_step
     if step is None:
         return "—"
     text = f"turn {step.turn} step {step.step}"
     if isinstance(step.start, int) and fold.timing_known:
-        text += f" · running {format_ms(max(0, now_ms - step.start))}"
+        text += f" · running {format_duration(max(0, now_ms - step.start), 'fine')}"
     return text

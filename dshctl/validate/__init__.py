@@ -26,12 +26,13 @@ import tempfile
 import time
 from typing import Iterable
 
-from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion, UsageError
+from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion
+from dshctl.options import ValidateOptions, chosen_logs
 from dshctl.source import LogRef, as_ref, no_logs_found, resolve
 
 from .codec import run_codec
 from .findings import STATUS_ERRORS, STATUS_UNREADABLE, Collector, Finding, LogReport
-from .formats import FORMATS, render, render_rules
+from .formats import render, render_rules
 from .grammar import check_grammar
 from .relationships import Relationships
 from .rules import LEVELS, RULES
@@ -42,11 +43,13 @@ __all__ = ["run_validate", "validate_log", "validate_paths", "exit_status", "Fin
 MODEL_LEVELS = ("settlement", "grammar", "relationships")
 
 
-def validate_log(source: str | os.PathLike | LogRef, *, ignore: frozenset[str] = frozenset(),
-                 max_errors: int | None = None) -> LogReport:
+def validate_log(source: str | os.PathLike | LogRef, options: ValidateOptions | None = None) -> LogReport:
     """Run every level on one log: a path (file or session directory), ``-`` for standard input, or a
     :class:`~dshctl.source.LogRef`. Never raises for a bad log: problems become findings, and so does a
-    path that names no single readable log (``codec/read``, or ``codec/version`` for a newer generation)."""
+    path that names no single readable log (``codec/read``, or ``codec/version`` for a newer generation).
+    ``options``: what ``--ignore`` skips and where ``--max-errors`` stops."""
+    options = options or ValidateOptions()
+    ignore, max_errors = options.ignored, options.max_errors
     if isinstance(source, LogRef) and source.path is not None:
         return _validate_ref(source, ignore=ignore, max_errors=max_errors)
     spec = source.display if isinstance(source, LogRef) else os.fspath(source)
@@ -145,19 +148,20 @@ def _cut(codec) -> int | None:
     return None
 
 
-def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), max_errors: int | None = None,
-                   jobs: int | None = None, color: bool = True) -> list[LogReport]:
+def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, progress: bool = False) -> list[LogReport]:
     """Resolve every path (files, session directories, roots, ``-``) and validate each log."""
     from dshctl.many import map_logs
     from dshctl.source import sessions_root
 
+    options = options or ValidateOptions()
+    ignore = options.ignored
     refs: list[LogRef] = []
     reports: dict[int, LogReport] = {}
     seen: set = set()
     spooled: list[str] = []
     for spec in paths or [str(sessions_root())]:
         try:
-            found = resolve(spec)
+            found = [spec] if isinstance(spec, LogRef) else resolve(spec)
             if not found:
                 raise no_logs_found(spec)
         except DshctlError as exc:
@@ -171,10 +175,10 @@ def validate_paths(paths: list[str], *, ignore: frozenset[str] = frozenset(), ma
                 continue
             seen.add(key)
             refs.append(ref)
-    func = functools.partial(validate_log, ignore=ignore, max_errors=max_errors)
+    func = functools.partial(validate_log, options=options)
     results = []
     try:
-        for ref, result in map_logs(func, refs, jobs=jobs, label="validating", color=color):
+        for ref, result in map_logs(func, refs, jobs=options.jobs, progress=progress, label="validating", color=options.color):
             if isinstance(result, DshctlError):
                 col = Collector(ref.display, ignore=ignore)
                 col.add("codec/read", result.message, line=result.line)
@@ -218,36 +222,14 @@ def exit_status(reports: Iterable[LogReport], strict: bool) -> int:
     return EXIT_OK
 
 
-def parse_ignore(ignore: Iterable[str]) -> frozenset[str]:
-    """``--ignore`` takes rule ids and level names (comma-separated lists allowed)."""
-    out: set[str] = set()
-    for item in ignore:
-        for name in item.split(","):
-            name = name.strip()
-            if not name:
-                continue
-            if name not in RULES and name not in LEVELS:
-                raise UsageError(f"--ignore: unknown rule or level {name!r} (see dshctl validate --list-rules)")
-            out.add(name)
-    return frozenset(out)
-
-
-def run_validate(paths: list[str], *, output_format: str = "text", strict: bool = False, max_errors: int | None = None,
-                 ignore: list[str] | None = None, list_rules: bool = False, jobs: int | None = None,
-                 color: bool = True) -> int:
+def run_validate(paths: list[str], options: ValidateOptions) -> int:
     """The ``dshctl validate`` command body; returns the exit status."""
-    if output_format not in FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(FORMATS)}")
-    if max_errors is not None and max_errors < 0:
-        raise UsageError("--max-errors must be 0 or more")
-    if jobs is not None and jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    ignored = parse_ignore(ignore or [])
-    if list_rules:
+    output_format = options.format
+    if options.list_rules:
         sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text"))
         return EXIT_OK
     started = time.perf_counter()
-    reports = validate_paths(paths, ignore=ignored, max_errors=max_errors, jobs=jobs, color=color)
+    reports = validate_paths(chosen_logs(paths, options), options, progress=True)
     elapsed = time.perf_counter() - started
-    sys.stdout.write(render(reports, output_format, strict, elapsed))
-    return exit_status(reports, strict)
+    sys.stdout.write(render(reports, output_format, options.strict, elapsed))
+    return exit_status(reports, options.strict)

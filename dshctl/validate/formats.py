@@ -8,6 +8,7 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 from dshctl import __version__
+from dshctl.options.validate import FORMATS
 from dshctl.textsafe import escape_json_text, visible, visible_line
 
 from .findings import STATUS_CLEAN, STATUS_ERRORS, STATUS_UNREADABLE, STATUS_WARNINGS, Finding, LogReport
@@ -15,7 +16,6 @@ from .rules import LEVELS, RULES, Rule
 
 __all__ = ["FORMATS", "summary", "summary_line", "render", "render_rules"]
 
-FORMATS = ("text", "json", "sarif", "junit")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/deepseek-ai/deepseek-harness"
 

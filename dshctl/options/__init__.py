@@ -1,0 +1,43 @@
+"""One frozen options type per command, shared by the command line and programs.
+
+========================  =====================
+command                   options type
+========================  =====================
+``dshctl cat``            :class:`CatOptions`
+``dshctl grep``           :class:`GrepOptions`
+``dshctl images``         :class:`ImagesOptions`
+``dshctl ls``             :class:`LsOptions`
+``dshctl replay``         :class:`ReplayOptions`
+``dshctl stats``          :class:`StatsOptions`
+``dshctl validate``       :class:`ValidateOptions`
+========================  =====================
+
+How an option is declared, the base type and the rules the commands share: :mod:`.base`. The
+``--since`` / ``--until`` window and its ``createdAt`` rule: :mod:`.window`. This package imports nothing
+heavy: the command line builds its ``--help`` from it.
+"""
+
+from __future__ import annotations
+
+from .base import Option, Options, chosen_log, chosen_logs
+from .cat import CatOptions
+from .grep import GrepOptions
+from .images import ImagesOptions
+from .ls import LsOptions
+from .replay import ReplayOptions
+from .stats import StatsOptions
+from .validate import ValidateOptions
+
+__all__ = [
+    "CatOptions",
+    "GrepOptions",
+    "ImagesOptions",
+    "LsOptions",
+    "Option",
+    "Options",
+    "ReplayOptions",
+    "StatsOptions",
+    "ValidateOptions",
+    "chosen_log",
+    "chosen_logs",
+]

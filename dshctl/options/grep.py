@@ -1,0 +1,91 @@
+"""``dshctl grep`` options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UsageError
+from .base import JOBS, JSON, NDJSON, SINCE, UNTIL, PathOptions, option
+
+class GrepOptions(PathOptions):
+    """``dshctl grep``: how PATTERN matches, what is searched, and what is printed of each hit.
+
+    Three things can be asked for (:attr:`mode`): the hits (``hits``), the logs with a hit
+    (``files``, ``-l``), the matching lines counted per log (``counts``, ``-c``)."""
+
+    fixed_strings: bool = option(False, "-F", "--fixed-strings", help="PATTERN is a fixed string, not a regular expression.")
+    ignore_case: bool = option(False, "-i", "--ignore-case", help="Ignore case.")
+    smart_case: bool = option(
+        False, "-S", "--smart-case", help="Smart case: ignore case unless PATTERN has an upper-case letter outside an escape; -i wins."
+    )
+    word_regexp: bool = option(False, "-w", "--word-regexp", help="Only matches that neither start nor end inside a word.")
+    in_: tuple[str, ...] = option(
+        (),
+        "--in",
+        help="Search only these kinds (comma-separated or repeated): user,assistant,reasoning,tool-call,tool-result,title (the default: all of these), context (harness-injected messages: runtime snapshots, instructions; only when named).",
+    )
+    files_with_matches: bool = option(False, "-l", "--files-with-matches", help="Print only the path of each log with a hit.")
+    count: bool = option(
+        False, "-c", "--count", help="Print the number of matching lines of each log with a hit (PATH:COUNT), as ripgrep counts."
+    )
+    max_count: int | None = option(None, "-m", "--max-count", help="Stop reading a log after its N-th matching line.")
+    context: int = option(0, "-C", "--context", help="Show N lines of the block around each matching line.")
+    json: bool = JSON
+    ndjson: bool = NDJSON.with_help("One JSON object per hit (with -l/-c: per log).")
+    since: str | int | None = SINCE
+    until: str | int | None = UNTIL
+    jobs: int | None = JOBS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.files_with_matches and self.count:
+            raise UsageError("-l/--files-with-matches and -c/--count are mutually exclusive")
+        if self.max_count is not None and self.max_count < 0:
+            raise UsageError("-m/--max-count must be at least 0")
+        if self.context < 0:
+            raise UsageError("-C/--context must be at least 0")
+        self._derive(kinds=_kinds(self.in_))
+
+    @property
+    def mode(self) -> str:
+        return "files" if self.files_with_matches else "counts" if self.count else "hits"
+
+    @property
+    def lines_wanted(self) -> int | None:
+        """After how many matching lines a log is left: one is enough for ``-l``."""
+        return 1 if self.files_with_matches else self.max_count
+
+    @property
+    def context_lines(self) -> int:
+        """``-C``, where hits are printed (counting needs none)."""
+        return self.context if self.mode == "hits" else 0
+
+    @property
+    def grouped(self) -> bool:
+        """The text form of the hits: runs of lines (:class:`dshctl.grep.search.Group`), not hit records."""
+        return self.mode == "hits" and self.output == "table"
+
+    def pattern(self, text: Any):
+        """PATTERN compiled as these options read it (a :func:`~dshctl.grep.pattern.compile_pattern`
+        result passes through)."""
+        from ..grep.pattern import Pattern, compile_pattern
+
+        if isinstance(text, Pattern):
+            return text
+        return compile_pattern(
+            text, fixed=self.fixed_strings, ignore_case=self.ignore_case, smart_case=self.smart_case, word=self.word_regexp
+        )
+
+
+def _kinds(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--in``: repeated, comma-separated, or both; none given means every kind but ``context``
+    (:data:`dshctl.said.DEFAULT_KINDS`)."""
+    from ..said import DEFAULT_KINDS, KINDS
+
+    if not values:
+        return DEFAULT_KINDS
+    chosen = tuple(dict.fromkeys(kind.strip() for value in values for kind in value.split(",") if kind.strip()))
+    unknown = [kind for kind in chosen if kind not in KINDS]
+    if unknown or not chosen:
+        raise UsageError(f"--in takes kinds among {', '.join(KINDS)}; got {', '.join(unknown) or 'none'}")
+    return chosen

@@ -1,0 +1,41 @@
+"""``dshctl images`` options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+from .base import JSON, NDJSON, PathOptions, option
+
+
+class ImagesOptions(PathOptions):
+    """``dshctl images``: the listing, or with ``out`` the extraction and its manifest."""
+
+    json: bool = JSON.with_help("One JSON document (the listing, or the manifest with --out).")
+    ndjson: bool = NDJSON.with_help("One JSON object per image.")
+    out: Path | None = option(None, "--out", convert=Path, help="Extract the images into this directory.")
+    store: Path | None = option(
+        None,
+        "--store",
+        convert=Path,
+        help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), or an export's media/ dir.",
+    )
+    name_template: str | None = option(
+        None,
+        "--name-template",
+        help="Output file name template; fields {seq} {n} {turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
+    )
+    force: bool = option(False, "--force", help="Overwrite existing output files.")
+    all: bool = option(False, "--all", help="Write every reference, not each distinct image once.")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from ..images.extract import DEFAULT_TEMPLATE, NameTemplate
+
+        if self.out is None:
+            extraction = [self.fields[name].long for name in ("store", "name_template", "force", "all")
+                          if getattr(self, name) != self.fields[name].default]
+            if extraction:
+                verb = "applies" if len(extraction) == 1 else "apply"
+                raise UsageError(f"{' and '.join(extraction)} only {verb} with --out DIR")
+        self._derive(template=NameTemplate(self.name_template if self.name_template is not None else DEFAULT_TEMPLATE))

@@ -1,0 +1,28 @@
+"""``dshctl ls`` options."""
+
+from __future__ import annotations
+
+from .base import JSON, NDJSON, NO_COLOR, SINCE, UNTIL, VERBOSE, Options, option
+
+SORTS = ("time", "created", "size", "title")
+
+
+class LsOptions(Options):
+    """``dshctl ls``: which sessions, in which order, in which form."""
+
+    json: bool = JSON
+    ndjson: bool = NDJSON.with_help("One JSON object per session.")
+    sort: str = option(
+        "time", "--sort", choices=SORTS, help="Order: time (last written, newest last, like ls -tr), created, size or title."
+    )
+    since: str | int | None = SINCE
+    until: str | int | None = UNTIL
+    project: str | None = option(
+        None,
+        "--project",
+        metavar="DIR",
+        help="Only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under "
+        "DIR's project directory; default: all.",
+    )
+    verbose: bool = VERBOSE
+    no_color: bool = NO_COLOR
