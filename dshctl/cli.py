@@ -220,6 +220,10 @@ def stats(
             verbose=verbose,
             color=_color(ctx, no_color),
             follow=follow,
+            redact=tuple(redact or ()),
+            redact_secrets=redact_secrets,
+            embed_images=embed_images,
+            store=store,
         )
     )
 
@@ -367,7 +371,7 @@ def replay(
     no_tools: bool = typer.Option(False, "--no-tools", help="Hide tool calls and results."),
     instant: bool = typer.Option(False, "--instant", help="Print the transcript at once, without timing."),
     timestamps: bool = typer.Option(False, "--timestamps", help="Prefix transcript lines with recorded times."),
-    export: Optional[Path] = typer.Option(None, "--export", help="Write FILE.cast (asciicast), FILE.md (markdown) or FILE.ndjson (timeline)."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write FILE.cast (asciicast), FILE.md (markdown), FILE.ndjson (timeline) or FILE.html (a self-contained replay page)."),
     force: bool = typer.Option(False, "--force", help="Let --export overwrite an existing file."),
     cast_version: CastVersion = typer.Option(CastVersion.v2, "--cast-version", help="asciicast version for .cast exports."),
     cols: Optional[int] = typer.Option(None, "--cols", help="Terminal width written into a .cast export (default 100)."),
@@ -377,6 +381,10 @@ def replay(
     latest: bool = typer.Option(False, "--latest", help=LATEST_HELP),
     project: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
+    redact: Optional[list[str]] = typer.Option(None, "--redact", metavar="REGEX", help="With --export FILE.html: replace every match with [redacted] before anything is written (repeatable)."),
+    redact_secrets: bool = typer.Option(False, "--redact-secrets", help="With --export FILE.html: redact API keys, bearer tokens, private keys, passwords in URLs (see the man page)."),
+    embed_images: bool = typer.Option(False, "--embed-images", help="With --export FILE.html: embed the pictures the attachment store holds and verifies."),
+    store: Optional[Path] = typer.Option(None, "--store", help="With --embed-images: the attachment store (default: the export's media/, else $DSH_HOME/attachments)."),
 ) -> None:
     """Replay what the user saw, at the recorded token timing."""
     from .replay import run_replay
@@ -401,6 +409,10 @@ def replay(
             salvage=salvage,
             color=_color(ctx, no_color),
             follow=follow,
+            redact=tuple(redact or ()),
+            redact_secrets=redact_secrets,
+            embed_images=embed_images,
+            store=store,
         )
     )
 

@@ -16,7 +16,7 @@ Pure timelines, thin drivers:
 
 Which mode runs:
 
-* ``--export FILE`` — write the file (``.cast``, ``.md``, ``.ndjson``) and exit;
+* ``--export FILE`` — write the file (``.cast``, ``.md``, ``.ndjson``, ``.html``: :mod:`.html`) and exit;
 * standard output is not a terminal, or ``--instant`` — print the transcript without waiting;
 * standard input and output are terminals — interactive player;
 * only standard output is a terminal (the log came from a pipe, stdin redirected) — print the
@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import EXIT_FINDINGS, UsageError
 from ..output import is_terminal
 
-EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
+EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl", ".html", ".htm")
 
 
 def _refuse_the_log_itself(export: Path, log) -> None:
@@ -67,9 +67,14 @@ def run_replay(
     salvage: bool = False,
     color: bool = True,
     follow: bool = False,
+    redact: tuple[str, ...] = (),
+    redact_secrets: bool = False,
+    embed_images: bool = False,
+    store: Path | None = None,
 ) -> int:
     """Replay the log at ``path`` in the mode the options and the terminal choose; returns the exit status
-    (1 when ``salvage`` read past damage)."""
+    (1 when ``salvage`` read past damage). ``redact``, ``redact_secrets``, ``embed_images`` and ``store``
+    apply to an ``.html`` export only (:class:`.html.HtmlOptions`)."""
     from ..output import warn
     from ..reader import open_log
     from .timeline import Timeline
@@ -88,6 +93,7 @@ def run_replay(
         cols=cols,
         rows=rows,
     )
+    html_options = _html_options(export, redact=tuple(redact or ()), redact_secrets=redact_secrets, embed_images=embed_images, store=store)
     interactive = export is None and not instant and is_terminal()
     if follow:
         from .follow import run_replay_follow
@@ -110,7 +116,8 @@ def run_replay(
         start = _start_position(timeline, turn, from_ms, from_time)
         _refuse_nothing_to_show(timeline, turns)
         if export is not None:
-            status = _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
+            status = _export(timeline, Path(export), start=start, force=force, cast_version=cast_version, cols=cols, rows=rows, idle_limit=idle_limit, color=color,
+                             speed=speed, html_options=html_options)
         elif not interactive:
             from .transcript import write_transcript
 
@@ -159,7 +166,7 @@ def _check_options(
         if value is not None and value < 1:
             raise UsageError(f"{name} must be a positive number")
     if export is not None and Path(export).suffix.lower() not in EXPORT_SUFFIXES:
-        raise UsageError(f"--export {export}: the file name must end in .cast, .md or .ndjson")
+        raise UsageError(f"--export {export}: the file name must end in .cast, .md, .ndjson or .html")
     if force and export is None:
         raise UsageError("--force only applies with --export FILE")
     from_ms = parse_from_time(from_time) if from_time is not None else None
@@ -167,6 +174,24 @@ def _check_options(
     if turn is not None and not filters.keeps_turn(turn):
         raise UsageError(f"--turn {turn} is outside --turns {turns}")
     return from_ms, filters
+
+
+def _html_options(export: Path | None, *, redact: tuple[str, ...], redact_secrets: bool, embed_images: bool, store: Path | None):
+    """The options only the HTML export takes; refused with any other output (UsageError)."""
+    used = [flag for flag, on in (("--redact", bool(redact)), ("--redact-secrets", redact_secrets), ("--embed-images", embed_images),
+                                  ("--store", store is not None)) if on]
+    if not used:
+        return None
+    if export is None or Path(export).suffix.lower() not in (".html", ".htm"):
+        verb = "applies" if len(used) == 1 else "apply"
+        raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
+    if store is not None and not embed_images:
+        raise UsageError("--store only applies with --embed-images")
+    from .html import HtmlOptions
+    from .html_redact import Redactor
+
+    Redactor(redact, secrets=redact_secrets)  # a bad pattern is refused before the log is read
+    return HtmlOptions(redact=redact, redact_secrets=redact_secrets, embed_images=embed_images, store=store)
 
 
 def _stdin_is_terminal() -> bool:
@@ -203,9 +228,10 @@ def _start_position(timeline, turn: int | None, from_ms: int | None, from_time: 
     return 0
 
 
-def _export(timeline, export: Path, *, start: int, force: bool, cast_version: int, cols: int | None, rows: int | None, idle_limit: float, color: bool) -> int:
+def _export(timeline, export: Path, *, start: int, force: bool, cast_version: int, cols: int | None, rows: int | None, idle_limit: float, color: bool,
+            speed: float = 1.0, html_options=None) -> int:
     """``--export FILE``: write the file (never the log being read) and say what was written."""
-    from ..output import note
+    from ..output import note, warn
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 
@@ -220,6 +246,9 @@ def _export(timeline, export: Path, *, start: int, force: bool, cast_version: in
         idle_limit=idle_limit,
         color=color,
         force=force,
+        speed=speed,
+        html_options=html_options,
+        on_note=lambda text: warn(f"{timeline.log.display}: {text}"),
     )
     note(summary)
     return 0
