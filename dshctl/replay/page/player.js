@@ -112,8 +112,7 @@
   }
 
   function money(value, currency) {
-    const digits = value >= 1 ? 2 : value >= 0.01 ? 4 : 6;
-    const amount = Number(value).toFixed(digits);
+    const amount = value >= 1 || value === 0 ? Number(value).toFixed(2) : String(Number(Number(value).toPrecision(2)));
     return currency === 'USD' ? '$' + amount : amount + ' ' + currency;
   }
 
@@ -837,6 +836,7 @@
       if (!this.playing) return;
       this.time = this.currentTime();
       this.playing = false;
+      this.screen.show(this.model.due(this.time));  // the screen is the clock's, to the millisecond
       this.screen.setLive(null);
       this.buttons();
       this.frame();
