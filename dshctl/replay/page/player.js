@@ -1031,12 +1031,13 @@
     }
 
     scrollToEnd() {
-      this.scrollTo(() => {
+      const toEnd = () => this.scrollTo(() => {
         const root = document.scrollingElement || document.documentElement;
         const live = this.screen.live;
         if (live && live.body && live.node.classList.contains('tail')) live.body.scrollTop = live.body.scrollHeight;
         root.scrollTop = root.scrollHeight;
       });
+      toEnd();
       $('follow').hidden = true;
     }
 
@@ -1151,11 +1152,23 @@
       window.addEventListener('resize', () => this.drawMarks());
       if (window.matchMedia) window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.drawMarks());
       window.addEventListener('scroll', () => this.scrolled(), { passive: true });
+      // the end moves after a frame too: pictures decode, turns scrolled past get laid out (content-visibility)
+      if (typeof ResizeObserver === 'function') {
+        new ResizeObserver(() => { if (this.follow) this.scrollToEnd(); }).observe($('transcript'));
+      }
+      this.lastInput = -Infinity;
+      const touched = () => { this.lastInput = performance.now(); };
+      for (const type of ['wheel', 'touchstart', 'touchmove', 'pointerdown', 'keydown']) {
+        window.addEventListener(type, touched, { passive: true, capture: true });
+      }
       this.drawMarks();
     }
 
+    // the reader scrolled away from the end (a wheel, a touch, a key, the scroll bar): stop following
+    // until they come back to it; scrolls of the page's own (layout settling) change nothing
     scrolled() {
-      if (performance.now() - this.ourScroll < 120) return;
+      const now = performance.now();
+      if (now - this.ourScroll < 120 || now - this.lastInput > 1000) return;
       const root = document.scrollingElement || document.documentElement;
       const atEnd = root.scrollHeight - root.scrollTop - root.clientHeight < 48;
       this.follow = atEnd;
