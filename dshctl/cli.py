@@ -220,10 +220,6 @@ def stats(
             verbose=verbose,
             color=_color(ctx, no_color),
             follow=follow,
-            redact=tuple(redact or ()),
-            redact_secrets=redact_secrets,
-            embed_images=embed_images,
-            store=store,
         )
     )
 
