@@ -270,6 +270,52 @@ def test_play_pause_and_the_state_event(pages, open_page):
     assert without_layout(page.text()).endswith(without_layout("── turn 4 aborted (user) · 1.0 s"))
 
 
+def test_the_controls_speed_idle_limit_seek_bar_and_buttons(pages, open_page):
+    page = open_page(pages(TOUR), "#t=0")
+    timeline = timeline_of(TOUR)
+    n = len(timeline)
+    turns = [start + 1 for start, _ in timeline.turn_marks]
+    page.js("window.dshctlReplay.seek(4)")
+    position = page.state()["position"]
+    page.page.select_option("#idle", "0")  # the idle limit changes the clock, not what is on screen
+    assert page.js("window.dshctlReplay.getDuration()") == PlaybackClock(timeline, 0.0)[n - 1]
+    assert page.state()["position"] == position and page.state()["idleLimit"] == 0
+    page.page.select_option("#idle", "2")
+    page.page.select_option("#speed", "0.25")
+    assert page.state()["speed"] == 0.25
+    # the seek bar: a click at a share of its width seeks to that share of the duration
+    box = page.page.locator("#seek").bounding_box()
+    page.page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    clock = PlaybackClock(timeline, 2.0)
+    assert page.state()["time"] == pytest.approx(clock[n - 1] * 0.75, abs=clock[n - 1] / box["width"] * 2)
+    # a mark is drawn at each turn: the canvas is painted where turn 2 starts
+    painted = page.js("""(share) => { const canvas = document.getElementById('marks'); const context = canvas.getContext('2d');
+        const x = Math.round(share * (canvas.width / devicePixelRatio - 2)) + 1;
+        return context.getImageData(x * devicePixelRatio, 1, 1, 1).data[3]; }""", clock[turns[1] - 1] / clock[n - 1])
+    assert painted > 0
+    page.js("window.dshctlReplay.seek(0)")
+    page.page.locator("#next-turn").click()
+    page.page.locator("#next-turn").click()
+    assert page.state()["position"] == turns[1]
+    page.page.locator("#prev-turn").click()
+    assert page.state()["position"] == turns[0]
+    page.page.locator("#next-block").click()
+    assert page.state()["position"] > turns[0]
+    page.page.select_option("#turns", "3")
+    assert page.state()["position"] == turns[2]
+    page.page.locator("#play").click()
+    assert page.state()["state"] == "playing"
+    page.page.locator("#play").click()
+    assert page.state()["state"] == "paused"
+
+
+def test_the_page_starts_where_turn_and_from_say(pages, open_page):
+    timeline = timeline_of(TOUR)
+    page = open_page(pages(TOUR, "--turn", "3", "--speed", "2"), "")
+    state = page.state()
+    assert state["position"] >= timeline.ensure_turn(3) and state["turn"] == 3 and state["speed"] == 2
+
+
 def test_playing_shows_the_fragments_due_and_never_one_node_per_delta(tmp_path, open_page):
     """A turn of 3 000 deltas streams into one text node per block; the page's node count follows the
     blocks and events, not the deltas."""

@@ -787,7 +787,7 @@
       if (!hash) {
         const start = Math.min(this.data.start || 0, this.model.count);
         if (reducedMotion) this.seekPosition(this.model.count, () => this.scrollTo(() => window.scrollTo(0, 0)));
-        else if (start > 0) this.seekPosition(start);
+        else if (start > 0) this.seekTime(this.model.at[Math.min(start, this.model.count - 1)]);  // as the terminal player: fragment `start` is due at once
         else this.show(0);
         if (!reducedMotion) this.play();
       }
