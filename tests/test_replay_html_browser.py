@@ -307,6 +307,10 @@ def test_the_controls_speed_idle_limit_seek_bar_and_buttons(pages, open_page):
     assert page.state()["state"] == "playing"
     page.page.locator("#play").click()
     assert page.state()["state"] == "paused"
+    page.page.locator("#next-turn").click()  # a clicked button keeps no focus: Space is still play/pause
+    at = page.state()["position"]
+    assert press(page, " ")["state"] == "playing" and press(page, " ")["state"] == "paused"
+    assert page.state()["position"] >= at and page.state()["turn"] == 4
 
 
 def test_the_page_starts_where_turn_and_from_say(pages, open_page):

@@ -1148,6 +1148,10 @@
           this.closeGoto();
         }
       });
+      // a button clicked with the mouse takes no focus, so Space stays play/pause (the keyboard still tabs to it)
+      for (const button of document.querySelectorAll('#controls button, #top button')) {
+        button.addEventListener('mousedown', (event) => event.preventDefault());
+      }
       this.seekBar();
       window.addEventListener('resize', () => this.drawMarks());
       if (window.matchMedia) window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.drawMarks());
