@@ -173,6 +173,7 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     dt = [0] * len(times)
     for i in range(1, len(times)):
         dt[i] = times[i] - times[i - 1]
+    shown_turns = _turns_shown(items)
     header = timeline.log.header
     session = {
         "id": redactor.redact(visible_line(header.id)),
@@ -192,7 +193,7 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
         "dt": dt,
         "blocks": blocks.table,
         "items": records,
-        "fig": {str(turn): value for turn, value in (figures or {}).items() if turn in _turns_shown(items)},
+        "fig": {str(turn): value for turn, value in (figures or {}).items() if turn in shown_turns},
     }
     if kept_images:
         data["im"] = kept_images
@@ -270,7 +271,8 @@ def _segments(item: Item, redactor: Redactor) -> list[list]:
     """The view's wording of a one-fragment item (its layout marks left out), redacted, as ``[text,
     style]`` pairs with adjacent pieces of one style joined and the closing line break dropped."""
     clone = copy.copy(item)
-    clone.prefix = None
+    if getattr(clone, "prefix", None) is not None:  # the terminal's layout marks are not the page's
+        clone.prefix = None
     clone.info = redactor.value(item.info)
     out: list[list] = []
     for text, style in view.segments(clone, 0):
