@@ -49,7 +49,6 @@ from .timeline import (
     BLOCK,
     BLOCK_END,
     REASONING,
-    SESSION,
     STREAMED_KINDS,
     TEXT,
     THINKING,
@@ -161,8 +160,6 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     image_slots = _ImageSlots(images)
     for index, item in enumerate(items):
         record = _record(item, streamed.get(index), redactor, blocks, image_slots)
-        if record is None:
-            continue
         previous = records[-1] if records else None
         if previous is not None and _continues(previous, record):
             _merge(previous, record)
@@ -289,60 +286,98 @@ def _segments(item: Item, redactor: Redactor) -> list[list]:
     return out
 
 
-def _record(item: Item, pieces: list[str] | None, redactor: Redactor, blocks: _Blocks, images: "_ImageSlots") -> dict | None:
-    kind = item.kind
-    record: dict[str, Any] = {"k": kind, "s": item.start}
+def _record(item: Item, pieces: list[str] | None, redactor: Redactor, blocks: _Blocks, images: "_ImageSlots") -> dict:
+    """The page's record of one item (see the module docstring)."""
+    record: dict[str, Any] = {"k": item.kind, "s": item.start}
     block = blocks.id(item)
     if block is not None:
         record["b"] = block
-    info = item.info
     if pieces is not None:  # streamed text: a run, or one delta
         record["n"] = len(pieces)
         record["x"] = "".join(pieces)
         record["l"] = [_js_length(piece) for piece in pieces]
-        return record
-    if kind == SESSION:
-        record["g"] = _segments(item, redactor)
-    elif kind == TURN:
-        record["u"] = item.turn
-        record["label"] = f"turn {item.turn}" if item.turn is not None else "turn"
-    elif kind == USER:
-        record["lines"] = [visible(line) for line in redactor.lines(list(info["lines"]))]
-        images.attach(record, item, "user")
-    elif kind == TOOL_RESULT:
-        head = _segments(item, redactor)
-        record["g"] = _first_line(head)
-        record["lines"] = [visible(line) for line in redactor.lines(list(info["lines"] or []))]
-        record["err"] = bool(info["isError"])
-        images.attach(record, item, "tool-result")
-    elif kind == THINKING or kind == BLOCK_END:
-        pass
-    elif kind == REASONING:  # a whole reasoning block
-        record["x"] = visible(redactor.redact(info["text"]))
-        record["hd"] = bool(info.get("header"))
-    elif kind == TOOL_START:
-        if info is not None:  # a whole tool-call block
-            record["name"] = _name(info.get("name"), redactor)
-            record["args"] = _arguments(info.get("arguments"), redactor)
-    elif kind == TOOL_NAME:
-        record["name"] = _name(info.get("name"), redactor)
-    elif kind == TOOL_END:
-        record["end"] = info["end"]
-        if info["end"] == "whole":
-            record["name"] = _name(info.get("name"), redactor)
-            record["args"] = _arguments(info.get("arguments"), redactor)
-        else:
-            record["foot"] = view.body_text(item).strip().removeprefix("╰─").strip()
-    elif kind == BLOCK:
-        if info.get("type") == "text":
-            record["x"] = visible(redactor.redact(info["text"]))
-        else:
-            record["ph"] = redactor.redact(visible_line(info.get("placeholder")))
-            if info.get("type") == "image":
-                images.attach(record, item, "assistant")
-    else:  # every one-line event, as the view words it
-        record["g"] = _segments(item, redactor)
+    else:
+        _FILLS.get(item.kind, _event)(record, item, redactor, images)
     return record
+
+
+def _event(record: dict, item: Item, redactor: Redactor, images) -> None:
+    """Every one-line event (and the session line), as the view words it."""
+    record["g"] = _segments(item, redactor)
+
+
+def _turn(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["u"] = item.turn
+    record["label"] = f"turn {item.turn}" if item.turn is not None else "turn"
+
+
+def _prompt(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["lines"] = [visible(line) for line in redactor.lines(list(item.info["lines"]))]
+    images.attach(record, item, "user")
+
+
+def _tool_result(record: dict, item: Item, redactor: Redactor, images) -> None:
+    info = item.info
+    record["g"] = _first_line(_segments(item, redactor))
+    record["lines"] = [visible(line) for line in redactor.lines(list(info["lines"] or []))]
+    record["err"] = bool(info["isError"])
+    images.attach(record, item, "tool-result")
+
+
+def _nothing(record: dict, item: Item, redactor: Redactor, images) -> None:
+    """A block's header or end, shown by the block's node itself."""
+
+
+def _whole_reasoning(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["x"] = visible(redactor.redact(item.info["text"]))
+    record["hd"] = bool(item.info.get("header"))
+
+
+def _tool_start(record: dict, item: Item, redactor: Redactor, images) -> None:
+    if item.info is not None:  # a whole tool-call block
+        _tool_whole(record, item.info, redactor)
+
+
+def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["name"] = _name(item.info.get("name"), redactor)
+
+
+def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
+    end = record["end"] = item.info["end"]
+    if end == "whole":
+        _tool_whole(record, item.info, redactor)
+    else:  # the view's words for how the call ended, without its frame
+        record["foot"] = view.body_text(item).strip().removeprefix("╰─").strip()
+
+
+def _tool_whole(record: dict, info: dict, redactor: Redactor) -> None:
+    record["name"] = _name(info.get("name"), redactor)
+    record["args"] = _arguments(info.get("arguments"), redactor)
+
+
+def _whole_block(record: dict, item: Item, redactor: Redactor, images) -> None:
+    info = item.info
+    if info.get("type") == "text":
+        record["x"] = visible(redactor.redact(info["text"]))
+        return
+    record["ph"] = redactor.redact(visible_line(info.get("placeholder")))
+    if info.get("type") == "image":
+        images.attach(record, item, "assistant")
+
+
+_FILLS = {
+    TURN: _turn,
+    USER: _prompt,
+    TOOL_RESULT: _tool_result,
+    THINKING: _nothing,
+    BLOCK_END: _nothing,
+    REASONING: _whole_reasoning,
+    TOOL_START: _tool_start,
+    TOOL_NAME: _tool_name,
+    TOOL_END: _tool_end,
+    BLOCK: _whole_block,
+}
+"""What a record holds besides kind and place, by item kind; every other kind is a one-line event."""
 
 
 def _first_line(segments: list[list]) -> list[list]:
