@@ -165,8 +165,6 @@
   // ------------------------------------------------------------------------------------------------
   // The model: fragments, their clock, items, blocks
 
-  const STREAMED = new Set(['text', 'reasoning', 'tool-args']);
-
   class Model {
     constructor(data) {
       this.data = data;
