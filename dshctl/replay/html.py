@@ -15,8 +15,10 @@ style (by hash) and ``data:`` images.
 * ``items`` — one record per timeline item (consecutive streamed items of one block merged into one
   run), in fragment order: ``k`` kind, ``s`` first fragment, ``n`` fragment count (runs), ``b`` the
   block (an index into ``blocks``) for everything of a content block, and what the kind shows:
-  ``x`` streamed or whole text and ``l`` the length of each fragment of a run; ``g`` the view's wording
-  of a one-line event as ``[text, style]`` segments; ``lines`` of a prompt or tool result; ``name``,
+  ``x`` streamed or whole text and ``l`` the length of each fragment of a run (UTF-16 code units, as
+  JavaScript slices strings); ``g`` the view's wording of a one-line event (the session line, a tool
+  result's header) as ``[text, style]`` segments; ``u`` and ``label`` of a turn; ``lines`` of a prompt or
+  tool result (``err``: an error result); ``hd`` a whole reasoning block shows its header; ``name``,
   ``args``, ``end``, ``foot`` of a tool-call block; ``ph`` a placeholder; ``im`` embedded image keys;
 * ``blocks`` — ``[type, settlement seq, block index]`` per content block: each block is one node on
   the page that grows as its fragments arrive, wherever its fragments interleave with other blocks';
