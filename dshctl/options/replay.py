@@ -7,7 +7,8 @@ from pathlib import Path
 from ..errors import UsageError
 from .base import FOLLOW, SALVAGE, PathOptions, option
 
-EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl")
+EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl", ".html", ".htm")
+HTML_SUFFIXES = (".html", ".htm")
 """What ``--export FILE`` may end in: the suffix chooses the format (:mod:`dshctl.replay.export`)."""
 
 
@@ -26,11 +27,23 @@ class ReplayOptions(PathOptions):
     no_tools: bool = option(False, "--no-tools", help="Hide tool calls and results.")
     instant: bool = option(False, "--instant", help="Print the transcript at once, without timing.")
     timestamps: bool = option(False, "--timestamps", help="Prefix transcript lines with recorded times.")
-    export: Path | None = option(None, "--export", convert=Path, help="Write FILE.cast (asciicast), FILE.md (markdown) or FILE.ndjson (timeline).")
+    export: Path | None = option(None, "--export", convert=Path, help="Write FILE.cast (asciicast), FILE.md (markdown), FILE.ndjson (timeline) or FILE.html (a self-contained replay page).")
     force: bool = option(False, "--force", help="Let --export overwrite an existing file.")
     cast_version: int = option(2, "--cast-version", choices=(2, 3), help="asciicast version for .cast exports.")
     cols: int | None = option(None, "--cols", help="Terminal width written into a .cast export (default 100).")
     rows: int | None = option(None, "--rows", help="Terminal height written into a .cast export (default 30).")
+    redact: tuple[str, ...] = option(
+        (), "--redact", metavar="REGEX", help="With --export FILE.html: replace every match with [redacted] before anything is written (repeatable)."
+    )
+    redact_secrets: bool = option(
+        False, "--redact-secrets", help="With --export FILE.html: redact API keys, bearer tokens, private keys, passwords in URLs (see the man page)."
+    )
+    embed_images: bool = option(
+        False, "--embed-images", help="With --export FILE.html: embed the pictures the attachment store holds and verifies."
+    )
+    store: Path | None = option(
+        None, "--store", convert=Path, help="With --embed-images: the attachment store (default: the export's media/, else $DSH_HOME/attachments)."
+    )
     salvage: bool = SALVAGE
     follow: bool = FOLLOW.with_help(
         "Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."
@@ -55,12 +68,41 @@ class ReplayOptions(PathOptions):
             if value is not None and value < 1:
                 raise UsageError(f"{self.fields[name].long} must be a positive number")
         if self.export is not None and Path(self.export).suffix.lower() not in EXPORT_SUFFIXES:
-            raise UsageError(f"--export {self.export}: the file name must end in .cast, .md or .ndjson")
+            raise UsageError(f"--export {self.export}: the file name must end in .cast, .md, .ndjson or .html")
         if self.force and self.export is None:
             raise UsageError("--force only applies with --export FILE")
+        html_options = self._html_options()
         filters = make_filters(no_reasoning=self.no_reasoning, no_tools=self.no_tools, turns=self.turns)
-        self._derive(from_ms=parse_from_time(self.from_) if self.from_ is not None else None, filters=filters)
+        self._derive(
+            from_ms=parse_from_time(self.from_) if self.from_ is not None else None, filters=filters, html_options=html_options
+        )
         if self.turn is not None and not filters.keeps_turn(self.turn):
             raise UsageError(f"--turn {self.turn} is outside --turns {self.turns}")
         if self.follow and self.export is not None:
             raise UsageError("--follow shows the session as it is written; --export writes a finished one")
+
+    def _html_options(self):
+        """The options only the HTML export takes (a :class:`~dshctl.replay.html.HtmlOptions`, or None);
+        refused with any other output."""
+        used = [
+            self.fields[name].long
+            for name, on in (
+                ("redact", bool(self.redact)),
+                ("redact_secrets", self.redact_secrets),
+                ("embed_images", self.embed_images),
+                ("store", self.store is not None),
+            )
+            if on
+        ]
+        if not used:
+            return None
+        if self.export is None or Path(self.export).suffix.lower() not in HTML_SUFFIXES:
+            verb = "applies" if len(used) == 1 else "apply"
+            raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
+        if self.store is not None and not self.embed_images:
+            raise UsageError("--store only applies with --embed-images")
+        from ..replay.html import HtmlOptions
+        from ..replay.html_redact import Redactor
+
+        Redactor(self.redact, secrets=self.redact_secrets)  # a bad pattern is refused before the log is read
+        return HtmlOptions(redact=self.redact, redact_secrets=self.redact_secrets, embed_images=self.embed_images, store=self.store)

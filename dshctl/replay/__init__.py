@@ -16,7 +16,7 @@ Pure timelines, thin drivers:
 
 Which mode runs:
 
-* ``--export FILE`` — write the file (``.cast``, ``.md``, ``.ndjson``) and exit;
+* ``--export FILE`` — write the file (``.cast``, ``.md``, ``.ndjson``, ``.html``: :mod:`.html`) and exit;
 * standard output is not a terminal, or ``--instant`` — print the transcript without waiting;
 * standard input and output are terminals — interactive player;
 * only standard output is a terminal (the log came from a pipe, stdin redirected) — print the
@@ -134,6 +134,7 @@ def _export(timeline, export: Path, *, start: int, options: ReplayOptions) -> in
 def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -> str:
     """Write ``timeline`` from ``start`` to ``export`` as ``options`` say (never the log being read);
     returns what was written, in a line."""
+    from ..stdio import warn
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 
@@ -148,6 +149,9 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
         idle_limit=options.idle_limit,
         color=options.color,
         force=options.force,
+        speed=options.speed,
+        html_options=options.html_options,
+        on_note=lambda text: warn(f"{timeline.log.display}: {text}"),
     )
 
 

@@ -364,12 +364,20 @@ def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:
     out.write(markdown(timeline, start))
 
 
-def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool, force: bool = False) -> str:
+def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool, force: bool = False,
+           speed: float = 1.0, html_options=None, on_note=None) -> str:
     """Write ``path`` by its suffix, whole or not at all (an existing file only with ``force``); returns a
     one-line summary."""
     from ..output import new_text_file
 
     suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        from .html import write_html
+
+        timeline.ensure_all()  # the log is read (and any error raised) before the file is created
+        with new_text_file(path, force=force) as out:
+            written = write_html(timeline, out, start=start, idle_limit=idle_limit, speed=speed, options=html_options, on_note=on_note)
+        return f"wrote {path} (replay page, {written['fragments']} fragments, {format_clock(timeline.duration_ms or 0)} recorded, {written['bytes']:,} bytes)"
     with new_text_file(path, force=force) as out:
         if suffix == ".cast":
             count = write_cast(timeline, out, version=cast_version, start=start, cols=cols, rows=rows, idle_limit=idle_limit, color=color)

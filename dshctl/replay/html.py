@@ -1,0 +1,546 @@
+"""``replay --export FILE.html``: one self-contained page that replays the session at its recorded timing.
+
+The page is the project's own HTML, CSS and JavaScript (``page/``, shipped as package data) around the
+session's **page data**: a JSON document built here from the timeline's items, deflated and embedded
+as base64 (the browser inflates it with ``DecompressionStream``). Nothing else goes in: no CDN, no font,
+no request of any kind; a Content-Security-Policy meta tag allows only the page's own inline script and
+style (by hash) and ``data:`` images.
+
+**What the data holds** (``format`` :data:`PAGE_FORMAT`):
+
+* ``dt`` — per fragment, the milliseconds since the fragment before it on the timeline's axis (the first
+  is 0). The page's clock is :class:`~dshctl.replay.transform.PlaybackClock`'s rule applied to them:
+  every gap longer than the idle limit capped to it, seconds summed from fragment 0 — the terminal
+  player's clock, so ``seek(t)`` shows exactly the fragments the player shows at ``t``;
+* ``items`` — one record per timeline item (consecutive streamed items of one block merged into one
+  run), in fragment order: ``k`` kind, ``s`` first fragment, ``n`` fragment count (runs), ``b`` the
+  block (an index into ``blocks``) for everything of a content block, and what the kind shows:
+  ``x`` streamed or whole text and ``l`` the length of each fragment of a run (UTF-16 code units, as
+  JavaScript slices strings); ``g`` the view's wording of a one-line event (the session line, a tool
+  result's header) as ``[text, style]`` segments; ``u`` and ``label`` of a turn; ``lines`` of a prompt or
+  tool result (``err``: an error result); ``hd`` a whole reasoning block shows its header; ``name``,
+  ``args``, ``end``, ``foot`` of a tool-call block; ``ph`` a placeholder; ``im`` embedded image keys;
+* ``blocks`` — ``[type, settlement seq, block index]`` per content block: each block is one node on
+  the page that grows as its fragments arrive, wherever its fragments interleave with other blocks';
+* ``fig`` — per turn number, dsh's figures from the stats library (TTFT, duration, tokens, cost when
+  priced; :func:`turn_figures`);
+* ``im`` — with ``--embed-images``, the verified pictures as ``data:`` URLs, by attachment id;
+* ``session``, ``title``, ``idle``, ``speed``, ``start``.
+
+Every string from the log is made visible (:mod:`dshctl.textsafe`) and redacted
+(:mod:`.html_redact`) here, before anything is encoded; the page inserts text only as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import html
+import json
+import zlib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..textsafe import visible, visible_line
+from . import view
+from .html_redact import Redactor
+from .timeline import (
+    BLOCK,
+    BLOCK_END,
+    REASONING,
+    STREAMED_KINDS,
+    TEXT,
+    THINKING,
+    TOOL_ARGS,
+    TOOL_END,
+    TOOL_NAME,
+    TOOL_RESULT,
+    TOOL_START,
+    TURN,
+    USER,
+    Item,
+    Timeline,
+)
+
+PAGE_FORMAT = "dshctl-replay-html/1"
+_BLOCK_TYPES = {REASONING: "reasoning", THINKING: "reasoning", TEXT: "text", TOOL_ARGS: "tool", TOOL_START: "tool",
+                TOOL_NAME: "tool", TOOL_END: "tool"}
+
+
+@dataclass(frozen=True)
+class HtmlOptions:
+    """What only the HTML export takes: redaction and pictures."""
+
+    redact: tuple[str, ...] = ()
+    """``--redact REGEX``, repeatable."""
+    redact_secrets: bool = False
+    embed_images: bool = False
+    store: Path | None = None
+    """``--store DIR`` for ``--embed-images`` (default: the export's ``media/``, else dsh's store)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing the page
+
+
+def write_html(timeline: Timeline, out: TextIO, *, start: int = 0, idle_limit: float = 2.0, speed: float = 1.0,
+               options: HtmlOptions | None = None, on_note=None) -> dict:
+    """Write the page of ``timeline`` to ``out``; returns what the summary line says (sizes, counts)."""
+    options = options or HtmlOptions()
+    redactor = Redactor(options.redact, secrets=options.redact_secrets)
+    data = page_data(timeline, start=start, idle_limit=idle_limit, speed=speed, redactor=redactor,
+                     figures=session_figures(timeline, on_note=on_note),
+                     images=_images(timeline, options.store, on_note) if options.embed_images else None)
+    page = render_page(data)
+    out.write(page)
+    return {"bytes": len(page.encode("utf-8")), "fragments": len(timeline), "images": len(data.get("im", {}))}
+
+
+def render_page(data: dict) -> str:
+    """The page around ``data``: the template with its script, style, CSP and the data filled in."""
+    folder = resources.files(__package__) / "page"
+    template = (folder / "page.html").read_text(encoding="utf-8")
+    script = (folder / "player.js").read_text(encoding="utf-8")
+    style = (folder / "player.css").read_text(encoding="utf-8")
+    for name, text in (("script", script), ("style", style)):
+        if f"</{name}" in text.lower():  # the page's own code, checked anyway
+            raise AssertionError(f"page/{name} holds a closing </{name}> tag")
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    encoded = base64.b64encode(zlib.compress(payload, 9)).decode("ascii")
+    csp = "; ".join([
+        "default-src 'none'",
+        f"script-src {_hash(script)}",
+        f"style-src {_hash(style)}",
+        "img-src data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ])
+    fields = {
+        "csp": html.escape(csp, quote=True),
+        "title": html.escape(data["title"], quote=False),
+        "style": style,
+        "script": script,
+        "data": encoded,
+        "format": PAGE_FORMAT,
+    }
+    return _fill(template, fields)
+
+
+def _fill(template: str, fields: dict[str, str]) -> str:
+    """``{{name}}`` → its field, in one pass (a field's text is never looked at again)."""
+    out: list[str] = []
+    at = 0
+    while (opening := template.find("{{", at)) >= 0:
+        closing = template.index("}}", opening)
+        out += [template[at:opening], fields[template[opening + 2 : closing]]]
+        at = closing + 2
+    out.append(template[at:])
+    return "".join(out)
+
+
+def _hash(text: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return f"'sha256-{digest}'"
+
+
+# --------------------------------------------------------------------------------------------------
+# The page data
+
+
+def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, speed: float = 1.0,
+              redactor: Redactor | None = None, figures: dict | None = None, images: dict | None = None) -> dict:
+    """The JSON document the page replays (see the module docstring)."""
+    timeline.ensure_all()
+    redactor = redactor or Redactor()
+    items = timeline.items
+    blocks = _Blocks()
+    streamed = _redacted_streams(items, redactor)
+    records: list[dict] = []
+    image_slots = _ImageSlots(images)
+    for index, item in enumerate(items):
+        record = _record(item, streamed.get(index), redactor, blocks, image_slots)
+        previous = records[-1] if records else None
+        if previous is not None and _continues(previous, record):
+            _merge(previous, record)
+        else:
+            records.append(record)
+    kept_images = {key: image_slots.pictures[key] for key in sorted(image_slots.used)}
+    times = timeline.times
+    dt = [0] * len(times)
+    for i in range(1, len(times)):
+        dt[i] = times[i] - times[i - 1]
+    shown_turns = _turns_shown(items)
+    header = timeline.log.header
+    session = {
+        "id": redactor.redact(visible_line(header.id)),
+        "version": header.version,
+        "cwd": redactor.redact(visible_line(header.cwd)) if header.cwd else None,
+        "createdAt": header.createdAt if isinstance(header.createdAt, int) and not timeline.log.fixture else None,
+        "synthetic": timeline.synthetic,
+    }
+    title = redactor.redact(timeline.titles[-1][1]) if timeline.titles else None
+    data: dict[str, Any] = {
+        "format": PAGE_FORMAT,
+        "title": title or f"dsh session {session['id'] or '?'}",
+        "session": session,
+        "idle": idle_limit,
+        "speed": speed,
+        "start": start,
+        "dt": dt,
+        "blocks": blocks.table,
+        "items": records,
+        "fig": {str(turn): value for turn, value in (figures or {}).items() if turn in shown_turns},
+    }
+    if kept_images:
+        data["im"] = kept_images
+    return data
+
+
+def _turns_shown(items: list[Item]) -> set[int]:
+    return {item.turn for item in items if item.kind == TURN and item.turn is not None}
+
+
+class _Blocks:
+    """Block ids by ``block_key``, in the order the blocks first appear."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Any, int] = {}
+        self.table: list[list] = []
+
+    def id(self, item: Item) -> int | None:
+        key = item.block_key
+        if key is None:
+            return None
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.table)
+            kind = "text" if item.kind == BLOCK else _BLOCK_TYPES.get(item.kind, "text")
+            seq, index = key if isinstance(key, tuple) and len(key) == 2 else (None, None)
+            self.table.append([kind, seq, index])
+        return found
+
+
+def _pieces(item: Item) -> list[str]:
+    return list(item.fragments) if item.fragments is not None else [item.text or ""]
+
+
+def _redacted_streams(items: list[Item], redactor: Redactor) -> dict[int, list[str]]:
+    """Per streamed item (by index), its fragments — redacted block by block when there is a redactor,
+    so a match split across deltas is still found."""
+    streamed: dict[int, list[str]] = {}
+    by_block: dict[Any, list[int]] = {}
+    for index, item in enumerate(items):
+        if item.kind in STREAMED_KINDS and item.info is None:
+            streamed[index] = _pieces(item)
+            by_block.setdefault(item.block_key if item.block_key is not None else ("item", index), []).append(index)
+    if not redactor:
+        return streamed
+    for members in by_block.values():
+        pieces = [piece for index in members for piece in streamed[index]]
+        redacted = redactor.redact_pieces(pieces)
+        at = 0
+        for index in members:
+            count = len(streamed[index])
+            streamed[index] = redacted[at : at + count]
+            at += count
+    return streamed
+
+
+def _js_length(text: str) -> int:
+    """The length of ``text`` as JavaScript counts it (UTF-16 code units: a character beyond U+FFFF is 2)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+def _continues(previous: dict, record: dict) -> bool:
+    """Whether ``record`` is the next fragments of the run ``previous`` (same kind, block, adjacent)."""
+    return ("l" in record and "l" in previous and previous["k"] == record["k"] and previous.get("b") == record.get("b")
+            and previous["s"] + previous["n"] == record["s"])
+
+
+def _merge(previous: dict, record: dict) -> None:
+    previous["x"] += record["x"]
+    previous["l"].extend(record["l"])
+    previous["n"] += record["n"]
+
+
+def _segments(item: Item, redactor: Redactor) -> list[list]:
+    """The view's wording of a one-fragment item (its layout marks left out), redacted, as ``[text,
+    style]`` pairs with adjacent pieces of one style joined and the closing line break dropped."""
+    clone = copy.copy(item)
+    if getattr(clone, "prefix", None) is not None:  # the terminal's layout marks are not the page's
+        clone.prefix = None
+    clone.info = redactor.value(item.info)
+    out: list[list] = []
+    for text, style in view.segments(clone, 0):
+        if not text:
+            continue
+        if out and out[-1][1] == style:
+            out[-1][0] += text
+        else:
+            out.append([text, style])
+    while out and out[-1][0].endswith("\n"):
+        out[-1][0] = out[-1][0][:-1]
+        if not out[-1][0]:
+            out.pop()
+    return out
+
+
+def _record(item: Item, pieces: list[str] | None, redactor: Redactor, blocks: _Blocks, images: "_ImageSlots") -> dict:
+    """The page's record of one item (see the module docstring)."""
+    record: dict[str, Any] = {"k": item.kind, "s": item.start}
+    block = blocks.id(item)
+    if block is not None:
+        record["b"] = block
+    if pieces is not None:  # streamed text: a run, or one delta
+        record["n"] = len(pieces)
+        record["x"] = "".join(pieces)
+        record["l"] = [_js_length(piece) for piece in pieces]
+    else:
+        _FILLS.get(item.kind, _event)(record, item, redactor, images)
+    return record
+
+
+def _event(record: dict, item: Item, redactor: Redactor, images) -> None:
+    """Every one-line event (and the session line), as the view words it."""
+    record["g"] = _segments(item, redactor)
+
+
+def _turn(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["u"] = item.turn
+    record["label"] = f"turn {item.turn}" if item.turn is not None else "turn"
+
+
+def _prompt(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["lines"] = [visible(line) for line in redactor.lines(list(item.info["lines"]))]
+    images.attach(record, item, "user")
+
+
+def _tool_result(record: dict, item: Item, redactor: Redactor, images) -> None:
+    info = item.info
+    record["g"] = _first_line(_segments(item, redactor))
+    record["lines"] = [visible(line) for line in redactor.lines(list(info["lines"] or []))]
+    record["err"] = bool(info["isError"])
+    images.attach(record, item, "tool-result")
+
+
+def _nothing(record: dict, item: Item, redactor: Redactor, images) -> None:
+    """A block's header or end, shown by the block's node itself."""
+
+
+def _whole_reasoning(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["x"] = visible(redactor.redact(item.info["text"]))
+    record["hd"] = bool(item.info.get("header"))
+
+
+def _tool_start(record: dict, item: Item, redactor: Redactor, images) -> None:
+    if item.info is not None:  # a whole tool-call block
+        _tool_whole(record, item.info, redactor)
+
+
+def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
+    record["name"] = _name(item.info.get("name"), redactor)
+
+
+def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
+    end = record["end"] = item.info["end"]
+    if end == "whole":
+        _tool_whole(record, item.info, redactor)
+    else:  # the view's words for how the call ended, without its frame
+        record["foot"] = view.body_text(item).strip().removeprefix("╰─").strip()
+
+
+def _tool_whole(record: dict, info: dict, redactor: Redactor) -> None:
+    record["name"] = _name(info.get("name"), redactor)
+    record["args"] = _arguments(info.get("arguments"), redactor)
+
+
+def _whole_block(record: dict, item: Item, redactor: Redactor, images) -> None:
+    info = item.info
+    if info.get("type") == "text":
+        record["x"] = visible(redactor.redact(info["text"]))
+        return
+    record["ph"] = redactor.redact(visible_line(info.get("placeholder")))
+    if info.get("type") == "image":
+        images.attach(record, item, "assistant")
+
+
+_FILLS = {
+    TURN: _turn,
+    USER: _prompt,
+    TOOL_RESULT: _tool_result,
+    THINKING: _nothing,
+    BLOCK_END: _nothing,
+    REASONING: _whole_reasoning,
+    TOOL_START: _tool_start,
+    TOOL_NAME: _tool_name,
+    TOOL_END: _tool_end,
+    BLOCK: _whole_block,
+}
+"""What a record holds besides kind and place, by item kind; every other kind is a one-line event."""
+
+
+def _first_line(segments: list[list]) -> list[list]:
+    """The segments before the first line break, the frame's opening glyph left out."""
+    out: list[list] = []
+    for text, style in segments:
+        head, newline, _ = text.partition("\n")
+        if head:
+            out.append([head, style])
+        if newline:
+            break
+    if out and out[0][0].startswith("╭─"):
+        out[0][0] = out[0][0][2:].lstrip()
+        if not out[0][0]:
+            out.pop(0)
+    return out
+
+
+def _name(value: Any, redactor: Redactor) -> str | None:
+    return redactor.redact(visible_line(value)) if isinstance(value, str) and value else None
+
+
+def _arguments(value: Any, redactor: Redactor) -> str:
+    return visible(redactor.redact(value)) if isinstance(value, str) else ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-turn figures (the stats library)
+
+
+def turn_figures(record: Any) -> dict:
+    """What the page shows beside a turn, from one ``stats --by turn`` record: the one place that reads
+    the stats library's record (a dict today; a msgspec Struct with the same JSON names tomorrow)."""
+    if not isinstance(record, dict):
+        import msgspec
+
+        record = msgspec.to_builtins(record)
+    costs = record.get("costs") if isinstance(record.get("costs"), dict) else {}
+    figures = {
+        "ttft": record.get("ttftMs"),
+        "dur": record.get("durationMs"),
+        "in": record.get("billedInputTokens"),
+        "out": record.get("outputTokens"),
+        "tps": record.get("tokensPerSecond"),
+        "cost": costs.get("total") if costs.get("currency") else None,
+        "cur": costs.get("currency"),
+        "steps": record.get("steps"),
+        "inh": bool(record.get("inherited")),
+    }
+    return {key: value for key, value in figures.items() if value is not None and value is not False}
+
+
+def session_figures(timeline: Timeline, *, on_note=None) -> dict[int, dict]:
+    """dsh's per-turn figures of the timeline's log, by turn number ({} when the log cannot be read
+    again: standard input is read once)."""
+    log = timeline.log
+    if log.ref.path is None:
+        if on_note is not None:
+            on_note("per-turn figures need a log file; standard input is read once")
+        return {}
+    from ..errors import DshctlError
+    from ..options import StatsOptions
+    from ..stats import log_stats
+    from ..stats.prices import load_prices
+
+    try:
+        prices = load_prices()
+    except (ValueError, OSError, DshctlError) as exc:
+        if on_note is not None:
+            on_note(f"no costs on the page: {exc}")
+        prices = None
+    try:
+        result = log_stats(log.ref, StatsOptions(by="turn", salvage=log.salvage), prices=prices)
+    except DshctlError as exc:  # the log changed since it was read
+        if on_note is not None:
+            on_note(f"no per-turn figures: {exc}")
+        return {}
+    figures: dict[int, dict] = {}
+    for record in result.turns or []:
+        data = turn_figures(record)
+        turn = record.get("turn") if isinstance(record, dict) else getattr(record, "turn", None)
+        if isinstance(turn, int):
+            figures[turn] = data
+    return figures
+
+
+# --------------------------------------------------------------------------------------------------
+# Pictures (--embed-images)
+
+
+def _images(timeline: Timeline, store_dir: Path | None, on_note) -> dict:
+    """``{(seq, where): [attachment id …]}`` and the verified pictures, as :class:`_ImageSlots` reads
+    them: ``{"refs": …, "pictures": {id: data URL}}``."""
+    from ..images import default_store, detect_store, scan_log, verify
+    from ..images.scan import ID_PATTERN
+    from ..images.store import MEDIA_EXTENSIONS, probe_image
+    from ..reader import open_log
+
+    log = timeline.log
+    if log.ref.path is None:
+        if on_note is not None:
+            on_note("--embed-images needs a log file; standard input is read once")
+        return {"refs": {}, "pictures": {}}
+    from ..options import ReplayOptions
+
+    how = ReplayOptions.fields["store"].long
+    store = detect_store(store_dir, how=how) if store_dir is not None else default_store(Path(log.ref.path))
+    scan = scan_log(open_log(log.ref, salvage=log.salvage))
+    refs: dict[tuple, list[str]] = {}
+    pictures: dict[str, str] = {}
+    missing = 0
+    try:
+        for ref in scan.refs:
+            where = {"user": "user", "tool-result": "tool-result", "assistant-stream": "assistant", "attempt-stream": "assistant",
+                     "assistant-content": "assistant-content", "attempt-content": "assistant-content"}.get(ref.where)
+            identifier = ref.attachment_id
+            if where is None or not isinstance(identifier, str):
+                continue
+            refs.setdefault((ref.seq, where), []).append(identifier)
+            if identifier in pictures:
+                continue
+            match = ID_PATTERN.fullmatch(identifier)
+            if match is None:
+                continue
+            status, data, _ = store.read(match.group(1), ref.declared("mediaType"))
+            if status != "ok" or data is None or verify(ref, match.group(1), data) is not None:
+                missing += 1
+                continue
+            probed = probe_image(data)
+            if probed is None or probed[0] not in MEDIA_EXTENSIONS:
+                missing += 1
+                continue
+            pictures[identifier] = f"data:{probed[0]};base64," + base64.b64encode(data).decode("ascii")
+    finally:
+        store.close()
+    if missing and on_note is not None:
+        on_note(f"{missing} picture(s) not embedded: not in the store {store.path} or not matching their id")
+    return {"refs": refs, "pictures": pictures}
+
+
+class _ImageSlots:
+    """Which picture goes with which item: an event's image references in log order — a prompt or a
+    tool result shows all of its own, the k-th image block of a settlement its k-th."""
+
+    def __init__(self, images: dict | None) -> None:
+        self.refs = images["refs"] if images else {}
+        self.pictures = images["pictures"] if images else {}
+        self.taken: dict[tuple, int] = {}
+        self.used: set[str] = set()
+
+    def attach(self, record: dict, item: Item, where: str) -> None:
+        if not self.pictures or item.seq is None:
+            return
+        if where == "assistant":
+            ids = self.refs.get((item.seq, "assistant")) or self.refs.get((item.seq, "assistant-content"), [])
+            k = self.taken.get((item.seq, where), 0)
+            self.taken[(item.seq, where)] = k + 1
+            ids = ids[k : k + 1]
+        else:
+            ids = self.refs.get((item.seq, where), [])
+        shown = [identifier for identifier in ids if identifier in self.pictures]
+        if shown:
+            record["im"] = shown
+            self.used.update(shown)

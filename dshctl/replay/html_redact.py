@@ -1,0 +1,165 @@
+"""Redaction for the HTML export: ``--redact REGEX`` and ``--redact-secrets``.
+
+Every string that goes into the page passes through one :class:`Redactor` before anything is encoded,
+so a redacted secret is in neither the page's bytes nor its compressed data. A match becomes
+:data:`MARKER`. Streamed text is redacted as a whole block, never delta by delta: a key streamed in
+three deltas is still one match (:meth:`Redactor.redact_pieces`); the marker appears with the delta
+where the match began, and the deltas it covered show nothing more.
+
+The built-in patterns (``--redact-secrets``), each a regular expression whose named group ``secret``,
+when it has one, is the part replaced (so ``Bearer `` and the user name in a URL stay readable):
+
+* API keys: ``sk-…`` (OpenAI, DeepSeek, Anthropic ``sk-ant-…``), GitHub (``ghp_``, ``gho_``, ``ghu_``,
+  ``ghs_``, ``ghr_``, ``github_pat_``), AWS access key ids (``AKIA…``, ``ASIA…``), Google (``AIza…``),
+  Slack (``xox[abprs]-…``), Stripe (``sk_live_``, ``rk_live_``…), Hugging Face (``hf_…``);
+* JSON Web Tokens (three base64url parts, the first two starting ``eyJ``);
+* bearer tokens: the token after ``Bearer`` (any case);
+* ``key = value`` assignments of a password, secret, token or API key (``API_KEY=…``, ``"password": "…"``);
+* private keys: ``-----BEGIN … PRIVATE KEY-----`` to its ``-----END … PRIVATE KEY-----`` line (or to
+  the end of the text when the end line is missing — a cut key is still a key);
+* passwords in URLs: the password of ``scheme://user:password@host``.
+
+A pattern that can match the empty string is refused (it would put a marker between every two
+characters); empty matches of other patterns (``\\b``) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from ..errors import UsageError
+
+MARKER = "[redacted]"
+
+SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("private key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)"),
+    ("api key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"),
+    ("github token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("aws access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("google api key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    ("stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("hugging face token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("json web token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("bearer token", r"(?i:\bbearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
+    (
+        "assigned secret",
+        r"(?i:\b[A-Za-z0-9_]*(?:password|passwd|secret|token|api[_-]?key)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?P<secret>[^\s\"',;}]{6,})",
+    ),
+    ("password in url", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^/\s@]+)@"),
+)
+"""``(what, regular expression)``: the patterns ``--redact-secrets`` applies (documented in the man page)."""
+
+
+class Redactor:
+    """Replaces every match of its patterns with :data:`MARKER`. With no pattern it changes nothing."""
+
+    def __init__(self, patterns: Iterable[str] = (), *, secrets: bool = False) -> None:
+        compiled: list[re.Pattern] = []
+        for text in patterns:
+            try:
+                pattern = re.compile(text)
+            except re.error as exc:
+                raise UsageError(f"--redact {text!r}: not a regular expression ({exc})") from None
+            if pattern.fullmatch(""):
+                raise UsageError(f"--redact {text!r} matches the empty string; it would redact nothing and everything")
+            compiled.append(pattern)
+        if secrets:
+            compiled.extend(re.compile(pattern) for _, pattern in SECRET_PATTERNS)
+        self.patterns = compiled
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` spans to replace, sorted, overlapping and touching spans merged."""
+        found: list[tuple[int, int]] = []
+        for pattern in self.patterns:
+            secret = "secret" in pattern.groupindex
+            for match in pattern.finditer(text):
+                start, end = match.span("secret") if secret and match.start("secret") >= 0 else match.span()
+                if end > start:
+                    found.append((start, end))
+        if not found:
+            return found
+        found.sort()
+        merged = [found[0]]
+        for start, end in found[1:]:
+            last_start, last_end = merged[-1]
+            if start <= last_end:
+                merged[-1] = (last_start, max(last_end, end))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def redact(self, text: str) -> str:
+        if not self.patterns or not text:
+            return text
+        spans = self.spans(text)
+        if not spans:
+            return text
+        out: list[str] = []
+        at = 0
+        for start, end in spans:
+            out += [text[at:start], MARKER]
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+    def redact_pieces(self, pieces: list[str]) -> list[str]:
+        """``pieces`` (the deltas of one streamed block, in order) redacted as one text, cut again where
+        the pieces were cut: a match's marker goes to the piece where it begins, the rest of the match
+        is left out of the pieces it covers. As many pieces come back, so fragment times still apply."""
+        if not self.patterns:
+            return pieces
+        spans = self.spans("".join(pieces))
+        if not spans:
+            return pieces
+        out: list[str] = []
+        span = 0
+        offset = 0
+        for piece in pieces:
+            end_of_piece = offset + len(piece)
+            kept: list[str] = []
+            at = offset
+            while at < end_of_piece:
+                while span < len(spans) and spans[span][1] <= at:
+                    span += 1
+                if span == len(spans) or spans[span][0] >= end_of_piece:
+                    kept.append(piece[at - offset :])
+                    break
+                start, end = spans[span]
+                if start > at:
+                    kept.append(piece[at - offset : start - offset])
+                    at = start
+                if start >= offset and start == at:
+                    kept.append(MARKER)
+                at = min(end, end_of_piece)
+            out.append("".join(kept))
+            offset = end_of_piece
+        return out
+
+    def lines(self, lines: list[str]) -> list[str]:
+        """Lines redacted as one text (a key may span them), split again."""
+        if not self.patterns or not lines:
+            return lines
+        joined = "\n".join(lines)
+        redacted = self.redact(joined)
+        return lines if redacted == joined else redacted.split("\n")
+
+    def value(self, value: Any) -> Any:
+        """A copy of a log value (an item's ``info``) with every string redacted; a list of strings is
+        redacted as lines."""
+        if not self.patterns:
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            if value and all(isinstance(item, str) for item in value):
+                return self.lines(list(value))
+            return [self.value(item) for item in value]
+        return value

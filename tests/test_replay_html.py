@@ -1,0 +1,347 @@
+"""``replay --export FILE.html`` without a browser: the file, its embedded data, redaction, filters,
+figures, pictures and the options (tests/test_replay_html_browser.py opens the pages in Chromium)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dshctl.cli import app
+from dshctl.errors import UsageError
+from dshctl.reader import open_log
+from dshctl.replay.html import page_data, render_page, turn_figures
+from dshctl.replay.html_redact import MARKER, SECRET_PATTERNS, Redactor
+from dshctl.replay.timeline import Timeline
+from dshctl.replay.transform import PlaybackClock
+from html_logs import SAMPLES, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, tool_result, write_log
+
+TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
+runner = CliRunner()
+
+
+def export(log: Path, target: Path, *extra: str, env: dict | None = None):
+    result = runner.invoke(app, ["--no-color", "replay", str(log), "--export", str(target), *extra], env=env)
+    return result
+
+
+def exported(log: Path, tmp_path: Path, *extra: str, env: dict | None = None) -> tuple[str, dict]:
+    target = tmp_path / "page.html"
+    result = export(log, target, "--force", *extra, env=env)
+    assert result.exit_code == 0, result.output
+    text = target.read_text(encoding="utf-8")
+    return text, page_data_of(text)
+
+
+# -- the file -------------------------------------------------------------------------------------------
+
+
+def test_the_page_is_one_self_contained_file(tmp_path):
+    result = export(TOUR, tmp_path / "tour.html")
+    assert result.exit_code == 0, result.output
+    assert re.fullmatch(r"dshctl: wrote .*tour\.html \(replay page, 167 fragments, 00:30\.012 recorded, [\d,]+ bytes\)\n", result.stderr)
+    text = (tmp_path / "tour.html").read_text(encoding="utf-8")
+    # the CSP comes first and allows only the page's own script and style, by hash, and data: images
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text).group(1)
+    assert text.index("Content-Security-Policy") < text.index("<style>") < text.index("<script")
+    script = re.search(r"<script>(.*)</script>", text, re.S).group(1)
+    style = re.search(r"<style>(.*)</style>", text, re.S).group(1)
+    digest = lambda body: "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+    assert html.unescape(csp) == (f"default-src 'none'; script-src {digest(script)}; style-src {digest(style)}; img-src data:; "
+                                  "base-uri 'none'; form-action 'none'")
+    # nothing outside the page: no URL in any attribute, no other script or style source
+    markup = re.sub(r"(<(script|style)[^>]*>).*?(</\2>)", r"\1\3", text, flags=re.S)
+    links = re.findall(r"""\b(?:src|href|action|poster|srcset|data)\s*=\s*["']?([^"'\s>]*)""", markup)
+    assert links == ["data:,"], links  # the icon: without one a served page asks for /favicon.ico
+    assert not re.search(r"https?:|//cdn|@import|url\(|fetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|import\(", re.sub(r'(id="dshctl-data"[^>]*>)[^<]*', r"\1", text))
+    data = page_data_of(text)
+    assert data["format"] == "dshctl-replay-html/1"
+    assert data["title"] == "Fix the red CI build" and "<title>Fix the red CI build</title>" in text
+    assert len(data["dt"]) == 167 and data["idle"] == 2.0 and data["speed"] == 1.0 and data["start"] == 0
+
+
+def test_the_assets_are_package_data():
+    from importlib import resources
+
+    folder = resources.files("dshctl.replay") / "page"
+    assert {"page.html", "player.js", "player.css"} <= {entry.name for entry in folder.iterdir()}
+
+
+def test_the_clock_data_is_the_timelines_and_gives_the_players_clock():
+    timeline = Timeline(open_log(str(TOUR)))
+    data = page_data(timeline)
+    times = list(timeline.times)
+    assert [times[0] + sum(data["dt"][: i + 1]) for i in range(len(times))] == times
+    # the page applies transform.PlaybackClock's rule to dt; in Python, for the record:
+    for idle in (0.0, 2.0, 0.5):
+        clock = PlaybackClock(timeline, idle)
+        cap = idle * 1000 if idle > 0 else None
+        total, at = 0.0, []
+        for i, gap in enumerate(data["dt"]):
+            if i and gap > 0:
+                total += (min(gap, cap) if cap is not None else gap) / 1000
+            at.append(total)
+        assert at == [clock[i] for i in range(len(times))]
+
+
+def test_runs_are_one_item_per_block_and_fragment_lengths_are_javascripts(tmp_path):
+    log = write_log(tmp_path / "x.session.v4.jsonl", one_turn(1, T0 + 100, "hi", [
+        {"type": "text-chunks", "time0": T0 + 110, "index": 0, "dt": [5, 5, 5], "texts": ["a", "😀", "b", "c"]},
+        {"type": "text-chunks", "time0": T0 + 140, "index": 0, "dt": [5], "texts": ["d", "e"]},
+        chunk(T0 + 150, {"type": "block-end", "index": 0, "block": {"type": "text", "text": "a😀bcde"}}),
+        chunk(T0 + 151, {"type": "finish", "reason": {"kind": "stop"}}),
+    ], [{"type": "text", "text": "a😀bcde"}]))
+    data = page_data(Timeline(open_log(str(log))))
+    runs = [item for item in data["items"] if item["k"] == "text"]
+    assert len(runs) == 1  # two adjacent runs of one block: one item
+    assert runs[0]["x"] == "a😀bcde" and runs[0]["l"] == [1, 2, 1, 1, 1, 1] and runs[0]["n"] == 6
+
+
+# -- privacy: redaction and filters ------------------------------------------------------------------------
+
+
+def secret_log(tmp_path: Path) -> Path:
+    """A log carrying secrets everywhere a page shows text: split across streamed deltas, in a prompt, a
+    tool call's arguments, a tool result, a failure message past the view's 300-character cut, a title."""
+    t = T0 + 1000
+    key = "sk-abcDEF123456789XYZ0000"
+    stream = [
+        {"type": "text-chunks", "time0": t + 10, "index": 0, "dt": [10, 10, 10], "texts": ["the key is sk-abc", "DEF123456789", "XYZ0000", " and codename project-x42."]},
+        chunk(t + 50, {"type": "block-end", "index": 0, "block": {"type": "text", "text": f"the key is {key} and codename project-x42."}}),
+        chunk(t + 60, {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "bash", "argumentsDelta": '{"cmd": "curl -H \'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9'}),
+        chunk(t + 70, {"type": "tool-call-delta", "index": 1, "id": "c1", "argumentsDelta": '.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\' https://bob:hunter2pass@example.com"}'}),
+        chunk(t + 80, {"type": "block-end", "index": 1, "block": {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}}),
+        chunk(t + 81, {"type": "finish", "reason": {"kind": "tool-calls"}}),
+    ]
+    after = [
+        ("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}", "_time": t + 90}),
+        tool_result(1, 1, "c1", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nok", t + 95),
+        ("llm/retry", {"turn": 1, "step": 1, "retry": 1, "maxRetries": 3, "delayMs": 10, "failure": {"code": "x" * 280 + " ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "_time": t + 96}),
+    ]
+    events = one_turn(1, t, f"use password=Tr0ub4dor&3 and {key} for project-x7", stream, [], after=after, title="project-x99 rollout")
+    return write_log(tmp_path / "secrets.session.v4.jsonl", events)
+
+
+SECRETS = ("abcDEF", "DEF123456789", "XYZ0000", "eyJhbGciOiJIUzI1NiJ9", "dozjgNryP4J3", "hunter2pass", "b3BlbnNzaC1rZXkt",
+           "bm9uZQAAAAAAAAAB", "Tr0ub4dor", "ghp_abcdefghijklmnop", "project-x")
+
+
+def test_redaction_leaves_nothing_of_a_secret_in_the_file(tmp_path):
+    log = secret_log(tmp_path)
+    plain, _ = exported(log, tmp_path)
+    assert all(secret in embedded_bytes(plain).decode() for secret in SECRETS[:-2])  # the log holds them
+    text, data = exported(log, tmp_path, "--redact-secrets", "--redact", r"project-x\d+")
+    raw = text.encode()
+    inflated = embedded_bytes(text)
+    for secret in SECRETS:
+        assert secret.encode() not in raw and secret.encode() not in inflated, secret
+        assert base64.b64encode(secret.encode()) not in raw
+    body = inflated.decode()
+    assert body.count(MARKER) >= 8
+    run = next(item for item in data["items"] if item["k"] == "text")
+    # the marker streams with the delta where the key began; the deltas it covered show nothing more
+    pieces, at = [], 0
+    for length in run["l"]:
+        pieces.append(run["x"][at : at + length])
+        at += length
+    assert pieces == ["the key is [redacted]", "", "", " and codename [redacted]."]
+    assert "Bearer [redacted]" in body and "https://bob:[redacted]@example.com" in body
+    assert data["title"] == "[redacted] rollout" and "<title>[redacted] rollout</title>" in text
+
+
+def test_redaction_cuts_pieces_where_they_were_cut():
+    redactor = Redactor([r"SECRET\d+"])
+    assert redactor.redact_pieces(["a SEC", "RET1", "23 b", "SECRET9"]) == ["a [redacted]", "", " b", "[redacted]"]
+    assert redactor.redact_pieces(["no", " match"]) == ["no", " match"]
+    assert Redactor([r"ab", r"bc"]).spans("xabcx") == [(1, 4)]  # overlapping matches merge
+    assert Redactor([r"\b"]).redact("a b") == "a b"  # empty matches are ignored
+    assert Redactor().redact_pieces(["SECRET1"]) == ["SECRET1"]
+
+
+def test_bad_redaction_patterns_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="matches the empty string"):
+        Redactor(["x*"])
+    with pytest.raises(UsageError, match="not a regular expression"):
+        Redactor(["("])
+    result = export(TOUR, tmp_path / "x.html", "--redact", "(")
+    assert result.exit_code == 2 and "--redact '(': not a regular expression" in result.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.parametrize("what, sample, kept", [
+    ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", ""),
+    ("private key", "-----BEGIN PRIVATE KEY-----\nMIIEow (cut)", ""),
+    ("api key", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", ""),
+    ("api key", "sk-ant-api03-Ab3dEf6hIj9kLm2nOp5q", ""),
+    ("github token", "ghp_" + "a1" * 18, ""),
+    ("github token", "github_pat_11ABCDEFG0123456789abcdef", ""),
+    ("aws access key", "AKIAIOSFODNN7EXAMPLE", ""),
+    ("google api key", "AIza" + "x" * 35, ""),
+    ("slack token", "xoxb-1234567890-abcdef", ""),
+    ("stripe key", "sk_live_" + "a" * 24, ""),
+    ("hugging face token", "hf_" + "a" * 34, ""),
+    ("json web token", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", ""),
+    ("bearer token", "Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer "),
+    ("assigned secret", 'API_KEY="0123456789abcdef"', 'API_KEY=""'),
+    ("assigned secret", "password: correct-horse", "password: "),
+    ("password in url", "postgres://admin:s3cr3t@db.local/app", "postgres://admin:@db.local/app"),
+])
+def test_each_built_in_pattern(what, sample, kept):
+    assert what in dict(SECRET_PATTERNS)
+    redacted = Redactor(secrets=True).redact(sample)
+    assert MARKER in redacted and redacted.replace(MARKER, "") == kept, redacted
+
+
+@pytest.mark.parametrize("ordinary", [
+    "outputTokens: 1234567", "max_tokens = 200", "the sk-1 variant", "Bearer", "https://example.com/a:b@c",
+    "AKIA is a prefix", "task-abcdefghijklmnopqrstuvwxyz",
+])
+def test_built_in_patterns_leave_ordinary_text(ordinary):
+    assert Redactor(secrets=True).redact(ordinary) == ordinary
+
+
+def test_filters_leave_the_omitted_content_out_of_the_file(tmp_path):
+    _, everything = exported(TOUR, tmp_path)
+    full = embedded_bytes(exported(TOUR, tmp_path)[0]).decode()
+    assert "A red test job in CI." in full and "build.log" in full
+    text, data = exported(TOUR, tmp_path, "--no-reasoning", "--no-tools")
+    body = embedded_bytes(text).decode()
+    kinds = {item["k"] for item in data["items"]}
+    assert not kinds & {"thinking", "reasoning", "tool-start", "tool-name", "tool-args", "tool-end", "tool-call", "tool-result"}
+    for gone in ("A red test job in CI.", "Node 14 lacks ??=", "build.log\\n4:", "settings.retries", "file_path", "Todo list saved"):
+        assert gone not in body and gone not in text, gone
+    text, data = exported(TOUR, tmp_path, "--turns", "3")
+    body = embedded_bytes(text).decode()
+    assert [item["u"] for item in data["items"] if item["k"] == "turn"] == [3] and list(data["fig"]) == ["3"]
+    for gone in ("CI on main is red", "Read build.log", "Explain every stage", "Stage 1", "Fix the red CI build"):
+        assert gone not in body and gone not in text, gone
+    assert "Now patch ci.yml yourself" in body
+    assert data["title"] != "Fix the red CI build"  # the title event of turn 2 is left out with its turn
+
+
+def test_html_options_apply_to_html_exports_only(tmp_path):
+    for extra in (["--redact", "x"], ["--redact-secrets"], ["--embed-images"]):
+        result = runner.invoke(app, ["replay", str(TOUR), "--instant", *extra])
+        assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
+        result = export(TOUR, tmp_path / "x.md", *extra)
+        assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr
+    result = export(TOUR, tmp_path / "x.html", "--store", str(SAMPLES / "attachments"))
+    assert result.exit_code == 2 and "--store only applies with --embed-images" in result.stderr
+    result = export(TOUR, tmp_path / "x.txt")
+    assert result.exit_code == 2 and "must end in .cast, .md, .ndjson or .html" in result.stderr
+
+
+def test_an_existing_page_needs_force(tmp_path):
+    target = tmp_path / "x.html"
+    target.write_text("keep")
+    result = export(TOUR, target)
+    assert result.exit_code == 2 and "already exists (--force overwrites)" in result.stderr and target.read_text() == "keep"
+    assert export(TOUR, target, "--force").exit_code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_speed_idle_limit_and_start_go_into_the_page(tmp_path):
+    _, data = exported(TOUR, tmp_path, "--speed", "4", "--idle-limit", "0.5", "--turn", "2")
+    timeline = Timeline(open_log(str(TOUR)))
+    assert data["speed"] == 4 and data["idle"] == 0.5 and data["start"] == timeline.ensure_turn(2)
+
+
+# -- what the page says: wording, figures, pictures, hostile text ------------------------------------------
+
+
+def test_events_carry_the_views_wording_and_blocks_their_text():
+    data = page_data(Timeline(open_log(str(TOUR))))
+    lines = ["".join(text for text, _ in item["g"]) for item in data["items"] if "g" in item]
+    assert "✗ attempt failed — SERVER: provider returned HTTP 503: upstream overloaded" in lines
+    assert "↻ retry 1 of 3 in 1.0 s after SERVER" in lines and "── turn 3 ended: max tokens · 602 ms" in lines
+    assert "· todos\n  ▸ Pin Node 20 in ci.yml\n  ◻ Re-run the test job" in lines
+    results = [item for item in data["items"] if item["k"] == "tool-result"]
+    assert [[text for text, _ in item["g"]] for item in results][0] == ["result: read ", "✓"]
+    assert results[0]["lines"][:2] == ["build.log", "4:   settings.retries ??= 3;"]
+    ends = [item for item in data["items"] if item["k"] == "tool-end"]
+    assert [(item["end"], item.get("foot")) for item in ends] == [("closed", ""), ("closed", ""),
+                                                                  ("max-tokens", "cut off by max tokens; the call was dropped")]
+    assert [block[0] for block in data["blocks"]].count("tool") == 4
+
+
+def test_per_turn_figures_come_from_the_stats_library(tmp_path):
+    prices = tmp_path / "config" / "dshctl"
+    prices.mkdir(parents=True)
+    (prices / "prices.toml").write_text('[models."deepseek-official/deepseek-v4-flash"]\ncurrency = "USD"\ninput = 0.28\ncacheRead = 0.028\ncacheWrite = 0.28\noutput = 0.42\n')
+    _, data = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert data["fig"]["1"] == {"ttft": 300, "dur": 2552, "in": 24000, "out": 253, "tps": 111.11111111111111, "cost": 0.00430626,
+                                "cur": "USD", "steps": 1}
+    assert data["fig"]["4"] == {"ttft": 500, "dur": 1002, "steps": 1}  # no usage: no tokens, no cost
+    _, unpriced = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    assert "cost" not in unpriced["fig"]["1"] and unpriced["fig"]["1"]["ttft"] == 300
+
+
+def test_turn_figures_read_a_record_or_a_struct():
+    import msgspec
+
+    class Turn(msgspec.Struct, rename="camel"):
+        turn: int
+        ttft_ms: int | None
+        duration_ms: int
+        output_tokens: int | None = None
+
+    assert turn_figures(Turn(turn=2, ttft_ms=None, duration_ms=5, output_tokens=7)) == {"dur": 5, "out": 7}
+    assert turn_figures({"turn": 2, "ttftMs": 1, "costs": {"total": 0, "currency": None}}) == {"ttft": 1}
+
+
+def test_pictures_are_embedded_only_when_verified(tmp_path):
+    _, data = exported(TOUR, tmp_path)
+    assert "im" not in data
+    _, data = exported(TOUR, tmp_path, "--embed-images", "--store", str(SAMPLES / "attachments"))
+    pictures = data["im"]
+    assert sorted(pictures) == sorted({"sha256:a97eceb267d066482c42829cb5e07f971332113c46a19f731d2c82b9baaaa423",
+                                       "sha256:2ae6300793ac5d4be7fa4b2b27e3991eb916b8ed6e666ef658fdae253596beaf"})
+    for identifier, url in pictures.items():
+        kind, payload = url.split(";base64,")
+        assert kind in ("data:image/png", "data:image/jpeg")
+        assert "sha256:" + hashlib.sha256(base64.b64decode(payload)).hexdigest() == identifier
+    holders = [(item["k"], item["im"]) for item in data["items"] if "im" in item]
+    assert [kind for kind, _ in holders] == ["user", "block"]
+    # bytes that do not match their id are not embedded, and the note says so
+    store = tmp_path / "store"
+    shutil.copytree(SAMPLES / "attachments", store)
+    damaged = next((store / "v1" / "objects").rglob("a97e*"))
+    damaged.write_bytes(damaged.read_bytes()[:-1] + b"\x00")
+    target = tmp_path / "damaged.html"
+    result = export(TOUR, target, "--embed-images", "--store", str(store))
+    assert result.exit_code == 0 and "1 picture(s) not embedded" in result.stderr
+    assert list(page_data_of(target.read_text())["im"]) == ["sha256:2ae6300793ac5d4be7fa4b2b27e3991eb916b8ed6e666ef658fdae253596beaf"]
+
+
+HOSTILE_TITLE = "<img src=x onerror=alert(1)>"
+HOSTILE_RESULT = "</script><script>alert(2)</script>"
+
+
+def hostile_log(tmp_path: Path) -> Path:
+    t = T0 + 1000
+    stream = [
+        {"type": "text-chunks", "time0": t + 10, "index": 0, "dt": [5], "texts": ["<svg onload=alert(3)>", "</div><b>x</b>"]},
+        chunk(t + 20, {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "<i>sh</i>", "argumentsDelta": '{"a": "</pre><script>alert(4)</script>"}'}),
+        chunk(t + 30, {"type": "block-end", "index": 1, "block": {"type": "tool-call", "id": "c1", "name": "<i>sh</i>", "arguments": "{}"}}),
+        chunk(t + 31, {"type": "finish", "reason": {"kind": "tool-calls"}}),
+    ]
+    after = [("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "<i>sh</i>", "arguments": "{}", "_time": t + 40}),
+             tool_result(1, 1, "c1", HOSTILE_RESULT + "\n{{data}} {{script}} ]]> <!--", t + 50)]
+    events = one_turn(1, t, "<b>bold?</b> \x1b]0;owned\x07 {{title}}", stream, [], after=after, title=HOSTILE_TITLE)
+    return write_log(tmp_path / "hostile.session.v4.jsonl", events, header={"cwd": "/w/<script>alert(5)</script>"})
+
+
+def test_hostile_text_stays_inside_the_data(tmp_path):
+    text, data = exported(hostile_log(tmp_path), tmp_path)
+    outside = re.sub(r'(id="dshctl-data"[^>]*>)[^<]*', r"\1", text).replace(html.escape(HOSTILE_TITLE, quote=False), "TITLE")
+    assert outside.count("<script") == 2 and "alert(" not in outside and "<img" not in outside and "onerror=alert" not in outside
+    assert f"<title>{html.escape(HOSTILE_TITLE, quote=False)}</title>" in text
+    assert data["title"] == HOSTILE_TITLE
+    body = embedded_bytes(text).decode()
+    assert HOSTILE_RESULT in body and "\x1b" not in body and "␛]0;owned␇" in body
+    assert "{{data}}" in body and "{{title}}" in body  # the template is filled once: log text is never a placeholder
