@@ -71,19 +71,18 @@ class ReplayOptions(PathOptions):
             raise UsageError(f"--export {self.export}: the file name must end in .cast, .md, .ndjson or .html")
         if self.force and self.export is None:
             raise UsageError("--force only applies with --export FILE")
-        html_options = self._html_options()
+        self._check_html_options()
         filters = make_filters(no_reasoning=self.no_reasoning, no_tools=self.no_tools, turns=self.turns)
         self._derive(
-            from_ms=parse_from_time(self.from_) if self.from_ is not None else None, filters=filters, html_options=html_options
+            from_ms=parse_from_time(self.from_) if self.from_ is not None else None, filters=filters
         )
         if self.turn is not None and not filters.keeps_turn(self.turn):
             raise UsageError(f"--turn {self.turn} is outside --turns {self.turns}")
         if self.follow and self.export is not None:
             raise UsageError("--follow shows the session as it is written; --export writes a finished one")
 
-    def _html_options(self):
-        """The options only the HTML export takes (a :class:`~dshctl.replay.html.HtmlOptions`, or None);
-        refused with any other output."""
+    def _check_html_options(self) -> None:
+        """The options only the HTML export takes are refused with any other output."""
         used = [
             self.fields[name].long
             for name, on in (
@@ -95,14 +94,12 @@ class ReplayOptions(PathOptions):
             if on
         ]
         if not used:
-            return None
+            return
         if self.export is None or Path(self.export).suffix.lower() not in HTML_SUFFIXES:
             verb = "applies" if len(used) == 1 else "apply"
             raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
         if self.store is not None and not self.embed_images:
             raise UsageError("--store only applies with --embed-images")
-        from ..replay.html import HtmlOptions
         from ..replay.html_redact import Redactor
 
         Redactor(self.redact, secrets=self.redact_secrets)  # a bad pattern is refused before the log is read
-        return HtmlOptions(redact=self.redact, redact_secrets=self.redact_secrets, embed_images=self.embed_images, store=self.store)

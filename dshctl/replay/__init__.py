@@ -150,9 +150,18 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
         color=options.color,
         force=options.force,
         speed=options.speed,
-        html_options=options.html_options,
+        html_options=_html_options(options),
         on_note=lambda text: warn(f"{timeline.log.display}: {text}"),
     )
+
+
+def _html_options(options: ReplayOptions):
+    """What only the HTML export takes (:class:`.html.HtmlOptions`), or None when nothing was asked."""
+    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None):
+        return None
+    from .html import HtmlOptions
+
+    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store)
 
 
 def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
