@@ -54,7 +54,7 @@ def test_functions_take_a_path_object_or_a_logref():
         assert len(dshctl.scan_images(source).refs) == 4
         with dshctl.open_log(source) as log:
             assert sum(1 for _ in log.events()) == 58
-        assert dshctl.log_stats(source).session["turns"] == 4
+        assert dshctl.log_stats(source).session.turns == 4
 
 
 def test_package_is_typed():

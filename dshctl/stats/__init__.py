@@ -4,11 +4,11 @@ Library use::
 
     from dshctl.stats import log_stats
     result = log_stats("session.v4.jsonl.zstd", by="step")
-    result.session["meanTtftMs"], result.steps[0]["tokensPerSecond"]
+    result.session.mean_ttft_ms, result.steps[0].tokens_per_second
 
-:func:`log_stats` returns a :class:`LogStats`; its records are the JSON objects ``dshctl stats --json``
-prints. The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS)
-and in :mod:`dshctl.stats.fold`.
+:func:`log_stats` returns a :class:`LogStats`; its records are the Structs of :mod:`dshctl.stats.records`,
+which ``dshctl stats --json`` prints (camelCase keys: ``meanTtftMs``). The figures and their null rules
+are documented in the man page (``dshctl(1)``, STATS RECORDS) and in :mod:`dshctl.stats.fold`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
+from .records import LogError, Record
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
 from .timespec import parse_window
@@ -198,7 +199,7 @@ class _StatsRun:
         self.salvaged = 0  # logs read past damage
         self.aggregate = Aggregate()
         self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
-        self.errors: list[dict] = []
+        self.errors: list[LogError] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
         if options.since_ms is not None:
@@ -229,20 +230,21 @@ class _StatsRun:
                     raise result
                 self.warnings.add(ref.display, _located_message(result))
                 aggregate.failed += 1
-                self.errors.append({"path": ref.display, "error": result.message})
+                self.errors.append(LogError(path=ref.display, error=result.message))
                 continue
             if result.skipped:
                 aggregate.skipped += 1
                 continue
-            for text in result.session["warnings"]:
+            session = result.session
+            for text in session.warnings:
                 self.warnings.add(ref.display, text)
-            self.salvaged += bool(result.session.get("gaps"))
+            self.salvaged += bool(session.gaps)
             aggregate.add(result.session, result.samples)
             if self.rollup is not None:
                 self.rollup.add(result.session, result.samples)
             yield result
 
-    def records(self) -> Iterator[dict]:
+    def records(self) -> Iterator[Record]:
         """NDJSON: each log's session record, or its turn or step records, as the log is read (all logs
         first when they are sorted or cut); a rollup's rows and its total."""
         by = self.options.by
@@ -279,7 +281,7 @@ class _StatsRun:
             collected.rows = self._ordered(collected.rows)
         return collected
 
-    def _ordered(self, rows: list[dict]) -> list[dict]:
+    def _ordered(self, rows: list) -> list:
         from .rollup import COST_SORT, cost_currencies, ordered
 
         options = self.options
@@ -314,7 +316,7 @@ class _StatsRun:
         if priced is None or self.options.prices is None:
             return
         for model in priced.unpriced_models():
-            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))
+            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))  # the pooled sums
             note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         currencies = sorted(priced.costs.by_currency)
         if len(currencies) > 1:
@@ -409,8 +411,8 @@ def _prices_hint() -> str:
 class RollupTable(msgspec.Struct):
     """A rollup's rows as shown (sorted, cut to ``--top``), its total over all rows, and how many there were."""
 
-    rows: list[dict]
-    total: dict
+    rows: list
+    total: Record
     count: int
 
 
@@ -420,8 +422,8 @@ class _Collected:
     __slots__ = ("sessions", "rows", "spark")
 
     def __init__(self) -> None:
-        self.sessions: list[dict] = []
-        self.rows: list[dict] = []
+        self.sessions: list = []
+        self.rows: list = []
         self.spark: Any = None
 
 

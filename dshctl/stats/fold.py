@@ -48,7 +48,19 @@ from ..stream import (
     last_raw_chunk,
     run_times,
 )
-from .figures import cache_hit_percent, counter_percentiles, mean, number, occupancy_percent, percent_number, percentiles, rate
+from .figures import cache_hit_percent, counter_percentiles, mean, mean_and_percentiles, number, occupancy_percent, percent_number, rate
+from .records import (
+    InheritedFigures,
+    MeterTotals,
+    ModelRecord,
+    RetryWaste,
+    SessionOwnFigures,
+    SessionRecord,
+    StepOwnFigures,
+    StepRecord,
+    ToolRecord,
+    TurnRecord,
+)
 from .results import InheritedPrefix, StatsSamples
 
 STALL_MS = 1000
@@ -190,22 +202,26 @@ def _add_buckets(target: list[int] | None, delta: tuple, sign: int = 1) -> list[
 
 
 def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
+    """The five token-bucket fields of a record (keyword arguments), None each without usage."""
     if tokens is None:
-        return {
-            "uncachedInputTokens": None,
-            "cacheReadTokens": None,
-            "cacheWriteTokens": None,
-            "billedInputTokens": None,
-            "outputTokens": None,
-        }
+        return _NO_BUCKETS
     uncached, output, read, write = tokens
     return {
-        "uncachedInputTokens": uncached,
-        "cacheReadTokens": read,
-        "cacheWriteTokens": write,
-        "billedInputTokens": uncached + read + write,
-        "outputTokens": output,
+        "uncached_input_tokens": uncached,
+        "cache_read_tokens": read,
+        "cache_write_tokens": write,
+        "billed_input_tokens": uncached + read + write,
+        "output_tokens": output,
     }
+
+
+_NO_BUCKETS = {
+    "uncached_input_tokens": None,
+    "cache_read_tokens": None,
+    "cache_write_tokens": None,
+    "billed_input_tokens": None,
+    "output_tokens": None,
+}
 
 
 # -- turns and steps ---------------------------------------------------------------------------------
@@ -295,44 +311,43 @@ class StepFigures:
         self.tool_names: list[str] = []
         self.route_tokens: dict[str | None, list[int]] = {}  # the meter's share by model, for its cost
 
-    def row(self, timed: bool, pricing: Any = None) -> dict:
-        return {
-            "kind": "step",
-            "turn": self.turn,
-            "step": self.step,
-            "attempts": self.attempts,
-            "retries": self.retries,
-            "ttftMs": self.ttft_ms,
-            "llmMs": self.llm_ms,
-            "generationMs": self.generation_ms,
-            "decodeMs": self.decode_ms,
-            "decodeTokens": self.decode_tokens,
-            "tokensPerSecond": rate(self.decode_tokens, self.decode_ms),
+    def row(self, timed: bool, pricing: Any = None) -> StepRecord:
+        return StepRecord(
+            turn=self.turn,
+            step=self.step,
+            attempts=self.attempts,
+            retries=self.retries,
+            ttft_ms=self.ttft_ms,
+            llm_ms=self.llm_ms,
+            generation_ms=self.generation_ms,
+            decode_ms=self.decode_ms,
+            decode_tokens=self.decode_tokens,
+            tokens_per_second=rate(self.decode_tokens, self.decode_ms),
             **_bucket_fields(self.tokens),
-            "toolCalls": self.tool_calls,
-            "toolMs": _timed_sum(self.tool_ms, timed),
-            "finishReason": self.finish,
-            "failureCode": self.failure,
-            "interrupted": self.interrupted,
-            "ended": self.ended,
-            "inherited": self.inherited,
-            "model": self.route,
-            "reasoningTokens": self.reasoning_tokens,
-            "tools": self.tool_names,
+            tool_calls=self.tool_calls,
+            tool_ms=_timed_sum(self.tool_ms, timed),
+            finish_reason=self.finish,
+            failure_code=self.failure,
+            interrupted=self.interrupted,
+            ended=self.ended,
+            inherited=self.inherited,
+            model=self.route,
+            reasoning_tokens=self.reasoning_tokens,
+            tools=self.tool_names,
             **({} if pricing is None else {"costs": pricing.costs(self.route_tokens)}),
-            "dshctl": {
-                "providerTtftMs": self.provider_ttft_ms,
-                "firstVisibleMs": self.first_visible_ms,
-                "maxGapMs": self.max_gap_ms,
-                "stalls": self.stalls,
-                "stallMs": self.stall_ms,
-                "failedAttempts": self.failed_attempts,
-                "wastedBilledInputTokens": self.waste_input,
-                "wastedOutputTokens": self.waste_output,
-                "wastedAttemptMs": _timed_sum(self.waste_ms, timed),
-                "backoffMs": _timed_sum(self.backoff_ms, timed),
-            },
-        }
+            dshctl=StepOwnFigures(
+                provider_ttft_ms=self.provider_ttft_ms,
+                first_visible_ms=self.first_visible_ms,
+                max_gap_ms=self.max_gap_ms,
+                stalls=self.stalls,
+                stall_ms=self.stall_ms,
+                failed_attempts=self.failed_attempts,
+                wasted_billed_input_tokens=self.waste_input,
+                wasted_output_tokens=self.waste_output,
+                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
+                backoff_ms=_timed_sum(self.backoff_ms, timed),
+            ),
+        )
 
 
 class TurnFigures:
@@ -536,8 +551,8 @@ class StatsFold:
         self.placeholder_times = False
         self.outside_steps = 0  # settlements outside any step/start…step/end
         # rows and observations
-        self.turn_rows: list[dict] = []
-        self.step_rows: list[dict] = []
+        self.turn_rows: list[TurnRecord] = []
+        self.step_rows: list[StepRecord] = []
         self.observed = StatsSamples.empty()
         self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
         # the turns and steps still open
@@ -665,31 +680,30 @@ class StatsFold:
             if record.start is not None and record.end is not None:
                 duration = max(0, record.end - record.start)
             self.turn_rows.append(
-                {
-                    "kind": "turn",
-                    "turn": record.turn,
-                    "steps": record.step_ends,
-                    "ttftMs": ttft,
-                    "ttftStep": ttft_step,
-                    "llmMs": _timed_sum(llm_ms, timed),
-                    "decodeMs": _timed_sum(decode_ms, tokens_timed),
-                    "decodeTokens": _timed_sum(decode_tokens, tokens_timed),
-                    "tokensPerSecond": rate(decode_tokens, decode_ms),
+                TurnRecord(
+                    turn=record.turn,
+                    steps=record.step_ends,
+                    ttft_ms=ttft,
+                    ttft_step=ttft_step,
+                    llm_ms=_timed_sum(llm_ms, timed),
+                    decode_ms=_timed_sum(decode_ms, tokens_timed),
+                    decode_tokens=_timed_sum(decode_tokens, tokens_timed),
+                    tokens_per_second=rate(decode_tokens, decode_ms),
                     # dsh's latestTurnBilling settles nothing for a turn without usage: null, not 0
                     **_bucket_fields(totals),
-                    "toolCalls": tool_calls,
-                    "toolMs": _timed_sum(tool_ms, timed),
-                    "attempts": attempts,
-                    "retries": retries,
-                    "durationMs": duration,
-                    "endReason": record.reason,
-                    "inherited": record.inherited,
-                    "stepRates": [rate(s.decode_tokens, s.decode_ms) for s in placed],
-                    "startTime": record.start if timed else None,
-                    "prompt": record.prompt,
-                    "reasoningTokens": reasoning,
+                    tool_calls=tool_calls,
+                    tool_ms=_timed_sum(tool_ms, timed),
+                    attempts=attempts,
+                    retries=retries,
+                    duration_ms=duration,
+                    end_reason=record.reason,
+                    inherited=record.inherited,
+                    step_rates=[rate(s.decode_tokens, s.decode_ms) for s in placed],
+                    start_time=record.start if timed else None,
+                    prompt=record.prompt,
+                    reasoning_tokens=reasoning,
                     **self._costs_field(route_tokens),
-                }
+                )
             )
 
     def _observe_step(self, step: StepFigures) -> None:
@@ -825,9 +839,9 @@ class StatsFold:
             for step in record.steps.values():
                 step.inherited = True
         for row in self.turn_rows:
-            row["inherited"] = True
+            row.inherited = True
         for row in self.step_rows:
-            row["inherited"] = True
+            row.inherited = True
         self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
@@ -1148,8 +1162,9 @@ class StatsFold:
             for gap in negative:
                 gaps[0] += gaps.pop(gap)
 
-    def session(self) -> dict:
-        """The session record (dsh's figures at the top level, dshctl's under ``dshctl``)."""
+    def session(self) -> SessionRecord:
+        """The session record's figures (dsh's at the top level, dshctl's under ``dshctl``); the log's
+        identity is left at its defaults (:func:`~dshctl.stats.results.folded_stats` fills it in)."""
         timed = self.timing_known
         tokens_timed = self._first_tokens_timed()
         dsh = self.dsh
@@ -1159,30 +1174,30 @@ class StatsFold:
         decode_ms = _timed_sum(dsh.decode_ms, tokens_timed)
         decode_tokens = _timed_sum(dsh.decode_tokens, tokens_timed)
         pressure = self.context
-        return {
-            "turns": dsh.turns,
-            "steps": dsh.steps,
-            "llmMs": _timed_sum(dsh.llm_ms, timed),
-            "toolMs": _timed_sum(dsh.tool_ms, timed),
-            "ttftMs": ttft_ms,
-            "ttftSteps": dsh.ttft_steps,
-            "meanTtftMs": number(mean(ttft_ms, dsh.ttft_steps)),
-            "decodeMs": decode_ms,
-            "decodeTokens": decode_tokens,
-            "tokensPerSecond": rate(decode_tokens, decode_ms),
+        return SessionRecord(
+            turns=dsh.turns,
+            steps=dsh.steps,
+            llm_ms=_timed_sum(dsh.llm_ms, timed),
+            tool_ms=_timed_sum(dsh.tool_ms, timed),
+            ttft_ms=ttft_ms,
+            ttft_steps=dsh.ttft_steps,
+            mean_ttft_ms=number(mean(ttft_ms, dsh.ttft_steps)),
+            decode_ms=decode_ms,
+            decode_tokens=decode_tokens,
+            tokens_per_second=rate(decode_tokens, decode_ms),
             **_bucket_fields(totals),
-            "cacheHitPercent": percent_number(hit),
-            "contextWindow": pressure.window,
-            "pressureTokens": pressure.tokens,
-            "contextOccupancyPercent": occupancy_percent(pressure.tokens, pressure.window),
-            "inherited": _inherited_figures(self.prefix),
-            "title": self.own.title,
-            "durationMs": self._duration_ms(),
-            "reasoningTokens": self._reasoning_total(),
+            cache_hit_percent=percent_number(hit),
+            context_window=pressure.window,
+            pressure_tokens=pressure.tokens,
+            context_occupancy_percent=occupancy_percent(pressure.tokens, pressure.window),
+            inherited=_inherited_figures(self.prefix),
+            title=self.own.title,
+            duration_ms=self._duration_ms(),
+            reasoning_tokens=self._reasoning_total(),
             **self._costs_field(self._route_totals()),
-            "notes": self._notes(),
-            "dshctl": self._own_record(),
-        }
+            notes=self._notes(),
+            dshctl=self._own_record(),
+        )
 
     def _costs_field(self, route_tokens: dict) -> dict:
         """``{"costs": …}`` of these tokens at the session's prices; nothing when costs are not asked for."""
@@ -1212,68 +1227,68 @@ class StatsFold:
             notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
         return notes
 
-    def _own_record(self) -> dict:
+    def _own_record(self) -> SessionOwnFigures:
         """dshctl's own figures of the session record (its ``dshctl`` object)."""
         timed = self.timing_known
         own = self.own
         observed = self.observed
         self._clamp_gaps()
         gaps = observed.gaps
-        return {
-            "attempts": own.attempts,
-            "messages": own.messages,
-            "interruptedMessages": own.interrupted_messages,
-            "retries": own.retries,
-            "toolCalls": own.tool_calls,
-            "unmatchedToolResults": own.unmatched_results,
-            "providerTtftMs": _mean_and_percentiles(observed.provider_ttft_ms),
-            "firstVisibleMs": _mean_and_percentiles(observed.first_visible_ms),
-            "interTokenGapMs": counter_percentiles(gaps),
-            "stalls": sum(count for gap, count in gaps.items() if gap > STALL_MS),
-            "stallMs": sum(gap * count for gap, count in gaps.items() if gap > STALL_MS),
-            "retryWaste": {
-                "failedAttempts": own.failed_attempts,
-                "billedInputTokens": own.waste_input,
-                "outputTokens": own.waste_output,
-                "attemptMs": _timed_sum(own.waste_ms, timed),
-                "backoffMs": _timed_sum(own.backoff_ms, timed),
-            },
-            "models": self._model_records(),
-            "tools": self._tool_records(),
-            "tokenMeter011": _meter_fields(self.meter011.totals),
-        }
+        return SessionOwnFigures(
+            attempts=own.attempts,
+            messages=own.messages,
+            interrupted_messages=own.interrupted_messages,
+            retries=own.retries,
+            tool_calls=own.tool_calls,
+            unmatched_tool_results=own.unmatched_results,
+            provider_ttft_ms=mean_and_percentiles(observed.provider_ttft_ms),
+            first_visible_ms=mean_and_percentiles(observed.first_visible_ms),
+            inter_token_gap_ms=counter_percentiles(gaps),
+            stalls=sum(count for gap, count in gaps.items() if gap > STALL_MS),
+            stall_ms=sum(gap * count for gap, count in gaps.items() if gap > STALL_MS),
+            retry_waste=RetryWaste(
+                failed_attempts=own.failed_attempts,
+                billed_input_tokens=own.waste_input,
+                output_tokens=own.waste_output,
+                attempt_ms=_timed_sum(own.waste_ms, timed),
+                backoff_ms=_timed_sum(own.backoff_ms, timed),
+            ),
+            models=self._model_records(),
+            tools=self._tool_records(),
+            token_meter011=_meter_fields(self.meter011.totals),
+        )
 
-    def _model_records(self) -> list[dict]:
+    def _model_records(self) -> list[ModelRecord]:
         timed = self.timing_known
         tokens_timed = self._first_tokens_timed()
         records = []
         for route, model in sorted(self.own.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
             records.append(
-                {
-                    "model": route,
-                    "settlements": model.settlements,
-                    "messages": model.messages,
+                ModelRecord(
+                    model=route,
+                    settlements=model.settlements,
+                    messages=model.messages,
                     **_bucket_fields(model.tokens or _NO_TOKENS),
-                    "ttftMs": _timed_sum(model.ttft_ms, tokens_timed),
-                    "ttftSteps": model.ttft_steps,
-                    "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
-                    "decodeMs": _timed_sum(model.decode_ms, tokens_timed),
-                    "decodeTokens": _timed_sum(model.decode_tokens, tokens_timed),
-                    "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
-                    "steps": model.steps,
-                    "turns": len(model.turns),
-                    "llmMs": _timed_sum(model.llm_ms, timed),
-                    "toolMs": _timed_sum(model.tool_ms, timed),
-                    "reasoningTokens": model.reasoning,
+                    ttft_ms=_timed_sum(model.ttft_ms, tokens_timed),
+                    ttft_steps=model.ttft_steps,
+                    mean_ttft_ms=number(mean(model.ttft_ms, model.ttft_steps)),
+                    decode_ms=_timed_sum(model.decode_ms, tokens_timed),
+                    decode_tokens=_timed_sum(model.decode_tokens, tokens_timed),
+                    tokens_per_second=rate(model.decode_tokens, model.decode_ms),
+                    steps=model.steps,
+                    turns=len(model.turns),
+                    llm_ms=_timed_sum(model.llm_ms, timed),
+                    tool_ms=_timed_sum(model.tool_ms, timed),
+                    reasoning_tokens=model.reasoning,
                     **self._costs_field({route: model.tokens} if model.tokens is not None else {}),
-                }
+                )
             )
         return records
 
-    def _tool_records(self) -> list[dict]:
+    def _tool_records(self) -> list[ToolRecord]:
         timed = self.timing_known
         return [
-            {"name": name, "calls": tool.calls, "failures": tool.failures, "toolMs": _timed_sum(tool.tool_ms, timed)}
+            ToolRecord(name=name, calls=tool.calls, failures=tool.failures, tool_ms=_timed_sum(tool.tool_ms, timed))
             for name, tool in sorted(self.own.tools.items(), key=lambda item: (item[0] is None, item[0] or ""))
         ]
 
@@ -1286,32 +1301,38 @@ class StatsFold:
         return msgspec.structs.replace(self.observed, inherited=self.prefix)
 
 
-_INHERITED_KEYS = (
-    "turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
-    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens",
-)
-
-
-def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
+def _inherited_figures(prefix: InheritedPrefix | None) -> InheritedFigures | None:
     """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
     if prefix is None:
         return None
     record = prefix.record
-    figures = {key: record[key] for key in _INHERITED_KEYS}
-    if "costs" in record:
-        figures["costs"] = record["costs"]
-    return figures
+    return InheritedFigures(
+        turns=record.turns,
+        steps=record.steps,
+        llm_ms=record.llm_ms,
+        tool_ms=record.tool_ms,
+        ttft_ms=record.ttft_ms,
+        ttft_steps=record.ttft_steps,
+        decode_ms=record.decode_ms,
+        decode_tokens=record.decode_tokens,
+        uncached_input_tokens=record.uncached_input_tokens,
+        cache_read_tokens=record.cache_read_tokens,
+        cache_write_tokens=record.cache_write_tokens,
+        billed_input_tokens=record.billed_input_tokens,
+        output_tokens=record.output_tokens,
+        costs=record.costs,
+    )
 
 
-def _meter_fields(tokens: list[int] | None) -> dict:
-    tokens = tokens or _NO_TOKENS
-    out = _bucket_fields(tokens)
-    hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
-    out["cacheHitPercent"] = percent_number(hit)
-    return out
-
-
-def _mean_and_percentiles(values: array) -> dict:
-    out = percentiles(values)
-    out["mean"] = number(sum(values) / len(values)) if len(values) else None
-    return out
+def _meter_fields(tokens: list[int] | None) -> MeterTotals:
+    uncached, output, read, write = tokens or _NO_TOKENS
+    billed = uncached + read + write
+    hit = cache_hit_percent(read, billed, uncached + write)
+    return MeterTotals(
+        uncached_input_tokens=uncached,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        billed_input_tokens=billed,
+        output_tokens=output,
+        cache_hit_percent=percent_number(hit),
+    )
