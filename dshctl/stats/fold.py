@@ -56,8 +56,10 @@ from .records import (
     RetryWaste,
     SessionOwnFigures,
     SessionRecord,
+    SettlementRecord,
     StepOwnFigures,
     StepRecord,
+    ToolCallRecord,
     ToolRecord,
     TurnRecord,
 )
@@ -162,6 +164,25 @@ def _tool_failed(event: Event) -> bool:
     if data.__class__ is dict and data.get("error") is not None:
         return True
     return tool_result_blocks(event)[1]
+
+
+def _tool_error(event: Event) -> tuple[str | None, str | None]:
+    """(name, code) of a tool result's ``data.error`` (dsh's internal failure identity), each None when absent."""
+    data = event.data
+    error = data.get("error") if data.__class__ is dict else None
+    if not isinstance(error, dict):
+        return None, None
+    name, code = error.get("name"), error.get("code")
+    return (name if isinstance(name, str) else None), (code if isinstance(code, str) else None)
+
+
+def _owner(shares: list) -> Any:
+    """The settlement that gives its step the model its step/end counts under: the last message, else
+    the first attempt (the fold's rule for a step's route)."""
+    for share in reversed(shares):
+        if share.outcome == "message":
+            return share
+    return shares[0]
 
 
 def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
@@ -269,6 +290,8 @@ class StepFigures:
         "reasoning_tokens",
         "tool_names",
         "route_tokens",
+        "shares",
+        "calls",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -310,6 +333,8 @@ class StepFigures:
         self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
         self.tool_names: list[str] = []
         self.route_tokens: dict[str | None, list[int]] = {}  # the meter's share by model, for its cost
+        self.shares: list[SettlementFigures] | None = None  # per settlement, when the fold keeps them
+        self.calls: list[ToolCallFigures] | None = None  # per tool call, when the fold keeps them
 
     def row(self, timed: bool, pricing: Any = None) -> StepRecord:
         return StepRecord(
@@ -347,6 +372,157 @@ class StepFigures:
                 wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
                 backoff_ms=_timed_sum(self.backoff_ms, timed),
             ),
+        )
+
+
+class SettlementFigures:
+    """One settlement's share of its step's figures (``StatsFold(keep_settlements=True)``): the fold adds
+    to it whatever it adds to the step while this is the step's latest settlement."""
+
+    __slots__ = (
+        "attempt", "retry", "outcome", "seq", "route", "requested", "settled", "buckets", "reasoning", "billed",
+        "finish", "failure", "interrupted", "llm_ms", "ttft_ms", "generation_ms", "decode_ms", "decode_tokens",
+        "tool_calls", "tool_ms", "tool_names", "retries", "backoff_ms", "provider_ttft_ms", "first_visible_ms",
+        "max_gap_ms", "stalls", "stall_ms", "waste_input", "waste_output", "waste_ms", "failed",
+    )
+
+    def __init__(self, attempt: int, retry: int, outcome: str, seq: int, route: str | None, requested: int | None,
+                 settled: int | None):
+        self.attempt = attempt
+        self.retry = retry
+        self.outcome = outcome
+        self.seq = seq
+        self.route = route
+        self.requested = requested
+        self.settled = settled
+        self.buckets: tuple | None = None  # the usage sample (uncached, output, read, write)
+        self.reasoning: int | None = None
+        self.billed = False  # the meter counts the sample (no later sample of the step replaced it)
+        self.finish: str | None = None
+        self.failure: str | None = None
+        self.interrupted = False
+        self.llm_ms: int | None = None
+        self.ttft_ms: int | None = None
+        self.generation_ms: int | None = None
+        self.decode_ms: int | None = None
+        self.decode_tokens: Any = None
+        self.tool_calls = 0
+        self.tool_ms: int | None = None
+        self.tool_names: list[str] = []
+        self.retries = 0
+        self.backoff_ms: int | None = None
+        self.provider_ttft_ms: int | None = None
+        self.first_visible_ms: int | None = None
+        self.max_gap_ms: Any = None
+        self.stalls = 0
+        self.stall_ms = 0
+        self.waste_input = 0
+        self.waste_output = 0
+        self.waste_ms: int | None = None
+        self.failed = False
+
+    def row(self, step: "StepFigures", timed: bool, pricing: Any, *, owner: bool) -> SettlementRecord:
+        tokens = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
+        if tokens is not None:
+            uncached, output, read, write = tokens
+            tokens = [uncached, output, read, write]
+        reasoning = self.reasoning if self.billed else (0 if self.reasoning is not None else None)
+        return SettlementRecord(
+            turn=step.turn,
+            step=step.step,
+            attempts=1,
+            retries=self.retries,
+            ttft_ms=self.ttft_ms,
+            llm_ms=self.llm_ms,
+            generation_ms=self.generation_ms,
+            decode_ms=self.decode_ms,
+            decode_tokens=self.decode_tokens,
+            tokens_per_second=rate(self.decode_tokens, self.decode_ms),
+            **_bucket_fields(tokens),
+            tool_calls=self.tool_calls,
+            tool_ms=_timed_sum(self.tool_ms, timed),
+            finish_reason=self.finish,
+            failure_code=self.failure,
+            interrupted=self.interrupted,
+            ended=step.ended and owner,
+            inherited=step.inherited,
+            model=self.route,
+            reasoning_tokens=reasoning,
+            tools=self.tool_names,
+            **({} if pricing is None else {"costs": pricing.costs({self.route: tokens} if tokens else {})}),
+            dshctl=StepOwnFigures(
+                provider_ttft_ms=self.provider_ttft_ms,
+                first_visible_ms=self.first_visible_ms,
+                max_gap_ms=self.max_gap_ms,
+                stalls=self.stalls,
+                stall_ms=self.stall_ms,
+                failed_attempts=int(self.failed),
+                wasted_billed_input_tokens=self.waste_input,
+                wasted_output_tokens=self.waste_output,
+                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
+                backoff_ms=_timed_sum(self.backoff_ms, timed),
+            ),
+            attempt=self.attempt,
+            retry=self.retry,
+            outcome=self.outcome,
+            seq=self.seq,
+            step_started_at=step.start if timed else None,
+            requested_at=self.requested if timed else None,
+            settled_at=self.settled if timed else None,
+        )
+
+
+def _empty_step_row(step: "StepFigures", timed: bool, pricing: Any) -> SettlementRecord:
+    """The one row of a step that has no settlement (its figures are 0 or None, as in its step row)."""
+    row = step.row(timed, pricing)
+    fields = {name: getattr(row, name) for name in StepRecord.__struct_fields__ if name not in ("kind", "session", "path")}
+    return SettlementRecord(
+        **fields, attempt=None, retry=step.retries, outcome=None, seq=None,
+        step_started_at=step.start if timed else None, requested_at=None, settled_at=None,
+    )
+
+
+class ToolCallFigures:
+    """One ``tool/call`` as the fold pairs it (``StatsFold(keep_settlements=True)``)."""
+
+    __slots__ = ("seq", "call_id", "name", "model", "called", "share", "result_seq", "result", "span", "matched",
+                 "failed", "error_code", "error_name", "attempt")
+
+    def __init__(self, seq: int, call_id: Any, name: str | None, model: str | None, called: int | None,
+                 share: SettlementFigures | None):
+        self.seq = seq
+        self.call_id = call_id if isinstance(call_id, str) else None
+        self.name = name
+        self.model = model
+        self.called = called
+        self.share = share
+        self.attempt = share.attempt if share is not None else None
+        self.result_seq: int | None = None
+        self.result: int | None = None
+        self.span: int | None = None
+        self.matched = False
+        self.failed = False
+        self.error_code: str | None = None
+        self.error_name: str | None = None
+
+    def row(self, step: "StepFigures", timed: bool) -> ToolCallRecord:
+        return ToolCallRecord(
+            turn=step.turn,
+            step=step.step,
+            attempt=self.attempt,
+            seq=self.seq,
+            call_id=self.call_id,
+            name=self.name,
+            model=self.model,
+            called_at=self.called if timed else None,
+            result_seq=self.result_seq,
+            result_at=self.result if timed else None,
+            tool_ms=self.span if timed else None,
+            matched=self.matched,
+            failed=self.failed,
+            error_code=self.error_code,
+            error_name=self.error_name,
+            inherited=step.inherited,
         )
 
 
@@ -434,9 +610,10 @@ class ToolFigures:
 class TokenMeter:
     """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
 
-    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning")
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share")
 
     def __init__(self) -> None:
+        self.slot_share: Any = None  # the settlement whose sample fills the slot (``keep_settlements``)
         self.totals: list[int] | None = None
         self.slot_key: tuple | None = None
         self.slot_buckets: tuple | None = None
@@ -451,6 +628,7 @@ class TokenMeter:
         self.slot_step = None
         self.slot_route = None
         self.slot_reasoning = None
+        self.slot_share = None
 
 
 class TokenMeter011:
@@ -532,8 +710,13 @@ class StatsFold:
         keep_steps: bool = False,
         seed_length: int | None = None,
         pricing: Any = None,
+        keep_settlements: bool = False,
     ):
         self.keep_turns = keep_turns
+        # one row per settlement and per tool call (``dshctl export``); stats itself never asks for them
+        self.keep_settlements = keep_settlements
+        self.settlement_rows: list[SettlementRecord] = []
+        self.tool_call_rows: list[ToolCallRecord] = []
         # prices in force at the session's start (:class:`dshctl.stats.prices.SessionPricing`); None: no costs
         self.pricing = pricing
         self.keep_steps = keep_steps
@@ -645,6 +828,9 @@ class StatsFold:
         ttft = None
         ttft_step = None
         attempts = retries = tool_calls = 0
+        if self.keep_settlements:
+            for step in steps:
+                self._settlement_rows(step)
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
@@ -705,6 +891,26 @@ class StatsFold:
                     **self._costs_field(route_tokens),
                 )
             )
+
+    def _settlement_rows(self, step: StepFigures) -> None:
+        """A finished step's rows per settlement and per tool call (``keep_settlements``)."""
+        timed = self.timing_known
+        pricing = self.pricing
+        shares = step.shares
+        if not shares:
+            if step.started or step.ended:
+                self.settlement_rows.append(_empty_step_row(step, timed, pricing))
+        else:
+            owner = _owner(shares)
+            for share in shares:
+                self.settlement_rows.append(share.row(step, timed, pricing, owner=share is owner))
+        for call in step.calls or ():
+            self.tool_call_rows.append(call.row(step, timed))
+
+    def _share(self, record: StepFigures) -> "SettlementFigures | None":
+        """The step's latest settlement (what its later tool calls and retries belong to)."""
+        shares = record.shares
+        return shares[-1] if shares else None
 
     def _observe_step(self, step: StepFigures) -> None:
         """A finished step's observations, and its row when the steps are kept."""
@@ -842,6 +1048,10 @@ class StatsFold:
             row.inherited = True
         for row in self.step_rows:
             row.inherited = True
+        for row in self.settlement_rows:
+            row.inherited = True
+        for row in self.tool_call_rows:
+            row.inherited = True
         self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
@@ -863,6 +1073,9 @@ class StatsFold:
         record = self._step(*_turn_and_step(event))
         record.retries += 1
         record.retry_time = event.time
+        share = self._share(record) if self.keep_settlements else None
+        if share is not None:
+            share.retries += 1
 
     def _retry_started(self, event: Event) -> None:
         key = _turn_and_step(event)
@@ -874,6 +1087,9 @@ class StatsFold:
             record.backoff_ms = (record.backoff_ms or 0) + span
             self.own.backoff_ms += span
             record.retry_time = None
+            share = self._share(record) if self.keep_settlements else None
+            if share is not None:
+                share.backoff_ms = (share.backoff_ms or 0) + span
         if event.time is not None:
             record.request_point = event.time
 
@@ -887,8 +1103,18 @@ class StatsFold:
         record.tool_names.append(name if name is not None else "?")
         self.own.tool_calls += 1
         self.own.tool(name).calls += 1
+        call = None
+        if self.keep_settlements:
+            share = self._share(record)
+            if share is not None:
+                share.tool_calls += 1
+                share.tool_names.append(name if name is not None else "?")
+            call = ToolCallFigures(event.seq, call_id, name, record.route, event.time, share)
+            if record.calls is None:
+                record.calls = []
+            record.calls.append(call)
         try:
-            self.dsh.pending_calls[call_id] = (event.time, record, name)
+            self.dsh.pending_calls[call_id] = (event.time, record, name, call)
         except TypeError:  # an unhashable callId cannot pair with anything
             pass
 
@@ -898,13 +1124,25 @@ class StatsFold:
         if pending is None:
             self.own.unmatched_results += 1
             return
-        dispatched, record, name = pending
+        dispatched, record, name, call = pending
         tool = self.own.tool(name)
-        if _tool_failed(event):
+        failed = _tool_failed(event)
+        if failed:
             tool.failures += 1
+        if call is not None:
+            call.matched = True
+            call.failed = failed
+            call.result_seq = event.seq
+            call.result = event.time
+            call.error_name, call.error_code = _tool_error(event)
         if dispatched is None or event.time is None:
             return
         span = max(0, event.time - dispatched)
+        if call is not None:
+            call.span = span
+            share = call.share
+            if share is not None:
+                share.tool_ms = (share.tool_ms or 0) + span
         self.dsh.tool_ms += span
         record.tool_ms = (record.tool_ms or 0) + span
         tool.tool_ms += span
@@ -923,6 +1161,12 @@ class StatsFold:
         previous = meter.slot_buckets if meter.slot_key == key else None
         if previous is not None and previous == buckets and meter.slot_reasoning == reasoning:
             return
+        share = self._share(record) if self.keep_settlements else None
+        if share is not None:
+            if previous is not None and meter.slot_share is not None:
+                meter.slot_share.billed = False
+            share.billed = True
+        meter.slot_share = share
         if previous is not None:
             meter.totals = _add_buckets(meter.totals, previous, -1)
             previous_step = meter.slot_step
@@ -970,6 +1214,18 @@ class StatsFold:
         record.attempts += 1
         self.own.model(route).settlements += 1
         buckets = _usage_buckets(usage) if usage is not None else None
+        share = None
+        if self.keep_settlements:
+            share = SettlementFigures(
+                record.attempts, record.retries, "message" if event.type == "assistant/message" else "attempt",
+                event.seq, route, record.request_point, event.time,
+            )
+            if record.shares is None:
+                record.shares = []
+            record.shares.append(share)
+            if buckets is not None:
+                share.buckets = buckets
+                share.reasoning = _reasoning_tokens(usage)
         if buckets is not None:
             key = (record.turn, record.step)
             self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage))
@@ -978,16 +1234,26 @@ class StatsFold:
         kind, code = _finish_and_failure(stream)
         record.finish = kind
         record.failure = code
+        if share is not None:
+            share.finish = kind
+            share.failure = code
         if stream:
             if record.first_any is None and first is not None:
                 record.first_any = first
                 if record.request_point is not None:
                     record.provider_ttft_ms = max(0, first - record.request_point)
+            if share is not None:
+                if first is not None and record.request_point is not None:
+                    share.provider_ttft_ms = max(0, first - record.request_point)
+                if record.start is not None:
+                    visible = first_visible_time(stream)
+                    if visible is not None and not (visible == 0 and record.start > 0):
+                        share.first_visible_ms = max(0, visible - record.start)
             if record.first_visible_ms is None and record.start is not None:
                 visible = first_visible_time(stream)
                 if visible is not None and not (visible == 0 and record.start > 0):
                     record.first_visible_ms = max(0, visible - record.start)
-            self._gaps(stream, record)
+            self._gaps(stream, record, share)
         return buckets
 
     def _attempt(self, event: Event) -> None:
@@ -1008,16 +1274,24 @@ class StatsFold:
         record.failed_attempts += 1
         if record.route is None:
             record.route = route
+        share = record.shares[-1] if self.keep_settlements else None
+        if share is not None:
+            share.failed = True
         if buckets is not None:
             wasted_in = buckets[0] + buckets[2] + buckets[3]
             record.waste_input += wasted_in
             record.waste_output += buckets[1]
             own.waste_input += wasted_in
             own.waste_output += buckets[1]
+            if share is not None:
+                share.waste_input += wasted_in
+                share.waste_output += buckets[1]
         if event.time is not None and record.request_point is not None:
             span = max(0, event.time - record.request_point)
             record.waste_ms = (record.waste_ms or 0) + span
             own.waste_ms += span
+            if share is not None:
+                share.waste_ms = (share.waste_ms or 0) + span
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
@@ -1037,6 +1311,7 @@ class StatsFold:
             record.interrupted = True
             own.interrupted_messages += 1
         own_first = self._first_token(stream, event)
+        timed_share: tuple | None = None  # this message's (llm, ttft, generation, decode ms, decode tokens)
         # dsh sessionStats
         dsh = self.dsh
         if dsh.open_key == key:
@@ -1049,6 +1324,7 @@ class StatsFold:
                 dsh.llm_ms += span
                 record.llm_ms = (record.llm_ms or 0) + span
                 model.llm_ms += span
+                timed_share = (span, None, None, None, None)
                 if first is not None:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
@@ -1059,6 +1335,7 @@ class StatsFold:
                     record.generation_ms = (record.generation_ms or 0) + generation
                     model.ttft_ms += ttft
                     model.ttft_steps += 1
+                    timed_share = (span, ttft, generation, None, None)
                     usage = data.get("usage")
                     output = usage.get("outputTokens") if usage.__class__ is dict else None
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
@@ -1068,15 +1345,21 @@ class StatsFold:
                         record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
                         model.decode_tokens += output
+                        timed_share = (span, ttft, generation, generation, output)
         usage = data.get("usage")
         if usage is None and stream:
             chunk = last_raw_chunk(stream, "usage")
             usage = chunk.get("usage") if chunk is not None else None
         self._settlement_common(event, stream, record, usage, route, own_first)
+        if self.keep_settlements:
+            share = record.shares[-1]
+            share.interrupted = data.get("interrupted") is True
+            if timed_share is not None:
+                share.llm_ms, share.ttft_ms, share.generation_ms, share.decode_ms, share.decode_tokens = timed_share
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
-    def _gaps(self, stream: list, record: StepFigures) -> None:
+    def _gaps(self, stream: list, record: StepFigures, share: SettlementFigures | None = None) -> None:
         """Gaps between consecutive token deltas of one attempt, from member times (``dt``), in ms.
 
         Runs add their ``dt`` lists to the histogram whole (C speed); only gaps between records are
@@ -1085,7 +1368,7 @@ class StatsFold:
         empty members (not tokens) is walked member by member.
         """
         histogram = self.observed.gaps
-        keep = self.keep_steps
+        keep = self.keep_steps or share is not None
         previous: int | None = None
         between: list[int] = []
         runs: list[list[int]] = []
@@ -1138,12 +1421,17 @@ class StatsFold:
             top = max(max(gaps) for gaps in runs)
             if record.max_gap_ms is None or top > record.max_gap_ms:
                 record.max_gap_ms = max(0, top)
+            if share is not None:
+                share.max_gap_ms = max(0, top)
             if top > STALL_MS:
                 for gaps in runs:
                     for gap in gaps:
                         if gap > STALL_MS:
                             record.stalls += 1
                             record.stall_ms += gap
+                            if share is not None:
+                                share.stalls += 1
+                                share.stall_ms += gap
 
     # -- results ---------------------------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ Records:
 * :class:`SessionRecord` (``kind`` "session"), with :class:`SessionOwnFigures` under ``dshctl``,
   :class:`ModelRecord` and :class:`ToolRecord` per model and tool, :class:`InheritedFigures`;
 * :class:`TurnRecord` (``kind`` "turn") and :class:`StepRecord` (``kind`` "step", :class:`StepOwnFigures`);
+* :class:`SettlementRecord` (a step's share per model call), :class:`ToolCallRecord` and
+  :class:`ImageRecord`: rows ``dshctl export`` writes beside the session, turn and step records;
 * :class:`AggregateRecord` (``kind`` "aggregate"), with :class:`AggregateOwnFigures` and
   :class:`ModelTotals`;
 * :class:`RollupRow` (``kind`` the rollup: day, week, month, project, model, or total) and
@@ -51,6 +53,9 @@ __all__ = [
     "StepOwnFigures",
     "TurnRecord",
     "StepRecord",
+    "SettlementRecord",
+    "ToolCallRecord",
+    "ImageRecord",
     "PrefixCounts",
     "AggregatePercentiles",
     "AggregateOwnFigures",
@@ -413,6 +418,91 @@ class StepRecord(Record, kw_only=True):
     costs: CostRecord | None | UnsetType = UNSET
     dshctl: StepOwnFigures
 
+
+
+class SettlementRecord(StepRecord, kw_only=True):
+    """One model-call settlement of a step (``kind`` "settlement": ``dshctl export``'s ``steps`` rows).
+
+    The :class:`StepRecord` fields are this settlement's share of its step's figures, so a step's
+    settlement rows add up to its step row: its token sample while the meter still counts it (0 once a
+    later sample of the same step replaced it), dsh's step readings on the message that closed the open
+    step, the tool calls its message made, the ``llm/retry`` events and back-off that followed it, and
+    ``ended`` on the settlement that gives the step its model (the last message, else the first attempt).
+    A step without any settlement has one row, ``attempt`` None.
+
+    * ``attempt`` — 1-based position among the step's settlements; ``retry`` — the ``llm/retry`` events
+      of the step read before it (0: the first try); ``outcome`` — "message" or "attempt" (a settlement
+      without a surface message: failed, retried or cancelled).
+    * ``seq`` — the settlement event's seq; ``stepStartedAt`` the ``step/start`` time, ``requestedAt`` the
+      last request point before it (epoch ms), ``settledAt`` the settlement's time."""
+
+    kind: str = "settlement"
+    attempt: int | None
+    retry: int
+    outcome: str | None
+    seq: int | None
+    step_started_at: int | None
+    requested_at: int | None
+    settled_at: int | None
+
+
+class ToolCallRecord(Record, kw_only=True):
+    """One ``tool/call`` (``kind`` "toolCall"), with its ``session`` id and ``path``.
+
+    * ``turn``, ``step``, ``attempt`` (the settlement of the step whose message made the call), ``seq``.
+    * ``callId``, ``name``, ``model`` (the step's route when the call was made).
+    * ``calledAt`` — the call's time; ``resultSeq``, ``resultAt`` — its ``tool/result`` as dsh pairs them
+      (same call id, before ``turn/end``); ``toolMs`` its share of dsh's ``toolMs`` (None when dsh times
+      nothing: no paired result, or no envelope times).
+    * ``matched``, ``failed`` (the result says it failed), ``errorCode`` / ``errorName`` (the result's
+      ``data.error``), ``inherited`` (read before the fork cut)."""
+
+    kind: str = "toolCall"
+    session: str | None = None
+    path: str = ""
+    turn: int | None
+    step: int | None
+    attempt: int | None
+    seq: int
+    call_id: str | None
+    name: str | None
+    model: str | None
+    called_at: int | None
+    result_seq: int | None
+    result_at: int | None
+    tool_ms: int | None
+    matched: bool
+    failed: bool
+    error_code: str | None
+    error_name: str | None
+    inherited: bool
+
+
+class ImageRecord(Record, kw_only=True):
+    """One image reference (``kind`` "image", ``dshctl images``' rows), typed: a declared field that is
+    not of its documented type is None (``dshctl images`` shows it as written)."""
+
+    kind: str = "image"
+    session: str | None = None
+    path: str = ""
+    seq: int
+    line: int
+    type: str
+    turn: int | None
+    step: int | None
+    where: str
+    at: str
+    n: int
+    attachment_id: str | None
+    media_type: str | None
+    bytes: int | None
+    width: int | None
+    height: int | None
+    name: str | None
+    original_width: int | None
+    original_height: int | None
+    offloaded: bool
+    offloaded_by: int | None
 
 # -- many sessions ---------------------------------------------------------------------------------------
 
