@@ -16,7 +16,7 @@ from . import __version__
 
 app = typer.Typer(
     name="dshctl",
-    help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images.",
+    help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images, export, sql.",
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode=None,
@@ -403,6 +403,74 @@ def replay(
             follow=follow,
         )
     )
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    otlp = "otlp"
+
+
+class PartitionBy(str, Enum):
+    day = "day"
+    month = "month"
+    project = "project"
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root)."),
+    format_: ExportFormat = typer.Option(ExportFormat.parquet, "--format", help="parquet: a dataset directory of tables (needs dshctl[export]); otlp: OTLP/JSON traces, one TracesData per line."),
+    out: str = typer.Option(..., "--out", metavar="DIR|FILE", help="The dataset directory (parquet; new, empty or a dshctl dataset) or FILE.jsonl (otlp; - for stdout)."),
+    partition_by: Optional[PartitionBy] = typer.Option(None, "--partition-by", help="Hive-style directories by the session's start day or month (UTC), or its project."),
+    prune: bool = typer.Option(False, "--prune", help="Remove the rows of logs that no longer exist."),
+    include_content: bool = typer.Option(False, "--include-content", help="otlp: put messages, tool arguments and results into the spans (opt-in attributes)."),
+    force: bool = typer.Option(False, "--force", help="otlp: overwrite an existing FILE."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+    prices: Optional[str] = typer.Option(None, "--prices", help="Price table (TOML) over the built-in and user ones."),
+    no_cost: bool = typer.Option(False, "--no-cost", help="No costs: cost columns and attributes left empty."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every warning, not a summary by kind."),
+    no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
+) -> None:
+    """Write the sessions as Parquet tables (sessions, turns, steps, tool_calls, images) or as OpenTelemetry traces."""
+
+    def body() -> int:
+        from .export import ExportOptions, run_export
+
+        options = ExportOptions(
+            format=format_.value, out=out, partition_by=partition_by.value if partition_by else None, prune=prune,
+            include_content=include_content, force=force, jobs=jobs, prices=prices, no_cost=no_cost, verbose=verbose,
+        )
+        return run_export(paths or [], options, color=_color(ctx, no_color))
+
+    _finish(body)
+
+
+@app.command(cls=_PlainUsage)
+def sql(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images."),
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON array of row objects."),
+    ndjson_out: bool = typer.Option(False, "--ndjson", help="One JSON object per row."),
+    csv_out: bool = typer.Option(False, "--csv", help="CSV with a header row."),
+    tz: Optional[str] = typer.Option(None, "--tz", help="Time zone of the session (date_trunc, strftime; default UTC)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes for many logs (default: by core count)."),
+    prices: Optional[str] = typer.Option(None, "--prices", help="Price table (TOML) over the built-in and user ones."),
+    no_cost: bool = typer.Option(False, "--no-cost", help="No costs: cost columns left empty."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every warning, not a summary by kind."),
+    no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
+) -> None:
+    """Query the sessions with SQL (DuckDB, in process): the export's tables as views."""
+
+    def body() -> int:
+        from .sql import SqlOptions, run_sql
+
+        options = SqlOptions(json=json_out, ndjson=ndjson_out, csv=csv_out, tz=tz, jobs=jobs, prices=prices,
+                             no_cost=no_cost, verbose=verbose)
+        return run_sql(query, paths or [], options, color=_color(ctx, no_color))
+
+    _finish(body)
 
 
 def main() -> None:

@@ -72,11 +72,17 @@ def log_stats(
         ):
             log.close()
             return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
-    seed_length = log.cut if log.generation <= 1 else None
-    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
+    fold = stats_fold(log, prices=prices, keep_turns=by == "turn", keep_steps=by == "step")
     fold.run(log.events())
     return folded_stats(log, fold, by=by, salvage=salvage)
+
+
+def stats_fold(log, *, prices: PriceTable | None = None, **keep: bool) -> StatsFold:
+    """The fold of one opened log: its fork/seed cut, costs at the prices in force at its start, and the
+    rows ``keep`` asks for (``keep_turns``, ``keep_steps``, ``keep_settlements``)."""
+    seed_length = log.cut if log.generation <= 1 else None
+    pricing = prices.for_session(_start_ms(log.header.createdAt)) if prices is not None else None
+    return StatsFold(seed_length=seed_length, pricing=pricing, **keep)
 
 
 def _start_ms(created: Any) -> int | None:

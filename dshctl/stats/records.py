@@ -479,19 +479,20 @@ class ToolCallRecord(Record, kw_only=True):
 
 
 class ImageRecord(Record, kw_only=True):
-    """One image reference (``kind`` "image", ``dshctl images``' rows), typed: a declared field that is
-    not of its documented type is None (``dshctl images`` shows it as written)."""
+    """One image reference (``kind`` "image"): a row of ``dshctl images``, typed — a declared field that is
+    not of its documented type is None (``dshctl images`` shows it as written). ``eventType``, ``carrier``
+    and ``location`` are that command's ``type``, ``where`` and ``at`` (names no SQL dialect reserves)."""
 
     kind: str = "image"
     session: str | None = None
     path: str = ""
     seq: int
     line: int
-    type: str
+    event_type: str
     turn: int | None
     step: int | None
-    where: str
-    at: str
+    carrier: str
+    location: str
     n: int
     attachment_id: str | None
     media_type: str | None
