@@ -35,6 +35,10 @@ _API = {
     "validate_log": ("dshctl.validate", "validate_log"),
     "scan_images": ("dshctl.images.scan", "scan_images"),
     "Timeline": ("dshctl.replay.timeline", "Timeline"),
+    "export": ("dshctl.export", "export"),
+    "ExportOptions": ("dshctl.export", "ExportOptions"),
+    "sql": ("dshctl.export.sql", "sql"),
+    "SqlOptions": ("dshctl.export.sql", "SqlOptions"),
     "DshctlError": ("dshctl.errors", "DshctlError"),
 }
 

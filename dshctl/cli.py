@@ -464,7 +464,7 @@ def sql(
     """Query the sessions with SQL (DuckDB, in process): the export's tables as views."""
 
     def body() -> int:
-        from .sql import SqlOptions, run_sql
+        from .export.sql import SqlOptions, run_sql
 
         options = SqlOptions(json=json_out, ndjson=ndjson_out, csv=csv_out, tz=tz, jobs=jobs, prices=prices,
                              no_cost=no_cost, verbose=verbose)

@@ -273,3 +273,14 @@ def run_export(paths: list[str], options: ExportOptions, *, color: bool = True) 
         failed = f"; {len(result.errors):,} unreadable" if result.errors else ""
         note(f"{result.out}: {result.read:,} sessions, {result.spans:,} spans{failed}")
     return result.status
+
+
+class _CallableModule(type(sys)):
+    """``dshctl.export`` is both this package and the function: importing a submodule (``dshctl.export.schema``)
+    makes the package the ``dshctl`` attribute, and calling it still exports."""
+
+    def __call__(self, *args, **kwargs):
+        return export(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -232,7 +232,7 @@ class SessionSpans:
 
     def __init__(self, handle, session_key: str, extras: Extras, *, seeded: bool):
         self.handle = handle
-        self.session = session_key
+        self.key = session_key
         self.extras = extras
         self.root = span_id(session_key, "invoke_agent", 0)
         self.seeded = seeded  # a cut may still mark rows inherited: hold every span until the end
@@ -310,11 +310,11 @@ class SessionSpans:
 
     # spans
     def _unique(self, kind: str, seq: Any) -> str:
-        value = span_id(self.session, kind, seq)
+        value = span_id(self.key, kind, seq)
         n = 0
         while value in self.used:
             n += 1
-            value = span_id(self.session, kind, f"{seq}#{n}")
+            value = span_id(self.key, kind, f"{seq}#{n}")
         self.used.add(value)
         return value
 

@@ -198,7 +198,7 @@ def _list_column(name: str, wire: str, item: mi.Type, nullable: bool, get: Calla
     item, _ = _strip(item)
     if isinstance(item, mi.StructType):
         members = record_columns(item.cls)
-        struct = "STRUCT(" + ", ".join(f"{quote(m.name)} {m.type}" for m in members) + ")[]"
+        struct = "STRUCT(" + ", ".join(f"{m.name} {m.type}" for m in members) + ")[]"
         getters = [(m.name, m.get) for m in members]
 
         def rows(record: Any) -> Any:
