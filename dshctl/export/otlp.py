@@ -6,8 +6,10 @@ The trace of a session (one trace per top-level session; a subagent session join
 
 * ``invoke_agent dsh`` (INTERNAL) — the session: ``gen_ai.operation.name`` "invoke_agent",
   ``gen_ai.agent.id`` / ``gen_ai.conversation.id`` the session id. A subagent session's span is the child
-  of the parent's ``execute_tool`` span that started it (the ``subagent/catalog`` event naming the child,
-  else the call running when the child was created), else of the parent's session span. A fork (a
+  of the parent's ``execute_tool`` span that started it (the call running at the ``subagent/catalog``
+  event naming the child, else the call running when the child was created, else the latest call whose
+  name says agent or task before it — a subagent run in the background outlives its call), else of the
+  parent's session span. A fork (a
   seeded session that is not a subagent) is a trace of its own with a span link to its parent's.
 * ``turn {n}`` (INTERNAL) — each turn, ``turn/start`` → ``turn/end``.
 * ``chat {model}`` (CLIENT) — each model-call settlement (the ``steps`` table's rows): the request point
@@ -586,10 +588,14 @@ def link_sessions(results: list[TraceResult]) -> dict[str, tuple[str, str | None
                     return running[-1]["id"]
         created = child.created_at
         if created is not None:
-            around = [span for span in parent.tool_spans
-                      if span["called"] is not None and span["called"] <= created and (span["result"] is None or created <= span["result"])]
+            before = [span for span in parent.tool_spans if span["called"] is not None and span["called"] <= created]
+            around = [span for span in before if span["result"] is None or created <= span["result"]]
             if around:
                 return around[-1]["id"]
+            # a subagent run in the background outlives its call: the latest agent-starting call before it
+            agents = [span for span in before if any(word in (span["name"] or "").lower() for word in ("agent", "task"))]
+            if agents:
+                return agents[-1]["id"]
         return parent.root_span
 
     placed: dict[str, tuple[str, str | None, list]] = {}

@@ -297,7 +297,10 @@ def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)
                for i in range(len(columns))]
-    specs = [Column(name, "right", number=True) if numeric[i] else Column(name, "left", fold=True)
+    # too wide for the terminal: text folds first, then the last columns are hidden (the footer names them)
+    last = len(columns)
+    specs = [Column(name, "right", number=True, drop=None if i == 0 else last - i) if numeric[i]
+             else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
     caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
     print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color)
