@@ -239,6 +239,8 @@ def test_schema_types_timestamps_nullability_and_metadata(tmp_path, prices):
                 assert nulls == 0, (name, column.name)
         meta = dict(con.execute(f"SELECT key::VARCHAR, value::VARCHAR FROM parquet_kv_metadata('{dataset}/{name}/**/*.parquet')").fetchall())
         assert meta["dshctl.schema"] == SCHEMA and meta["dshctl.table"] == name
+    for name in TABLES:  # every row names its session and log
+        assert con.execute(f"SELECT count(*) FROM {name} WHERE session_id IS NULL OR path = ''").fetchone()[0] == 0, name
     logical = dict(con.execute(
         f"SELECT name, logical_type FROM parquet_schema('{dataset}/steps/**/*.parquet') WHERE name IN ('settled_at', 'cost_total')").fetchall())
     assert "isAdjustedToUTC=1" in logical["settled_at"] and "MICROS" in logical["settled_at"]

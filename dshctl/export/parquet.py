@@ -172,7 +172,7 @@ def export_log(ref, *, spool_dir: str, prices, partition_by: str | None, names: 
     try:
         log = open_log(ref)
         try:
-            session = LogPass(log, spool, prices=prices).run()
+            session = LogPass(log, spool, prices=prices, path=str(path)).run()
         finally:
             log.close()
     except BaseException:

@@ -76,11 +76,12 @@ def image_record(ref) -> ImageRecord:
 class LogPass:
     """Read one opened log once and feed ``sink``. ``extra`` readers get every event too (``feed``)."""
 
-    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = ()):
+    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = (), path: str | None = None):
         from ..images.scan import ImageScan, ImageScanner
         from ..stats import stats_fold
 
         self.log = log
+        self.path = path if path is not None else log.display  # the rows' ``path`` (a dataset's key of the log)
         self.sink = sink
         self.extra = extra
         self.fold = stats_fold(log, prices=prices, keep_turns=True, keep_settlements=True)
@@ -121,7 +122,7 @@ class LogPass:
                     self._drain()
         fold.finish()
         self._drain()
-        images = [image_record(ref) for ref in self.images.scan.refs]
+        images = [_placed(image_record(ref), self.keys["session_id"], self.path) for ref in self.images.scan.refs]
         if images:
             keys = dict(self.keys)
             for record, model in zip(images, self.image_models):
@@ -131,6 +132,7 @@ class LogPass:
         if any(self.at_cut.values()):
             self.sink.inherited_before(self.at_cut)
         session = folded_stats(self.log, fold).session
+        session.path = self.path
         self.sink.session(session, {**self.keys, "model": main_model(session)})
         return session
 
@@ -149,7 +151,7 @@ class LogPass:
         settlements, fold.settlement_rows = fold.settlement_rows, []
         calls, fold.tool_call_rows = fold.tool_call_rows, []
         turns, fold.turn_rows = fold.turn_rows, []
-        session_id, path = keys["session_id"], self.log.display
+        session_id, path = keys["session_id"], self.path
         if settlements:
             for row in settlements:
                 if row.ended or row.attempt is None:
