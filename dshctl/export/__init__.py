@@ -194,15 +194,8 @@ def _parquet(paths: list[str], options: ExportOptions, color: bool) -> ExportRes
         finally:
             writer.close()
             shutil.rmtree(spool, ignore_errors=True)
-        for r in done:
-            for table, count in r.rows.items():
-                result.rows[table] = result.rows.get(table, 0) + count
-        for entry in manifest.logs.values():
-            for table, count in entry.rows.items():
-                result.dataset_rows[table] = result.dataset_rows.get(table, 0) + count
-        for table in TABLES:
-            result.rows.setdefault(table, 0)
-            result.dataset_rows.setdefault(table, 0)
+        result.rows = {table: sum(r.rows.get(table, 0) for r in done) for table in TABLES}
+        result.dataset_rows = {table: sum(entry.rows.get(table, 0) for entry in manifest.logs.values()) for table in TABLES}
     warnings.report()
     return result
 
