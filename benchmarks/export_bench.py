@@ -19,6 +19,18 @@ every command alike):
 Peak RSS is the largest of the command's processes (its own and its workers', ``RUSAGE_CHILDREN`` of a
 wrapper: Linux reports the maximum over every waited-for descendant). Target: under 300 MB.
 
+Measured on 2026-12-01 (2 cores shared with other work; medians of 3, the large log of 2)::
+
+    1,200-session root (156 MB of JSON)   wall s  × stats  peak RSS MB
+      stats --json (floor)                  6.80     1.00         33.0
+      export (first run)                   12.75     1.88        108.9
+      export (unchanged input)              0.45     0.07         27.9   (3.5 % of the first run)
+      export --format otlp                 11.87     1.75         36.8
+    large log (bench shape, 76,778 turns, 1.00 GiB of JSON)
+      stats --json (floor)                 41.07     1.00         43.8
+      export (first run)                   42.86     1.04        204.0
+      export (unchanged input)              0.14     0.00         23.6   (0.3 % of the first run)
+
 Usage::
 
     python benchmarks/export_bench.py [--runs 3] [--size-gb 1] [--dir /tmp/dshctl-export-bench] [--skip-large] [--skip-many]
