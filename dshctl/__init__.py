@@ -34,8 +34,12 @@ _API = {
     "stats": ("dshctl.api", "stats"),
     "timeline": ("dshctl.api", "timeline"),
     "validate": ("dshctl.api", "validate"),
+    "export": ("dshctl.api", "export"),
+    "sql": ("dshctl.api", "sql"),
     # their options
     "CatOptions": ("dshctl.options", "CatOptions"),
+    "ExportOptions": ("dshctl.options", "ExportOptions"),
+    "SqlOptions": ("dshctl.options", "SqlOptions"),
     "GrepOptions": ("dshctl.options", "GrepOptions"),
     "ImagesOptions": ("dshctl.options", "ImagesOptions"),
     "LsOptions": ("dshctl.options", "LsOptions"),

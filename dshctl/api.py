@@ -20,7 +20,18 @@ import os
 from typing import Any, Iterable, Iterator, TypeVar, Union
 
 from .errors import EXIT_FINDINGS, EXIT_OK, LogFailure, UsageError
-from .options import CatOptions, GrepOptions, ImagesOptions, LsOptions, Options, ReplayOptions, StatsOptions, ValidateOptions
+from .options import (
+    CatOptions,
+    ExportOptions,
+    GrepOptions,
+    ImagesOptions,
+    LsOptions,
+    Options,
+    ReplayOptions,
+    SqlOptions,
+    StatsOptions,
+    ValidateOptions,
+)
 from .options.base import chosen_log, chosen_logs
 
 Source = Union[str, "os.PathLike[str]", Any]
@@ -57,13 +68,15 @@ def _spec(source: Any) -> Any:
 
 def _many(paths: Source | Iterable[Source] | None, options: Options) -> list[Any]:
     """PATHs as a many-log command takes them (none: the sessions root), and ``--latest``."""
+    return chosen_logs([_spec(path) for path in _given(paths)], options)
+
+
+def _given(paths: Source | Iterable[Source] | None) -> list[Any]:
     if paths is None:
-        given: list[Any] = []
-    elif isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Iterable):
-        given = [paths]
-    else:
-        given = list(paths)
-    return chosen_logs([_spec(path) for path in given], options)
+        return []
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Iterable):
+        return [paths]
+    return list(paths)
 
 
 def _one(path: Source | None, options: Options) -> Any:
@@ -321,3 +334,24 @@ def _closing(resource: Any, produce) -> Iterator[Any]:
         yield from produce(resource)
     finally:
         resource.close()
+
+
+# ---------------------------------------------------------------------------------- export and sql
+
+
+def export(paths: Source | Iterable[Source] | None = None, options: ExportOptions | None = None, **fields: Any):
+    """``dshctl export`` of one log or many (none: the sessions root): an
+    :class:`~dshctl.export.ExportResult` (logs read, unchanged, removed; rows per table; ``errors``)."""
+    from .export import export_logs
+
+    options = _options(ExportOptions, options, fields)
+    return export_logs([_spec(path) for path in _given(paths)], options)
+
+
+def sql(query: str, paths: Source | Iterable[Source] | None = None, options: SqlOptions | None = None, **fields: Any):
+    """``dshctl sql QUERY``: the rows of ``query`` over the tables of ``paths`` (logs, roots or datasets
+    written by :func:`export`; none: the sessions root), an :class:`~dshctl.export.sql.SqlResult`."""
+    from .export.sql import query_rows
+
+    options = _options(SqlOptions, options, fields)
+    return query_rows(query, [_spec(path) for path in _given(paths)], options)

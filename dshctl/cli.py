@@ -19,12 +19,24 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from . import __version__
-from .options import CatOptions, GrepOptions, ImagesOptions, LsOptions, Option, Options, ReplayOptions, StatsOptions, ValidateOptions
+from .options import (
+    CatOptions,
+    ExportOptions,
+    GrepOptions,
+    ImagesOptions,
+    LsOptions,
+    Option,
+    Options,
+    ReplayOptions,
+    SqlOptions,
+    StatsOptions,
+    ValidateOptions,
+)
 from .options.base import NO_COLOR
 
 app = typer.Typer(
     name="dshctl",
-    help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images.",
+    help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images, export, sql.",
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode=None,
@@ -207,6 +219,31 @@ def replay(path: str | None, options: ReplayOptions) -> int:
     from .replay import run_replay
 
     return run_replay(path, options)
+
+
+@_command(ExportOptions, PATHS)
+def export(paths: list[str] | None, options: ExportOptions) -> int:
+    """Write the sessions as Parquet tables (sessions, turns, steps, tool_calls, images) or as OpenTelemetry traces."""
+    from .export import run_export
+
+    return run_export(paths or [], options)
+
+
+@_command(
+    SqlOptions,
+    _Argument("query", str, typer.Argument(..., help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
+    _Argument(
+        "paths",
+        Optional[List[str]],
+        typer.Argument(None, help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+    ),
+    cls=_PlainUsage,
+)
+def sql(query: str, paths: list[str] | None, options: SqlOptions) -> int:
+    """Query the sessions with SQL (DuckDB, in process): the export's tables as views."""
+    from .export.sql import run_sql
+
+    return run_sql(query, paths or [], options)
 
 
 def main() -> None:

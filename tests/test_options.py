@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from dshctl import options as options_module
 from dshctl.cli import app
 from dshctl.errors import UsageError
-from dshctl.options import CatOptions, GrepOptions, ImagesOptions, LsOptions, Options, ReplayOptions, StatsOptions, ValidateOptions
+from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions, LsOptions, Options, ReplayOptions, SqlOptions, StatsOptions, ValidateOptions
 from dshctl.options import base
 from dshctl.options.window import Window
 
@@ -37,10 +37,12 @@ TOUR = SAMPLES / "tour.session.v4.jsonl"
 
 COMMANDS = {
     "cat": CatOptions,
+    "export": ExportOptions,
     "grep": GrepOptions,
     "images": ImagesOptions,
     "ls": LsOptions,
     "replay": ReplayOptions,
+    "sql": SqlOptions,
     "stats": StatsOptions,
     "validate": ValidateOptions,
 }

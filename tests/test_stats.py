@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
+import msgspec
 import pytest
 
-from dshctl.stats import LogStats, log_stats
+from dshctl.stats import LogStats
+from dshctl.stats import log_stats as library_log_stats
 from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,
@@ -26,12 +29,30 @@ from dshctl.stats.figures import (
 )
 from dshctl.options import StatsOptions
 from dshctl.options.window import parse_time_ms
+from dshctl.stats.records import Percentiles
 from dshctl.errors import UsageError
 
 from stats_logs import FILE_NAMES, fixture_form, generations
 
 GENERATIONS = ("v0", "v2", "v3", "v4")
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def as_json(result: LogStats) -> SimpleNamespace:
+    """A log's statistics with its records as ``stats --json`` writes them (camelCase keys): the
+    expectations below are the documented output."""
+    rows = msgspec.to_builtins
+    return SimpleNamespace(
+        session=rows(result.session),
+        turns=None if result.turns is None else rows(result.turns),
+        steps=None if result.steps is None else rows(result.steps),
+        samples=result.samples,
+        skipped=result.skipped,
+    )
+
+
+def log_stats(*args, **kwargs) -> SimpleNamespace:
+    return as_json(library_log_stats(*args, **kwargs))
 
 
 def write_log(tmp_path: Path, scenario: str, gen: str) -> Path:
@@ -41,11 +62,11 @@ def write_log(tmp_path: Path, scenario: str, gen: str) -> Path:
     return path
 
 
-def stats(tmp_path: Path, scenario: str, gen: str, by: str = "step") -> LogStats:
+def stats(tmp_path: Path, scenario: str, gen: str, by: str = "step") -> SimpleNamespace:
     return log_stats(write_log(tmp_path, scenario, gen), StatsOptions(by=by))
 
 
-def comparable(result: LogStats) -> tuple:
+def comparable(result: SimpleNamespace) -> tuple:
     """What must be identical in every generation (seqs, paths and file facts differ)."""
     session = {k: v for k, v in result.session.items() if k not in ("path", "generation", "events", "warnings", "cut")}
     rows = [{k: v for k, v in row.items() if k != "path"} for row in (result.steps or result.turns or [])]
@@ -439,9 +460,9 @@ def test_occupancy_rounds_like_javascript_and_clamps():
 
 def test_nearest_rank_percentiles():
     # n = 10: p50 → rank 5, p90 → rank 9, p99 → rank 10
-    assert percentiles(range(1, 11)) == {"n": 10, "p50": 5, "p90": 9, "p99": 10}
-    assert percentiles([]) == {"n": 0, "p50": None, "p90": None, "p99": None}
-    assert counter_percentiles(Counter({1: 98, 7: 1, 1500: 1})) == {"n": 100, "p50": 1, "p90": 1, "p99": 7}
+    assert percentiles(range(1, 11)) == Percentiles(n=10, p50=5, p90=9, p99=10)
+    assert percentiles([]) == Percentiles(n=0, p50=None, p90=None, p99=None)
+    assert counter_percentiles(Counter({1: 98, 7: 1, 1500: 1})) == Percentiles(n=100, p50=1, p90=1, p99=7)
 
 
 def test_dsh_display_formats():

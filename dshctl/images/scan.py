@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..reader import Log
     from ..source import LogRef
 
-__all__ = ["ID_PATTERN", "MAX_NESTING", "ImageRef", "Offload", "ImageScan", "scan_log", "scan_images"]
+__all__ = ["ID_PATTERN", "MAX_NESTING", "ImageRef", "Offload", "ImageScan", "ImageScanner", "scan_log", "scan_images"]
 
 ID_PATTERN = re.compile(r"sha256:([0-9a-f]{64})")
 """dsh's local-store id pattern (``packages/attachment/attachment-local/src/store.ts``); use fullmatch."""
@@ -240,12 +240,25 @@ def _block_ends(event) -> Iterator[dict]:
 
 def scan_log(log: Log) -> ImageScan:
     """Every image reference of one opened log, in log order, with ``image/offload`` marks applied."""
-    scan = ImageScan(path=log.display, log_file=None if log.ref.path is None else str(log.ref.path))
-    position = Position()
-    by_target: dict[int, tuple[str, list[ImageRef], int]] = {}
+    scanner = ImageScanner(ImageScan(path=log.display, log_file=None if log.ref.path is None else str(log.ref.path)))
     for event in log.events():
+        scanner.feed(event)
+    return scanner.scan
+
+
+class ImageScanner:
+    """:func:`scan_log` one event at a time (``feed`` each event in log order), for readers that make
+    one pass for several purposes (``dshctl export``)."""
+
+    def __init__(self, scan: ImageScan):
+        self.scan = scan
+        self.position = Position()
+        self.by_target: dict[int, tuple[str, list[ImageRef], int]] = {}
+
+    def feed(self, event) -> None:
+        scan = self.scan
         kind = event.type
-        event_turn, event_step = position.place(event)
+        event_turn, event_step = self.position.place(event)
         n = 0
         offload_count = 0
         refs_here: list[ImageRef] = []
@@ -286,11 +299,10 @@ def scan_log(log: Log) -> ImageScan:
                 for at, block, _ in _walk([chunk.get("block")], f"stream.block-end[{k}].block", countable=False):
                     take(where, at.replace(".block[0]", ".block", 1), block, None)
         if kind in _OFFLOAD_TARGETS:
-            by_target[event.seq] = (kind, refs_here, offload_count)
+            self.by_target[event.seq] = (kind, refs_here, offload_count)
         elif kind == "image/offload":
-            _apply_offload(event, by_target, scan)
+            _apply_offload(event, self.by_target, scan)
         scan.refs.extend(refs_here)
-    return scan
 
 
 def _apply_offload(event, by_target: dict, scan: ImageScan) -> None:

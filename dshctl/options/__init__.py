@@ -4,10 +4,12 @@
 command                   options type
 ========================  =====================
 ``dshctl cat``            :class:`CatOptions`
+``dshctl export``         :class:`ExportOptions`
 ``dshctl grep``           :class:`GrepOptions`
 ``dshctl images``         :class:`ImagesOptions`
 ``dshctl ls``             :class:`LsOptions`
 ``dshctl replay``         :class:`ReplayOptions`
+``dshctl sql``            :class:`SqlOptions`
 ``dshctl stats``          :class:`StatsOptions`
 ``dshctl validate``       :class:`ValidateOptions`
 ========================  =====================
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from .base import Option, Options, chosen_log, chosen_logs
 from .cat import CatOptions
+from .export import ExportOptions, SqlOptions
 from .grep import GrepOptions
 from .images import ImagesOptions
 from .ls import LsOptions
@@ -30,12 +33,14 @@ from .validate import ValidateOptions
 
 __all__ = [
     "CatOptions",
+    "ExportOptions",
     "GrepOptions",
     "ImagesOptions",
     "LsOptions",
     "Option",
     "Options",
     "ReplayOptions",
+    "SqlOptions",
     "StatsOptions",
     "ValidateOptions",
     "chosen_log",

@@ -1,9 +1,15 @@
 """``dshctl stats``: dsh's own statistics — per session, turn and step — for one log or thousands.
 
 Library use: :func:`dshctl.stats` (one log or many, a :class:`~dshctl.api.StatsResult`); inside,
-:func:`log_stats` reads one log into a :class:`LogStats`, whose records are the JSON objects
-``dshctl stats --json`` prints. The figures and their null rules are documented in the man page (``dshctl(1)``, STATS RECORDS)
-and in :mod:`dshctl.stats.fold`.
+:func:`log_stats` reads one log into a :class:`LogStats`::
+
+    from dshctl.stats import log_stats
+    result = log_stats("session.v4.jsonl.zstd", StatsOptions(by="step"))
+    result.session.mean_ttft_ms, result.steps[0].tokens_per_second
+
+Its records are the Structs of :mod:`dshctl.stats.records`, which ``dshctl stats --json`` prints
+(camelCase keys: ``meanTtftMs``). The figures and their null rules are documented in the man page
+(``dshctl(1)``, STATS RECORDS) and in :mod:`dshctl.stats.fold`.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from ..options import StatsOptions, chosen_logs
 from .aggregate import Aggregate
 from .fold import StatsFold
 from .prices import PriceTable
+from .records import LogError, Record
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import SESSION_KEYED, Rollup
 
@@ -49,11 +56,17 @@ def log_stats(source: Any, options: StatsOptions | None = None, *, prices: Price
         log.close()
         return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
     by = options.record_by
-    seed_length = log.cut if log.generation <= 1 else None
-    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
-    fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
+    fold = stats_fold(log, prices=prices, keep_turns=by == "turn", keep_steps=by == "step")
     fold.run(log.events())
     return folded_stats(log, fold, by=by, salvage=options.salvage)
+
+
+def stats_fold(log, *, prices: PriceTable | None = None, **keep: bool) -> StatsFold:
+    """The fold of one opened log: its fork/seed cut, costs at the prices in force at its start, and the
+    rows ``keep`` asks for (``keep_turns``, ``keep_steps``, ``keep_settlements``)."""
+    seed_length = log.cut if log.generation <= 1 else None
+    pricing = prices.for_session(_start_ms(log.header.createdAt)) if prices is not None else None
+    return StatsFold(seed_length=seed_length, pricing=pricing, **keep)
 
 
 def _start_ms(created: Any) -> int | None:
@@ -95,7 +108,7 @@ class StatsRun:
         self.salvaged = 0  # logs read past damage
         self.aggregate = Aggregate()
         self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
-        self.errors: list[dict] = []
+        self.errors: list[LogError] = []
         self.failures: list[LogFailure] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
@@ -116,21 +129,22 @@ class StatsRun:
                     raise result
                 self.warnings.add(ref.display, _located_message(result))
                 aggregate.failed += 1
-                self.errors.append({"path": ref.display, "error": result.message})
+                self.errors.append(LogError(path=ref.display, error=result.message))
                 self.failures.append(LogFailure(ref.display, result))
                 continue
             if result.skipped:
                 aggregate.skipped += 1
                 continue
-            for text in result.session["warnings"]:
+            session = result.session
+            for text in session.warnings:
                 self.warnings.add(ref.display, text)
-            self.salvaged += bool(result.session.get("gaps"))
+            self.salvaged += bool(session.gaps)
             aggregate.add(result.session, result.samples)
             if self.rollup is not None:
                 self.rollup.add(result.session, result.samples)
             yield result
 
-    def records(self) -> Iterator[dict]:
+    def records(self) -> Iterator[Record]:
         """NDJSON: each log's session record, or its turn or step records, as the log is read (all logs
         first when they are sorted or cut); a rollup's rows and its total."""
         by = self.options.by
@@ -167,7 +181,7 @@ class StatsRun:
             collected.rows = self._ordered(collected.rows)
         return collected
 
-    def _ordered(self, rows: list[dict]) -> list[dict]:
+    def _ordered(self, rows: list) -> list:
         from .rollup import COST_SORT, cost_currencies, ordered
 
         options = self.options
@@ -202,7 +216,7 @@ class StatsRun:
         if priced is None or self.prices is None or self.quiet:
             return
         for model in priced.unpriced_models():
-            missing = missing_price(self.prices, model, pool.models.get(model, {}))
+            missing = missing_price(self.prices, model, pool.models.get(model, {}))  # the pooled sums
             note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         currencies = sorted(priced.costs.by_currency)
         if len(currencies) > 1:
@@ -289,8 +303,8 @@ def _prices_hint() -> str:
 class RollupTable(msgspec.Struct):
     """A rollup's rows as shown (sorted, cut to ``--top``), its total over all rows, and how many there were."""
 
-    rows: list[dict]
-    total: dict
+    rows: list
+    total: Record
     count: int
 
 
@@ -300,8 +314,8 @@ class _Collected:
     __slots__ = ("sessions", "rows", "spark")
 
     def __init__(self) -> None:
-        self.sessions: list[dict] = []
-        self.rows: list[dict] = []
+        self.sessions: list = []
+        self.rows: list = []
         self.spark: Any = None
 
 

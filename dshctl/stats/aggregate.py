@@ -22,17 +22,36 @@ from .figures import (
     cache_hit_percent,
     counter_percentiles,
     mean,
+    mean_and_percentiles,
     number,
     percent_number,
     percentiles,
     rate,
 )
 from .prices import CostSum
+from .records import (
+    UNSET,
+    AggregateOwnFigures,
+    AggregatePercentiles,
+    AggregateRecord,
+    MeterTotals,
+    ModelRecord,
+    ModelTotals,
+    PrefixCounts,
+    RetryWaste,
+    SessionRecord,
+)
 from .results import OBSERVATIONS, InheritedPrefix, StatsSamples
 
-_SUMMED = ("llmMs", "toolMs", "ttftMs", "decodeMs", "decodeTokens", "reasoningTokens")
-_BUCKETS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
-_MODEL_DERIVED = ("model", "meanTtftMs", "tokensPerSecond", "billedInputTokens", "costs")
+_SUMMED = ("llm_ms", "tool_ms", "ttft_ms", "decode_ms", "decode_tokens", "reasoning_tokens")
+_BUCKETS = ("uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+_WASTE = ("failed_attempts", "billed_input_tokens", "output_tokens", "attempt_ms", "backoff_ms")
+MODEL_SUMMED = (
+    "settlements", "messages", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens",
+    "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens", "steps", "turns", "llm_ms", "tool_ms", "reasoning_tokens",
+)
+"""The figures of a session's model entry that add up across sessions (the others are ratios of them)."""
+_TOOL_SUMMED = ("calls", "failures", "tool_ms")
 
 
 def _plus_nullable(total, value, sign: int = 1):
@@ -42,21 +61,24 @@ def _plus_nullable(total, value, sign: int = 1):
     return sign * value if total is None else total + sign * value
 
 
-def _buckets_record(buckets: dict) -> dict:
+def buckets_fields(buckets: dict) -> dict:
+    """The five token buckets and the cache hit of pooled sums (attribute name → value), as keyword
+    arguments of a record."""
+    uncached = buckets["uncached_input_tokens"]
+    read = buckets["cache_read_tokens"]
+    write = buckets["cache_write_tokens"]
     billed = None
     hit = None
-    if buckets["uncachedInputTokens"] is not None:
-        billed = buckets["uncachedInputTokens"] + (buckets["cacheReadTokens"] or 0) + (buckets["cacheWriteTokens"] or 0)
-        hit = cache_hit_percent(
-            buckets["cacheReadTokens"] or 0, billed, buckets["uncachedInputTokens"] + (buckets["cacheWriteTokens"] or 0)
-        )
+    if uncached is not None:
+        billed = uncached + (read or 0) + (write or 0)
+        hit = cache_hit_percent(read or 0, billed, uncached + (write or 0))
     return {
-        "uncachedInputTokens": buckets["uncachedInputTokens"],
-        "cacheReadTokens": buckets["cacheReadTokens"],
-        "cacheWriteTokens": buckets["cacheWriteTokens"],
-        "billedInputTokens": billed,
-        "outputTokens": buckets["outputTokens"],
-        "cacheHitPercent": percent_number(hit),
+        "uncached_input_tokens": uncached,
+        "cache_read_tokens": read,
+        "cache_write_tokens": write,
+        "billed_input_tokens": billed,
+        "output_tokens": buckets["output_tokens"],
+        "cache_hit_percent": percent_number(hit),
     }
 
 
@@ -85,14 +107,14 @@ class PricedTokens:
         self.costs = CostSum()
         self.unpriced: dict[str | None, int] = {}
 
-    def add_model(self, entry: dict, sign: int) -> None:
-        if "costs" not in entry:
+    def add_model(self, entry: ModelRecord, sign: int) -> None:
+        if entry.costs is UNSET:
             return
-        if entry["costs"] is not None:
-            self.costs.add_record(entry["costs"], sign)
+        if entry.costs is not None:
+            self.costs.add_record(entry.costs, sign)
             return
-        tokens = (entry["billedInputTokens"] or 0) + (entry["outputTokens"] or 0)
-        self.unpriced[entry["model"]] = self.unpriced.get(entry["model"], 0) + sign * tokens
+        tokens = (entry.billed_input_tokens or 0) + (entry.output_tokens or 0)
+        self.unpriced[entry.model] = self.unpriced.get(entry.model, 0) + sign * tokens
 
     def add(self, other: "PricedTokens") -> None:
         for currency, sums in other.costs.by_currency.items():
@@ -104,18 +126,19 @@ class PricedTokens:
         return sorted((model for model, tokens in self.unpriced.items() if tokens), key=lambda m: (m is None, m or ""))
 
     def fields(self) -> dict:
-        """``costs`` (null when a model without a price has tokens here, or currencies differ),
-        ``costsByCurrency`` and ``unpricedModels``."""
+        """``costs`` (None when a model without a price has tokens here, or currencies differ),
+        ``costs_by_currency`` and ``unpriced_models``, as keyword arguments of a record."""
         unpriced = self.unpriced_models()
         return {
             "costs": None if unpriced else self.costs.record(),
-            "costsByCurrency": self.costs.records(),
-            "unpricedModels": unpriced,
+            "costs_by_currency": self.costs.records(),
+            "unpriced_models": unpriced,
         }
 
 
 class _Pool:
-    """Sums and observations pooled over session records (or inherited prefixes, added or taken away)."""
+    """Sums and observations pooled over session records (or inherited prefixes, added or taken away).
+    Keyed by the records' attribute names."""
 
     def __init__(self) -> None:
         self.turns = 0
@@ -129,10 +152,10 @@ class _Pool:
         self.attempts = 0
         self.retries = 0
         self.tool_calls = 0
-        self.waste = {"failedAttempts": 0, "billedInputTokens": 0, "outputTokens": 0, "attemptMs": None, "backoffMs": None}
-        self.models: dict[str | None, dict] = {}
+        self.waste: dict[str, int | None] = {"failed_attempts": 0, "billed_input_tokens": 0, "output_tokens": 0, "attempt_ms": None, "backoff_ms": None}
+        self.models: dict[str | None, dict] = {}  # route → its MODEL_SUMMED sums
         self.model_costs: dict[str | None, PricedTokens] = {}
-        self.tools: dict[str | None, dict] = {}
+        self.tools: dict[str | None, dict] = {}  # name → its _TOOL_SUMMED sums
         self.legacy: dict[str, int | None] = {key: None for key in _BUCKETS}
         self.priced: PricedTokens | None = None  # None until a record with costs is added
 
@@ -141,44 +164,46 @@ class _Pool:
         lacks, as dsh lacks it in fixture form); ``reasoningTokens``, which dsh never sums, stays null."""
         for sums in (self.sums, self.buckets, self.legacy, self.waste):
             for key, value in sums.items():
-                if value is None and key != "reasoningTokens":
+                if value is None and key != "reasoning_tokens":
                     sums[key] = 0
         self.stall_ms = 0 if self.stall_ms is None else self.stall_ms
 
-    def add_record(self, record: dict, sign: int = 1) -> None:
+    def add_record(self, record: SessionRecord, sign: int = 1) -> None:
         """Add (sign 1) or take away (sign -1) a session record's pooled figures."""
-        self.turns += sign * record["turns"]
-        self.steps += sign * record["steps"]
-        self.ttft_steps += sign * record["ttftSteps"]
+        self.turns += sign * record.turns
+        self.steps += sign * record.steps
+        self.ttft_steps += sign * record.ttft_steps
+        sums = self.sums
         for key in _SUMMED:
-            self.sums[key] = _plus_nullable(self.sums[key], record.get(key), sign)
+            sums[key] = _plus_nullable(sums[key], getattr(record, key), sign)
+        buckets = self.buckets
         for key in _BUCKETS:
-            self.buckets[key] = _plus_nullable(self.buckets[key], record[key], sign)
-        own = record["dshctl"]
-        self.stalls += sign * own["stalls"]
-        self.stall_ms = _plus_nullable(self.stall_ms, own["stallMs"], sign)
-        self.attempts += sign * own["attempts"]
-        self.retries += sign * own["retries"]
-        self.tool_calls += sign * own["toolCalls"]
-        for key, value in own["retryWaste"].items():
-            self.waste[key] = _plus_nullable(self.waste[key], value, sign)
+            buckets[key] = _plus_nullable(buckets[key], getattr(record, key), sign)
+        own = record.dshctl
+        self.stalls += sign * own.stalls
+        self.stall_ms = _plus_nullable(self.stall_ms, own.stall_ms, sign)
+        self.attempts += sign * own.attempts
+        self.retries += sign * own.retries
+        self.tool_calls += sign * own.tool_calls
+        waste = self.waste
+        for key in _WASTE:
+            waste[key] = _plus_nullable(waste[key], getattr(own.retry_waste, key), sign)
+        legacy = self.legacy
         for key in _BUCKETS:
-            self.legacy[key] = _plus_nullable(self.legacy[key], own["tokenMeter011"][key], sign)
-        for entry in own["models"]:
-            merged = self.models.setdefault(entry["model"], {"model": entry["model"]})
-            for key, value in entry.items():
-                if key not in _MODEL_DERIVED:
-                    merged[key] = _plus_nullable(merged.get(key), value, sign)
-            if "costs" in entry:
+            legacy[key] = _plus_nullable(legacy[key], getattr(own.token_meter011, key), sign)
+        for entry in own.models:
+            merged = self.models.setdefault(entry.model, {})
+            for key in MODEL_SUMMED:
+                merged[key] = _plus_nullable(merged.get(key), getattr(entry, key), sign)
+            if entry.costs is not UNSET:
                 if self.priced is None:
                     self.priced = PricedTokens()
                 self.priced.add_model(entry, sign)
-                self.model_costs.setdefault(entry["model"], PricedTokens()).add_model(entry, sign)
-        for entry in own.get("tools", ()):
-            merged = self.tools.setdefault(entry["name"], {"name": entry["name"]})
-            for key, value in entry.items():
-                if key != "name":
-                    merged[key] = _plus_nullable(merged.get(key), value, sign)
+                self.model_costs.setdefault(entry.model, PricedTokens()).add_model(entry, sign)
+        for entry in own.tools:
+            merged = self.tools.setdefault(entry.name, {})
+            for key in _TOOL_SUMMED:
+                merged[key] = _plus_nullable(merged.get(key), getattr(entry, key), sign)
 
     def add_samples(self, samples: StatsSamples) -> None:
         pooled = self.samples
@@ -202,13 +227,13 @@ class Aggregate:
         self.model_sessions: Counter = Counter()  # model → sessions whose log used it
         self.tool_sessions: Counter = Counter()
 
-    def add(self, session: dict, samples: StatsSamples) -> None:
+    def add(self, session: SessionRecord, samples: StatsSamples) -> None:
         self.sessions += 1
-        if isinstance(session["id"], str):
-            self.ids.add(session["id"])
-        own = session["dshctl"]
-        self.model_sessions.update(entry["model"] for entry in own["models"])
-        self.tool_sessions.update(entry["name"] for entry in own.get("tools", ()))
+        if isinstance(session.id, str):
+            self.ids.add(session.id)
+        own = session.dshctl
+        self.model_sessions.update(entry.model for entry in own.models)
+        self.tool_sessions.update(entry.name for entry in own.tools)
         self.pool.add_record(session)
         inherited = samples.inherited
         if inherited is None:
@@ -217,9 +242,9 @@ class Aggregate:
         # counted after the cut for now; record() adds the prefix back unless the parent is counted
         self.pool.add_record(inherited.record, -1)
         self.pool.add_samples(_after_cut(samples, inherited.samples))
-        self.prefixes.append((session["parentSession"], inherited))
+        self.prefixes.append((session.parent_session, inherited))
 
-    def settled(self, counted_ids: set | None = None) -> tuple[_Pool, dict]:
+    def settled(self, counted_ids: set | None = None) -> tuple[_Pool, PrefixCounts]:
         """The pool with every inherited prefix counted once: in the parent when it is counted (among
         ``counted_ids``, default this aggregate's sessions: a rollup row passes the whole run's), else in
         the child."""
@@ -234,78 +259,79 @@ class Aggregate:
             pool.add_record(inherited.record)
             pool.add_samples(inherited.samples)
             counted += 1
-        return pool, {"excluded": len(self.prefixes) - counted, "counted": counted}
+        return pool, PrefixCounts(excluded=len(self.prefixes) - counted, counted=counted)
 
-    def record(self, counted_ids: set | None = None) -> dict:
+    def record(self, counted_ids: set | None = None) -> AggregateRecord:
         pool, prefixes = self.settled(counted_ids)
         sums = pool.sums
         samples = pool.samples
-        tokens = _buckets_record(pool.buckets)
-        return {
-            "kind": "aggregate",
-            "sessions": self.sessions,
-            "failed": self.failed,
-            "skipped": self.skipped,
-            "inheritedPrefixes": prefixes,
-            "turns": pool.turns,
-            "steps": pool.steps,
-            "llmMs": sums["llmMs"],
-            "toolMs": sums["toolMs"],
-            "ttftMs": sums["ttftMs"],
-            "ttftSteps": pool.ttft_steps,
-            "meanTtftMs": number(mean(sums["ttftMs"], pool.ttft_steps)),
-            "decodeMs": sums["decodeMs"],
-            "decodeTokens": sums["decodeTokens"],
-            "tokensPerSecond": rate(sums["decodeTokens"], sums["decodeMs"]),
-            **tokens,
-            "reasoningTokens": sums["reasoningTokens"],
+        return AggregateRecord(
+            sessions=self.sessions,
+            failed=self.failed,
+            skipped=self.skipped,
+            inherited_prefixes=prefixes,
+            turns=pool.turns,
+            steps=pool.steps,
+            llm_ms=sums["llm_ms"],
+            tool_ms=sums["tool_ms"],
+            ttft_ms=sums["ttft_ms"],
+            ttft_steps=pool.ttft_steps,
+            mean_ttft_ms=number(mean(sums["ttft_ms"], pool.ttft_steps)),
+            decode_ms=sums["decode_ms"],
+            decode_tokens=sums["decode_tokens"],
+            tokens_per_second=rate(sums["decode_tokens"], sums["decode_ms"]),
+            **buckets_fields(pool.buckets),
+            reasoning_tokens=sums["reasoning_tokens"],
             **(pool.priced.fields() if pool.priced is not None else {}),
-            "percentileMethod": PERCENTILE_METHOD,
-            "percentiles": {
-                "ttftMs": percentiles(samples.ttft_ms),
-                "tokensPerSecond": percentiles(samples.tokens_per_second),
-                "outputTokensPerTurn": percentiles(samples.output_tokens_per_turn),
-                "billedInputTokensPerTurn": percentiles(samples.billed_input_tokens_per_turn),
-            },
-            "dshctl": {
-                "attempts": pool.attempts,
-                "retries": pool.retries,
-                "toolCalls": pool.tool_calls,
-                "providerTtftMs": _mean_and_percentiles(samples.provider_ttft_ms),
-                "firstVisibleMs": _mean_and_percentiles(samples.first_visible_ms),
-                "interTokenGapMs": counter_percentiles(samples.gaps),
-                "stalls": pool.stalls,
-                "stallMs": pool.stall_ms,
-                "retryWaste": pool.waste,
-                "models": _model_records(pool),
-                "tokenMeter011": _buckets_record(pool.legacy),
-            },
-        }
+            percentile_method=PERCENTILE_METHOD,
+            percentiles=AggregatePercentiles(
+                ttft_ms=percentiles(samples.ttft_ms),
+                tokens_per_second=percentiles(samples.tokens_per_second),
+                output_tokens_per_turn=percentiles(samples.output_tokens_per_turn),
+                billed_input_tokens_per_turn=percentiles(samples.billed_input_tokens_per_turn),
+            ),
+            dshctl=AggregateOwnFigures(
+                attempts=pool.attempts,
+                retries=pool.retries,
+                tool_calls=pool.tool_calls,
+                provider_ttft_ms=mean_and_percentiles(samples.provider_ttft_ms),
+                first_visible_ms=mean_and_percentiles(samples.first_visible_ms),
+                inter_token_gap_ms=counter_percentiles(samples.gaps),
+                stalls=pool.stalls,
+                stall_ms=pool.stall_ms,
+                retry_waste=RetryWaste(**pool.waste),
+                models=_model_records(pool),
+                token_meter011=MeterTotals(**buckets_fields(pool.legacy)),
+            ),
+        )
 
 
-_MODEL_KEYS = (
-    "model", "settlements", "messages", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens",
-    "billedInputTokens", "outputTokens", "ttftMs", "ttftSteps", "meanTtftMs", "decodeMs", "decodeTokens",
-    "tokensPerSecond",
-)
-
-
-def _model_records(pool: _Pool) -> list[dict]:
-    """The pooled model entries with the session record's keys, in its order."""
+def _model_records(pool: _Pool) -> list[ModelTotals]:
+    """The pooled model entries, as the session record's first keys."""
     records = []
     for route, entry in sorted(pool.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
         if not entry.get("settlements"):
             continue  # a model only the excluded prefixes used
-        entry = dict(entry)
-        if entry.get("uncachedInputTokens") is not None:
-            entry["billedInputTokens"] = entry["uncachedInputTokens"] + (entry["cacheReadTokens"] or 0) + (entry["cacheWriteTokens"] or 0)
-        entry["meanTtftMs"] = number(mean(entry["ttftMs"], entry["ttftSteps"]))
-        entry["tokensPerSecond"] = rate(entry["decodeTokens"], entry["decodeMs"])
-        records.append({key: entry.get(key) for key in _MODEL_KEYS})
+        uncached = entry.get("uncached_input_tokens")
+        billed = None
+        if uncached is not None:
+            billed = uncached + (entry.get("cache_read_tokens") or 0) + (entry.get("cache_write_tokens") or 0)
+        records.append(
+            ModelTotals(
+                model=route,
+                settlements=entry.get("settlements"),
+                messages=entry.get("messages"),
+                uncached_input_tokens=uncached,
+                cache_read_tokens=entry.get("cache_read_tokens"),
+                cache_write_tokens=entry.get("cache_write_tokens"),
+                billed_input_tokens=billed,
+                output_tokens=entry.get("output_tokens"),
+                ttft_ms=entry.get("ttft_ms"),
+                ttft_steps=entry.get("ttft_steps"),
+                mean_ttft_ms=number(mean(entry.get("ttft_ms"), entry.get("ttft_steps"))),
+                decode_ms=entry.get("decode_ms"),
+                decode_tokens=entry.get("decode_tokens"),
+                tokens_per_second=rate(entry.get("decode_tokens"), entry.get("decode_ms")),
+            )
+        )
     return records
-
-
-def _mean_and_percentiles(values) -> dict:
-    out = percentiles(values)
-    out["mean"] = number(mean(sum(values), len(values)))
-    return out

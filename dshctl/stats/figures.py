@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from ..humanize import format_duration, js_number, js_round
+from .records import MeanPercentiles, Percentiles
 
 PERCENTILES = (50, 90, 99)
 PERCENTILE_METHOD = "nearest-rank"
@@ -81,35 +82,37 @@ def number(x: float | None) -> int | float | None:
     return x
 
 
-def percentiles(values: Iterable[float]) -> dict:
-    """``{"n", "p50", "p90", "p99"}`` by nearest rank; the percentiles are null when ``n`` is 0."""
+def percentiles(values: Iterable[float]) -> Percentiles:
+    """``n``, ``p50``, ``p90``, ``p99`` by nearest rank; the percentiles are None when ``n`` is 0."""
     ordered = sorted(values)
-    out: dict = {"n": len(ordered)}
-    for p in PERCENTILES:
-        out[f"p{p}"] = number(nearest_rank(ordered, p))
-    return out
+    p50, p90, p99 = (number(nearest_rank(ordered, p)) for p in PERCENTILES)
+    return Percentiles(n=len(ordered), p50=p50, p90=p90, p99=p99)
 
 
-def counter_percentiles(counts: Counter) -> dict:
+def mean_and_percentiles(values: Sequence[float]) -> MeanPercentiles:
+    """:func:`percentiles` and the mean of the same values."""
+    ordered = sorted(values)
+    p50, p90, p99 = (number(nearest_rank(ordered, p)) for p in PERCENTILES)
+    return MeanPercentiles(n=len(ordered), p50=p50, p90=p90, p99=p99, mean=number(mean(sum(values), len(values))))
+
+
+def counter_percentiles(counts: Counter) -> Percentiles:
     """Nearest-rank percentiles of a value → count histogram."""
     n = sum(counts.values())
-    out: dict = {"n": n}
-    if n == 0:
-        for p in PERCENTILES:
-            out[f"p{p}"] = None
-        return out
-    targets = [(p, max(1, math.ceil(p / 100 * n))) for p in PERCENTILES]
-    cumulative = 0
-    it = iter(targets)
-    current = next(it)
-    for value in sorted(counts):
-        cumulative += counts[value]
-        while current is not None and cumulative >= current[1]:
-            out[f"p{current[0]}"] = value
-            current = next(it, None)
-        if current is None:
-            break
-    return out
+    found: dict[int, float] = {}
+    if n:
+        targets = [(p, max(1, math.ceil(p / 100 * n))) for p in PERCENTILES]
+        cumulative = 0
+        it = iter(targets)
+        current = next(it)
+        for value in sorted(counts):
+            cumulative += counts[value]
+            while current is not None and cumulative >= current[1]:
+                found[current[0]] = value
+                current = next(it, None)
+            if current is None:
+                break
+    return Percentiles(n=n, p50=found.get(50), p90=found.get(90), p99=found.get(99))
 
 
 def mean(total: float | None, n: int) -> float | None:

@@ -37,6 +37,7 @@ from array import array
 from typing import Any, Iterable
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ..model import Event, message_of, tool_result_blocks, tool_result_call_id
 from ..stream import (
@@ -48,7 +49,21 @@ from ..stream import (
     last_raw_chunk,
     run_times,
 )
-from .figures import cache_hit_percent, counter_percentiles, mean, number, occupancy_percent, percent_number, percentiles, rate
+from .figures import cache_hit_percent, counter_percentiles, mean, mean_and_percentiles, number, occupancy_percent, percent_number, rate
+from .records import (
+    InheritedFigures,
+    MeterTotals,
+    ModelRecord,
+    RetryWaste,
+    SessionOwnFigures,
+    SessionRecord,
+    SettlementRecord,
+    StepOwnFigures,
+    StepRecord,
+    ToolCallRecord,
+    ToolRecord,
+    TurnRecord,
+)
 from .results import InheritedPrefix, StatsSamples
 
 STALL_MS = 1000
@@ -152,6 +167,25 @@ def _tool_failed(event: Event) -> bool:
     return tool_result_blocks(event)[1]
 
 
+def _tool_error(event: Event) -> tuple[str | None, str | None]:
+    """(name, code) of a tool result's ``data.error`` (dsh's internal failure identity), each None when absent."""
+    data = event.data
+    error = data.get("error") if data.__class__ is dict else None
+    if not isinstance(error, dict):
+        return None, None
+    name, code = error.get("name"), error.get("code")
+    return (name if isinstance(name, str) else None), (code if isinstance(code, str) else None)
+
+
+def _owner(shares: list) -> Any:
+    """The settlement that gives its step the model its step/end counts under: the last message, else
+    the first attempt (the fold's rule for a step's route)."""
+    for share in reversed(shares):
+        if share.outcome == "message":
+            return share
+    return shares[0]
+
+
 def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
     """(finish kind, failure code) of the last raw finish chunk of a stream."""
     chunk = last_raw_chunk(stream, "finish") if stream else None
@@ -190,22 +224,26 @@ def _add_buckets(target: list[int] | None, delta: tuple, sign: int = 1) -> list[
 
 
 def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
+    """The five token-bucket fields of a record (keyword arguments), None each without usage."""
     if tokens is None:
-        return {
-            "uncachedInputTokens": None,
-            "cacheReadTokens": None,
-            "cacheWriteTokens": None,
-            "billedInputTokens": None,
-            "outputTokens": None,
-        }
+        return _NO_BUCKETS
     uncached, output, read, write = tokens
     return {
-        "uncachedInputTokens": uncached,
-        "cacheReadTokens": read,
-        "cacheWriteTokens": write,
-        "billedInputTokens": uncached + read + write,
-        "outputTokens": output,
+        "uncached_input_tokens": uncached,
+        "cache_read_tokens": read,
+        "cache_write_tokens": write,
+        "billed_input_tokens": uncached + read + write,
+        "output_tokens": output,
     }
+
+
+_NO_BUCKETS = {
+    "uncached_input_tokens": None,
+    "cache_read_tokens": None,
+    "cache_write_tokens": None,
+    "billed_input_tokens": None,
+    "output_tokens": None,
+}
 
 
 # -- turns and steps ---------------------------------------------------------------------------------
@@ -253,6 +291,8 @@ class StepFigures:
         "reasoning_tokens",
         "tool_names",
         "route_tokens",
+        "shares",
+        "calls",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -294,45 +334,197 @@ class StepFigures:
         self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
         self.tool_names: list[str] = []
         self.route_tokens: dict[str | None, list[int]] = {}  # the meter's share by model, for its cost
+        self.shares: list[SettlementFigures] | None = None  # per settlement, when the fold keeps them
+        self.calls: list[ToolCallFigures] | None = None  # per tool call, when the fold keeps them
 
-    def row(self, timed: bool, pricing: Any = None) -> dict:
-        return {
-            "kind": "step",
-            "turn": self.turn,
-            "step": self.step,
-            "attempts": self.attempts,
-            "retries": self.retries,
-            "ttftMs": self.ttft_ms,
-            "llmMs": self.llm_ms,
-            "generationMs": self.generation_ms,
-            "decodeMs": self.decode_ms,
-            "decodeTokens": self.decode_tokens,
-            "tokensPerSecond": rate(self.decode_tokens, self.decode_ms),
+    def row(self, timed: bool, pricing: Any = None) -> StepRecord:
+        return StepRecord(
+            turn=self.turn,
+            step=self.step,
+            attempts=self.attempts,
+            retries=self.retries,
+            ttft_ms=self.ttft_ms,
+            llm_ms=self.llm_ms,
+            generation_ms=self.generation_ms,
+            decode_ms=self.decode_ms,
+            decode_tokens=self.decode_tokens,
+            tokens_per_second=rate(self.decode_tokens, self.decode_ms),
             **_bucket_fields(self.tokens),
-            "toolCalls": self.tool_calls,
-            "toolMs": _timed_sum(self.tool_ms, timed),
-            "finishReason": self.finish,
-            "failureCode": self.failure,
-            "interrupted": self.interrupted,
-            "ended": self.ended,
-            "inherited": self.inherited,
-            "model": self.route,
-            "reasoningTokens": self.reasoning_tokens,
-            "tools": self.tool_names,
+            tool_calls=self.tool_calls,
+            tool_ms=_timed_sum(self.tool_ms, timed),
+            finish_reason=self.finish,
+            failure_code=self.failure,
+            interrupted=self.interrupted,
+            ended=self.ended,
+            inherited=self.inherited,
+            model=self.route,
+            reasoning_tokens=self.reasoning_tokens,
+            tools=self.tool_names,
             **({} if pricing is None else {"costs": pricing.costs(self.route_tokens)}),
-            "dshctl": {
-                "providerTtftMs": self.provider_ttft_ms,
-                "firstVisibleMs": self.first_visible_ms,
-                "maxGapMs": self.max_gap_ms,
-                "stalls": self.stalls,
-                "stallMs": self.stall_ms,
-                "failedAttempts": self.failed_attempts,
-                "wastedBilledInputTokens": self.waste_input,
-                "wastedOutputTokens": self.waste_output,
-                "wastedAttemptMs": _timed_sum(self.waste_ms, timed),
-                "backoffMs": _timed_sum(self.backoff_ms, timed),
-            },
-        }
+            dshctl=StepOwnFigures(
+                provider_ttft_ms=self.provider_ttft_ms,
+                first_visible_ms=self.first_visible_ms,
+                max_gap_ms=self.max_gap_ms,
+                stalls=self.stalls,
+                stall_ms=self.stall_ms,
+                failed_attempts=self.failed_attempts,
+                wasted_billed_input_tokens=self.waste_input,
+                wasted_output_tokens=self.waste_output,
+                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
+                backoff_ms=_timed_sum(self.backoff_ms, timed),
+            ),
+        )
+
+
+class SettlementFigures:
+    """One settlement's share of its step's figures (``StatsFold(keep_settlements=True)``): the fold adds
+    to it whatever it adds to the step while this is the step's latest settlement."""
+
+    __slots__ = (
+        "attempt", "retry", "outcome", "seq", "route", "requested", "settled", "buckets", "reasoning", "billed",
+        "finish", "failure", "interrupted", "llm_ms", "ttft_ms", "generation_ms", "decode_ms", "decode_tokens",
+        "tool_calls", "tool_ms", "tool_names", "retries", "backoff_ms", "provider_ttft_ms", "first_visible_ms",
+        "max_gap_ms", "stalls", "stall_ms", "waste_input", "waste_output", "waste_ms", "failed",
+    )
+
+    def __init__(self, attempt: int, retry: int, outcome: str, seq: int, route: str | None, requested: int | None,
+                 settled: int | None):
+        self.attempt = attempt
+        self.retry = retry
+        self.outcome = outcome
+        self.seq = seq
+        self.route = route
+        self.requested = requested
+        self.settled = settled
+        self.buckets: tuple | None = None  # the usage sample (uncached, output, read, write)
+        self.reasoning: int | None = None
+        self.billed = False  # the meter counts the sample (no later sample of the step replaced it)
+        self.finish: str | None = None
+        self.failure: str | None = None
+        self.interrupted = False
+        self.llm_ms: int | None = None
+        self.ttft_ms: int | None = None
+        self.generation_ms: int | None = None
+        self.decode_ms: int | None = None
+        self.decode_tokens: Any = None
+        self.tool_calls = 0
+        self.tool_ms: int | None = None
+        self.tool_names: list[str] = []
+        self.retries = 0
+        self.backoff_ms: int | None = None
+        self.provider_ttft_ms: int | None = None
+        self.first_visible_ms: int | None = None
+        self.max_gap_ms: Any = None
+        self.stalls = 0
+        self.stall_ms = 0
+        self.waste_input = 0
+        self.waste_output = 0
+        self.waste_ms: int | None = None
+        self.failed = False
+
+    def row(self, step: "StepFigures", timed: bool, pricing: Any, *, owner: bool) -> SettlementRecord:
+        tokens = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
+        if tokens is not None:
+            uncached, output, read, write = tokens
+            tokens = [uncached, output, read, write]
+        reasoning = self.reasoning if self.billed else (0 if self.reasoning is not None else None)
+        return SettlementRecord(
+            turn=step.turn,
+            step=step.step,
+            attempts=1,
+            retries=self.retries,
+            ttft_ms=self.ttft_ms,
+            llm_ms=self.llm_ms,
+            generation_ms=self.generation_ms,
+            decode_ms=self.decode_ms,
+            decode_tokens=self.decode_tokens,
+            tokens_per_second=rate(self.decode_tokens, self.decode_ms),
+            **_bucket_fields(tokens),
+            tool_calls=self.tool_calls,
+            tool_ms=_timed_sum(self.tool_ms, timed),
+            finish_reason=self.finish,
+            failure_code=self.failure,
+            interrupted=self.interrupted,
+            ended=step.ended and owner,
+            inherited=step.inherited,
+            model=self.route,
+            reasoning_tokens=reasoning,
+            tools=self.tool_names,
+            **({} if pricing is None else {"costs": pricing.costs({self.route: tokens} if tokens else {})}),
+            dshctl=StepOwnFigures(
+                provider_ttft_ms=self.provider_ttft_ms,
+                first_visible_ms=self.first_visible_ms,
+                max_gap_ms=self.max_gap_ms,
+                stalls=self.stalls,
+                stall_ms=self.stall_ms,
+                failed_attempts=int(self.failed),
+                wasted_billed_input_tokens=self.waste_input,
+                wasted_output_tokens=self.waste_output,
+                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
+                backoff_ms=_timed_sum(self.backoff_ms, timed),
+            ),
+            attempt=self.attempt,
+            retry=self.retry,
+            outcome=self.outcome,
+            seq=self.seq,
+            step_started_at=step.start if timed else None,
+            requested_at=self.requested if timed else None,
+            settled_at=self.settled if timed else None,
+        )
+
+
+def _empty_step_row(step: "StepFigures", timed: bool, pricing: Any) -> SettlementRecord:
+    """The one row of a step that has no settlement (its figures are 0 or None, as in its step row)."""
+    row = step.row(timed, pricing)
+    fields = {name: getattr(row, name) for name in StepRecord.__struct_fields__ if name not in ("kind", "session", "path")}
+    return SettlementRecord(
+        **fields, attempt=None, retry=step.retries, outcome=None, seq=None,
+        step_started_at=step.start if timed else None, requested_at=None, settled_at=None,
+    )
+
+
+class ToolCallFigures:
+    """One ``tool/call`` as the fold pairs it (``StatsFold(keep_settlements=True)``)."""
+
+    __slots__ = ("seq", "call_id", "name", "model", "called", "share", "result_seq", "result", "span", "matched",
+                 "failed", "error_code", "error_name", "attempt")
+
+    def __init__(self, seq: int, call_id: Any, name: str | None, model: str | None, called: int | None,
+                 share: SettlementFigures | None):
+        self.seq = seq
+        self.call_id = call_id if isinstance(call_id, str) else None
+        self.name = name
+        self.model = model
+        self.called = called
+        self.share = share
+        self.attempt = share.attempt if share is not None else None
+        self.result_seq: int | None = None
+        self.result: int | None = None
+        self.span: int | None = None
+        self.matched = False
+        self.failed = False
+        self.error_code: str | None = None
+        self.error_name: str | None = None
+
+    def row(self, step: "StepFigures", timed: bool) -> ToolCallRecord:
+        return ToolCallRecord(
+            turn=step.turn,
+            step=step.step,
+            attempt=self.attempt,
+            seq=self.seq,
+            call_id=self.call_id,
+            name=self.name,
+            model=self.model,
+            called_at=self.called if timed else None,
+            result_seq=self.result_seq,
+            result_at=self.result if timed else None,
+            tool_ms=self.span if timed else None,
+            matched=self.matched,
+            failed=self.failed,
+            error_code=self.error_code,
+            error_name=self.error_name,
+            inherited=step.inherited,
+        )
 
 
 class TurnFigures:
@@ -419,9 +611,10 @@ class ToolFigures:
 class TokenMeter:
     """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
 
-    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning")
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share")
 
     def __init__(self) -> None:
+        self.slot_share: Any = None  # the settlement whose sample fills the slot (``keep_settlements``)
         self.totals: list[int] | None = None
         self.slot_key: tuple | None = None
         self.slot_buckets: tuple | None = None
@@ -436,6 +629,7 @@ class TokenMeter:
         self.slot_step = None
         self.slot_route = None
         self.slot_reasoning = None
+        self.slot_share = None
 
 
 class TokenMeter011:
@@ -518,8 +712,13 @@ class StatsFold:
         keep_steps: bool = False,
         seed_length: int | None = None,
         pricing: Any = None,
+        keep_settlements: bool = False,
     ):
         self.keep_turns = keep_turns
+        # one row per settlement and per tool call (``dshctl export``); stats itself never asks for them
+        self.keep_settlements = keep_settlements
+        self.settlement_rows: list[SettlementRecord] = []
+        self.tool_call_rows: list[ToolCallRecord] = []
         # prices in force at the session's start (:class:`dshctl.stats.prices.SessionPricing`); None: no costs
         self.pricing = pricing
         self.keep_steps = keep_steps
@@ -537,8 +736,8 @@ class StatsFold:
         self.placeholder_times = False
         self.outside_steps = 0  # settlements outside any step/start…step/end
         # rows and observations
-        self.turn_rows: list[dict] = []
-        self.step_rows: list[dict] = []
+        self.turn_rows: list[TurnRecord] = []
+        self.step_rows: list[StepRecord] = []
         self.observed = StatsSamples.empty()
         self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
         # the turns and steps still open
@@ -632,6 +831,9 @@ class StatsFold:
         ttft = None
         ttft_step = None
         attempts = retries = tool_calls = 0
+        if self.keep_settlements:
+            for step in steps:
+                self._settlement_rows(step)
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
@@ -667,32 +869,51 @@ class StatsFold:
             if record.start is not None and record.end is not None:
                 duration = max(0, record.end - record.start)
             self.turn_rows.append(
-                {
-                    "kind": "turn",
-                    "turn": record.turn,
-                    "steps": record.step_ends,
-                    "ttftMs": ttft,
-                    "ttftStep": ttft_step,
-                    "llmMs": _timed_sum(llm_ms, timed),
-                    "decodeMs": _timed_sum(decode_ms, tokens_timed),
-                    "decodeTokens": _timed_sum(decode_tokens, tokens_timed),
-                    "tokensPerSecond": rate(decode_tokens, decode_ms),
+                TurnRecord(
+                    turn=record.turn,
+                    steps=record.step_ends,
+                    ttft_ms=ttft,
+                    ttft_step=ttft_step,
+                    llm_ms=_timed_sum(llm_ms, timed),
+                    decode_ms=_timed_sum(decode_ms, tokens_timed),
+                    decode_tokens=_timed_sum(decode_tokens, tokens_timed),
+                    tokens_per_second=rate(decode_tokens, decode_ms),
                     # dsh's latestTurnBilling settles nothing for a turn without usage: null, not 0
                     **_bucket_fields(totals),
-                    "toolCalls": tool_calls,
-                    "toolMs": _timed_sum(tool_ms, timed),
-                    "attempts": attempts,
-                    "retries": retries,
-                    "durationMs": duration,
-                    "endReason": record.reason,
-                    "inherited": record.inherited,
-                    "stepRates": [rate(s.decode_tokens, s.decode_ms) for s in placed],
-                    "startTime": record.start if timed else None,
-                    "prompt": record.prompt,
-                    "reasoningTokens": reasoning,
+                    tool_calls=tool_calls,
+                    tool_ms=_timed_sum(tool_ms, timed),
+                    attempts=attempts,
+                    retries=retries,
+                    duration_ms=duration,
+                    end_reason=record.reason,
+                    inherited=record.inherited,
+                    step_rates=[rate(s.decode_tokens, s.decode_ms) for s in placed],
+                    start_time=record.start if timed else None,
+                    prompt=record.prompt,
+                    reasoning_tokens=reasoning,
                     **self._costs_field(route_tokens),
-                }
+                )
             )
+
+    def _settlement_rows(self, step: StepFigures) -> None:
+        """A finished step's rows per settlement and per tool call (``keep_settlements``)."""
+        timed = self.timing_known
+        pricing = self.pricing
+        shares = step.shares
+        if not shares:
+            if step.started or step.ended:
+                self.settlement_rows.append(_empty_step_row(step, timed, pricing))
+        else:
+            owner = _owner(shares)
+            for share in shares:
+                self.settlement_rows.append(share.row(step, timed, pricing, owner=share is owner))
+        for call in step.calls or ():
+            self.tool_call_rows.append(call.row(step, timed))
+
+    def _share(self, record: StepFigures) -> "SettlementFigures | None":
+        """The step's latest settlement (what its later tool calls and retries belong to)."""
+        shares = record.shares
+        return shares[-1] if shares else None
 
     def _observe_step(self, step: StepFigures) -> None:
         """A finished step's observations, and its row when the steps are kept."""
@@ -833,9 +1054,13 @@ class StatsFold:
             for step in record.steps.values():
                 step.inherited = True
         for row in self.turn_rows:
-            row["inherited"] = True
+            row.inherited = True
         for row in self.step_rows:
-            row["inherited"] = True
+            row.inherited = True
+        for row in self.settlement_rows:
+            row.inherited = True
+        for row in self.tool_call_rows:
+            row.inherited = True
         self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
@@ -857,6 +1082,9 @@ class StatsFold:
         record = self._step(*_turn_and_step(event))
         record.retries += 1
         record.retry_time = event.time
+        share = self._share(record) if self.keep_settlements else None
+        if share is not None:
+            share.retries += 1
 
     def _retry_started(self, event: Event) -> None:
         key = _turn_and_step(event)
@@ -868,6 +1096,9 @@ class StatsFold:
             record.backoff_ms = (record.backoff_ms or 0) + span
             self.own.backoff_ms += span
             record.retry_time = None
+            share = self._share(record) if self.keep_settlements else None
+            if share is not None:
+                share.backoff_ms = (share.backoff_ms or 0) + span
         if event.time is not None:
             record.request_point = event.time
 
@@ -881,8 +1112,18 @@ class StatsFold:
         record.tool_names.append(name if name is not None else "?")
         self.own.tool_calls += 1
         self.own.tool(name).calls += 1
+        call = None
+        if self.keep_settlements:
+            share = self._share(record)
+            if share is not None:
+                share.tool_calls += 1
+                share.tool_names.append(name if name is not None else "?")
+            call = ToolCallFigures(event.seq, call_id, name, record.route, event.time, share)
+            if record.calls is None:
+                record.calls = []
+            record.calls.append(call)
         try:
-            self.dsh.pending_calls[call_id] = (event.time, record, name)
+            self.dsh.pending_calls[call_id] = (event.time, record, name, call)
         except TypeError:  # an unhashable callId cannot pair with anything
             pass
 
@@ -892,13 +1133,25 @@ class StatsFold:
         if pending is None:
             self.own.unmatched_results += 1
             return
-        dispatched, record, name = pending
+        dispatched, record, name, call = pending
         tool = self.own.tool(name)
-        if _tool_failed(event):
+        failed = _tool_failed(event)
+        if failed:
             tool.failures += 1
+        if call is not None:
+            call.matched = True
+            call.failed = failed
+            call.result_seq = event.seq
+            call.result = event.time
+            call.error_name, call.error_code = _tool_error(event)
         if dispatched is None or event.time is None:
             return
         span = max(0, event.time - dispatched)
+        if call is not None:
+            call.span = span
+            share = call.share
+            if share is not None:
+                share.tool_ms = (share.tool_ms or 0) + span
         self.dsh.tool_ms += span
         record.tool_ms = (record.tool_ms or 0) + span
         tool.tool_ms += span
@@ -917,6 +1170,12 @@ class StatsFold:
         previous = meter.slot_buckets if meter.slot_key == key else None
         if previous is not None and previous == buckets and meter.slot_reasoning == reasoning:
             return
+        share = self._share(record) if self.keep_settlements else None
+        if share is not None:
+            if previous is not None and meter.slot_share is not None:
+                meter.slot_share.billed = False
+            share.billed = True
+        meter.slot_share = share
         if previous is not None:
             meter.totals = _add_buckets(meter.totals, previous, -1)
             previous_step = meter.slot_step
@@ -964,6 +1223,18 @@ class StatsFold:
         record.attempts += 1
         self.own.model(route).settlements += 1
         buckets = _usage_buckets(usage) if usage is not None else None
+        share = None
+        if self.keep_settlements:
+            share = SettlementFigures(
+                record.attempts, record.retries, "message" if event.type == "assistant/message" else "attempt",
+                event.seq, route, record.request_point, event.time,
+            )
+            if record.shares is None:
+                record.shares = []
+            record.shares.append(share)
+            if buckets is not None:
+                share.buckets = buckets
+                share.reasoning = _reasoning_tokens(usage)
         if buckets is not None:
             key = (record.turn, record.step)
             self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage))
@@ -972,16 +1243,26 @@ class StatsFold:
         kind, code = _finish_and_failure(stream)
         record.finish = kind
         record.failure = code
+        if share is not None:
+            share.finish = kind
+            share.failure = code
         if stream:
             if record.first_any is None and first is not None:
                 record.first_any = first
                 if record.request_point is not None:
                     record.provider_ttft_ms = max(0, first - record.request_point)
+            if share is not None:
+                if first is not None and record.request_point is not None:
+                    share.provider_ttft_ms = max(0, first - record.request_point)
+                if record.start is not None:
+                    visible = first_visible_time(stream)
+                    if visible is not None and not (visible == 0 and record.start > 0):
+                        share.first_visible_ms = max(0, visible - record.start)
             if record.first_visible_ms is None and record.start is not None:
                 visible = first_visible_time(stream)
                 if visible is not None and not (visible == 0 and record.start > 0):
                     record.first_visible_ms = max(0, visible - record.start)
-            self._gaps(stream, record)
+            self._gaps(stream, record, share)
         return buckets
 
     def _attempt(self, event: Event) -> None:
@@ -1002,16 +1283,24 @@ class StatsFold:
         record.failed_attempts += 1
         if record.route is None:
             record.route = route
+        share = record.shares[-1] if self.keep_settlements else None
+        if share is not None:
+            share.failed = True
         if buckets is not None:
             wasted_in = buckets[0] + buckets[2] + buckets[3]
             record.waste_input += wasted_in
             record.waste_output += buckets[1]
             own.waste_input += wasted_in
             own.waste_output += buckets[1]
+            if share is not None:
+                share.waste_input += wasted_in
+                share.waste_output += buckets[1]
         if event.time is not None and record.request_point is not None:
             span = max(0, event.time - record.request_point)
             record.waste_ms = (record.waste_ms or 0) + span
             own.waste_ms += span
+            if share is not None:
+                share.waste_ms = (share.waste_ms or 0) + span
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
@@ -1031,6 +1320,7 @@ class StatsFold:
             record.interrupted = True
             own.interrupted_messages += 1
         own_first = self._first_token(stream, event)
+        timed_share: tuple | None = None  # this message's (llm, ttft, generation, decode ms, decode tokens)
         # dsh sessionStats
         dsh = self.dsh
         if dsh.open_key == key:
@@ -1043,6 +1333,7 @@ class StatsFold:
                 dsh.llm_ms += span
                 record.llm_ms = (record.llm_ms or 0) + span
                 model.llm_ms += span
+                timed_share = (span, None, None, None, None)
                 if first is not None:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
@@ -1053,6 +1344,7 @@ class StatsFold:
                     record.generation_ms = (record.generation_ms or 0) + generation
                     model.ttft_ms += ttft
                     model.ttft_steps += 1
+                    timed_share = (span, ttft, generation, None, None)
                     usage = data.get("usage")
                     output = usage.get("outputTokens") if usage.__class__ is dict else None
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
@@ -1062,15 +1354,21 @@ class StatsFold:
                         record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
                         model.decode_tokens += output
+                        timed_share = (span, ttft, generation, generation, output)
         usage = data.get("usage")
         if usage is None and stream:
             chunk = last_raw_chunk(stream, "usage")
             usage = chunk.get("usage") if chunk is not None else None
         self._settlement_common(event, stream, record, usage, route, own_first)
+        if self.keep_settlements:
+            share = record.shares[-1]
+            share.interrupted = data.get("interrupted") is True
+            if timed_share is not None:
+                share.llm_ms, share.ttft_ms, share.generation_ms, share.decode_ms, share.decode_tokens = timed_share
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
-    def _gaps(self, stream: list, record: StepFigures) -> None:
+    def _gaps(self, stream: list, record: StepFigures, share: SettlementFigures | None = None) -> None:
         """Gaps between consecutive token deltas of one attempt, from member times (``dt``), in ms.
 
         Runs add their ``dt`` lists to the histogram whole (C speed); only gaps between records are
@@ -1079,7 +1377,7 @@ class StatsFold:
         empty members (not tokens) is walked member by member.
         """
         histogram = self.observed.gaps
-        keep = self.keep_steps
+        keep = self.keep_steps or share is not None
         previous: int | None = None
         between: list[int] = []
         runs: list[list[int]] = []
@@ -1132,12 +1430,17 @@ class StatsFold:
             top = max(max(gaps) for gaps in runs)
             if record.max_gap_ms is None or top > record.max_gap_ms:
                 record.max_gap_ms = max(0, top)
+            if share is not None:
+                share.max_gap_ms = max(0, top)
             if top > STALL_MS:
                 for gaps in runs:
                     for gap in gaps:
                         if gap > STALL_MS:
                             record.stalls += 1
                             record.stall_ms += gap
+                            if share is not None:
+                                share.stalls += 1
+                                share.stall_ms += gap
 
     # -- results ---------------------------------------------------------------------------------------------
 
@@ -1156,8 +1459,9 @@ class StatsFold:
             for gap in negative:
                 gaps[0] += gaps.pop(gap)
 
-    def session(self) -> dict:
-        """The session record (dsh's figures at the top level, dshctl's under ``dshctl``)."""
+    def session(self) -> SessionRecord:
+        """The session record's figures (dsh's at the top level, dshctl's under ``dshctl``); the log's
+        identity is left at its defaults (:func:`~dshctl.stats.results.folded_stats` fills it in)."""
         timed = self.timing_known
         tokens_timed = self._first_tokens_timed()
         dsh = self.dsh
@@ -1167,38 +1471,38 @@ class StatsFold:
         decode_ms = _timed_sum(dsh.decode_ms, tokens_timed)
         decode_tokens = _timed_sum(dsh.decode_tokens, tokens_timed)
         pressure = self.context
-        return {
-            "turns": dsh.turns,
-            "steps": dsh.steps,
-            "llmMs": _timed_sum(dsh.llm_ms, timed),
-            "toolMs": _timed_sum(dsh.tool_ms, timed),
-            "ttftMs": ttft_ms,
-            "ttftSteps": dsh.ttft_steps,
-            "meanTtftMs": number(mean(ttft_ms, dsh.ttft_steps)),
-            "decodeMs": decode_ms,
-            "decodeTokens": decode_tokens,
-            "tokensPerSecond": rate(decode_tokens, decode_ms),
+        return SessionRecord(
+            turns=dsh.turns,
+            steps=dsh.steps,
+            llm_ms=_timed_sum(dsh.llm_ms, timed),
+            tool_ms=_timed_sum(dsh.tool_ms, timed),
+            ttft_ms=ttft_ms,
+            ttft_steps=dsh.ttft_steps,
+            mean_ttft_ms=number(mean(ttft_ms, dsh.ttft_steps)),
+            decode_ms=decode_ms,
+            decode_tokens=decode_tokens,
+            tokens_per_second=rate(decode_tokens, decode_ms),
             **_bucket_fields(totals),
-            "cacheHitPercent": percent_number(hit),
-            "contextWindow": pressure.window,
-            "pressureTokens": pressure.tokens,
-            "contextOccupancyPercent": occupancy_percent(pressure.tokens, pressure.window),
-            "inherited": _inherited_figures(self.prefix),
-            "title": self.own.title,
-            **self._working_directory_field(),
-            "durationMs": self._duration_ms(),
-            "reasoningTokens": self._reasoning_total(),
+            cache_hit_percent=percent_number(hit),
+            context_window=pressure.window,
+            pressure_tokens=pressure.tokens,
+            context_occupancy_percent=occupancy_percent(pressure.tokens, pressure.window),
+            inherited=_inherited_figures(self.prefix),
+            title=self.own.title,
+            working_directory=self._last_working_directory(),
+            duration_ms=self._duration_ms(),
+            reasoning_tokens=self._reasoning_total(),
             **self._costs_field(self._route_totals()),
-            "notes": self._notes(),
-            "dshctl": self._own_record(),
-        }
+            notes=self._notes(),
+            dshctl=self._own_record(),
+        )
 
-    def _working_directory_field(self) -> dict:
-        """``{"workingDirectory": …}``, the session's effective directory at the end of the log as dsh's
-        working-directory projection folds it, for a log that moves it (dsh 0.2.1+); nothing otherwise: the
+    def _last_working_directory(self) -> str | UnsetType:
+        """``workingDirectory``: the session's effective directory at the end of the log as dsh's
+        working-directory projection folds it, for a log that moves it (dsh 0.2.1+); absent otherwise: the
         header's ``cwd`` is then the session's directory."""
         cwd = self.own.working_directory
-        return {} if cwd is None else {"workingDirectory": cwd}
+        return UNSET if cwd is None else cwd
 
     def _costs_field(self, route_tokens: dict) -> dict:
         """``{"costs": …}`` of these tokens at the session's prices; nothing when costs are not asked for."""
@@ -1228,68 +1532,68 @@ class StatsFold:
             notes.append(f"{self.outside_steps} settlement(s) outside any step/start…step/end: counted in tokens only")
         return notes
 
-    def _own_record(self) -> dict:
+    def _own_record(self) -> SessionOwnFigures:
         """dshctl's own figures of the session record (its ``dshctl`` object)."""
         timed = self.timing_known
         own = self.own
         observed = self.observed
         self._clamp_gaps()
         gaps = observed.gaps
-        return {
-            "attempts": own.attempts,
-            "messages": own.messages,
-            "interruptedMessages": own.interrupted_messages,
-            "retries": own.retries,
-            "toolCalls": own.tool_calls,
-            "unmatchedToolResults": own.unmatched_results,
-            "providerTtftMs": _mean_and_percentiles(observed.provider_ttft_ms),
-            "firstVisibleMs": _mean_and_percentiles(observed.first_visible_ms),
-            "interTokenGapMs": counter_percentiles(gaps),
-            "stalls": sum(count for gap, count in gaps.items() if gap > STALL_MS),
-            "stallMs": sum(gap * count for gap, count in gaps.items() if gap > STALL_MS),
-            "retryWaste": {
-                "failedAttempts": own.failed_attempts,
-                "billedInputTokens": own.waste_input,
-                "outputTokens": own.waste_output,
-                "attemptMs": _timed_sum(own.waste_ms, timed),
-                "backoffMs": _timed_sum(own.backoff_ms, timed),
-            },
-            "models": self._model_records(),
-            "tools": self._tool_records(),
-            "tokenMeter011": _meter_fields(self.meter011.totals),
-        }
+        return SessionOwnFigures(
+            attempts=own.attempts,
+            messages=own.messages,
+            interrupted_messages=own.interrupted_messages,
+            retries=own.retries,
+            tool_calls=own.tool_calls,
+            unmatched_tool_results=own.unmatched_results,
+            provider_ttft_ms=mean_and_percentiles(observed.provider_ttft_ms),
+            first_visible_ms=mean_and_percentiles(observed.first_visible_ms),
+            inter_token_gap_ms=counter_percentiles(gaps),
+            stalls=sum(count for gap, count in gaps.items() if gap > STALL_MS),
+            stall_ms=sum(gap * count for gap, count in gaps.items() if gap > STALL_MS),
+            retry_waste=RetryWaste(
+                failed_attempts=own.failed_attempts,
+                billed_input_tokens=own.waste_input,
+                output_tokens=own.waste_output,
+                attempt_ms=_timed_sum(own.waste_ms, timed),
+                backoff_ms=_timed_sum(own.backoff_ms, timed),
+            ),
+            models=self._model_records(),
+            tools=self._tool_records(),
+            token_meter011=_meter_fields(self.meter011.totals),
+        )
 
-    def _model_records(self) -> list[dict]:
+    def _model_records(self) -> list[ModelRecord]:
         timed = self.timing_known
         tokens_timed = self._first_tokens_timed()
         records = []
         for route, model in sorted(self.own.models.items(), key=lambda item: (item[0] is None, item[0] or "")):
             records.append(
-                {
-                    "model": route,
-                    "settlements": model.settlements,
-                    "messages": model.messages,
+                ModelRecord(
+                    model=route,
+                    settlements=model.settlements,
+                    messages=model.messages,
                     **_bucket_fields(model.tokens or _NO_TOKENS),
-                    "ttftMs": _timed_sum(model.ttft_ms, tokens_timed),
-                    "ttftSteps": model.ttft_steps,
-                    "meanTtftMs": number(mean(model.ttft_ms, model.ttft_steps)),
-                    "decodeMs": _timed_sum(model.decode_ms, tokens_timed),
-                    "decodeTokens": _timed_sum(model.decode_tokens, tokens_timed),
-                    "tokensPerSecond": rate(model.decode_tokens, model.decode_ms),
-                    "steps": model.steps,
-                    "turns": len(model.turns),
-                    "llmMs": _timed_sum(model.llm_ms, timed),
-                    "toolMs": _timed_sum(model.tool_ms, timed),
-                    "reasoningTokens": model.reasoning,
+                    ttft_ms=_timed_sum(model.ttft_ms, tokens_timed),
+                    ttft_steps=model.ttft_steps,
+                    mean_ttft_ms=number(mean(model.ttft_ms, model.ttft_steps)),
+                    decode_ms=_timed_sum(model.decode_ms, tokens_timed),
+                    decode_tokens=_timed_sum(model.decode_tokens, tokens_timed),
+                    tokens_per_second=rate(model.decode_tokens, model.decode_ms),
+                    steps=model.steps,
+                    turns=len(model.turns),
+                    llm_ms=_timed_sum(model.llm_ms, timed),
+                    tool_ms=_timed_sum(model.tool_ms, timed),
+                    reasoning_tokens=model.reasoning,
                     **self._costs_field({route: model.tokens} if model.tokens is not None else {}),
-                }
+                )
             )
         return records
 
-    def _tool_records(self) -> list[dict]:
+    def _tool_records(self) -> list[ToolRecord]:
         timed = self.timing_known
         return [
-            {"name": name, "calls": tool.calls, "failures": tool.failures, "toolMs": _timed_sum(tool.tool_ms, timed)}
+            ToolRecord(name=name, calls=tool.calls, failures=tool.failures, tool_ms=_timed_sum(tool.tool_ms, timed))
             for name, tool in sorted(self.own.tools.items(), key=lambda item: (item[0] is None, item[0] or ""))
         ]
 
@@ -1302,32 +1606,38 @@ class StatsFold:
         return msgspec.structs.replace(self.observed, inherited=self.prefix)
 
 
-_INHERITED_KEYS = (
-    "turns", "steps", "llmMs", "toolMs", "ttftMs", "ttftSteps", "decodeMs", "decodeTokens",
-    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens",
-)
-
-
-def _inherited_figures(prefix: InheritedPrefix | None) -> dict | None:
+def _inherited_figures(prefix: InheritedPrefix | None) -> InheritedFigures | None:
     """dsh's sums as they stood at the fork/seed cut: the share of the session's figures it inherited."""
     if prefix is None:
         return None
     record = prefix.record
-    figures = {key: record[key] for key in _INHERITED_KEYS}
-    if "costs" in record:
-        figures["costs"] = record["costs"]
-    return figures
+    return InheritedFigures(
+        turns=record.turns,
+        steps=record.steps,
+        llm_ms=record.llm_ms,
+        tool_ms=record.tool_ms,
+        ttft_ms=record.ttft_ms,
+        ttft_steps=record.ttft_steps,
+        decode_ms=record.decode_ms,
+        decode_tokens=record.decode_tokens,
+        uncached_input_tokens=record.uncached_input_tokens,
+        cache_read_tokens=record.cache_read_tokens,
+        cache_write_tokens=record.cache_write_tokens,
+        billed_input_tokens=record.billed_input_tokens,
+        output_tokens=record.output_tokens,
+        costs=record.costs,
+    )
 
 
-def _meter_fields(tokens: list[int] | None) -> dict:
-    tokens = tokens or _NO_TOKENS
-    out = _bucket_fields(tokens)
-    hit = cache_hit_percent(tokens[2], out["billedInputTokens"], tokens[0] + tokens[3])
-    out["cacheHitPercent"] = percent_number(hit)
-    return out
-
-
-def _mean_and_percentiles(values: array) -> dict:
-    out = percentiles(values)
-    out["mean"] = number(sum(values) / len(values)) if len(values) else None
-    return out
+def _meter_fields(tokens: list[int] | None) -> MeterTotals:
+    uncached, output, read, write = tokens or _NO_TOKENS
+    billed = uncached + read + write
+    hit = cache_hit_percent(read, billed, uncached + write)
+    return MeterTotals(
+        uncached_input_tokens=uncached,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        billed_input_tokens=billed,
+        output_tokens=output,
+        cache_hit_percent=percent_number(hit),
+    )

@@ -116,9 +116,9 @@ class _TurnRecords:
         rows = self.fold.turn_rows if self.by == "turn" else self.fold.step_rows  # type: ignore[union-attr]
         header = self.log.header
         while self.written < len(rows):
-            row = dict(rows[self.written])
+            row = rows[self.written]
             self.written += 1
-            key = (row.get("turn"), row.get("step"))
+            key = (row.turn, getattr(row, "step", None))
             if key in self.done:
                 continue
             self.current.add(key)
@@ -179,7 +179,7 @@ class _LiveSummary:
 
         self.fold.finish()  # type: ignore[union-attr]
         result = folded_stats(self.log, self.fold)
-        render(stats_tables(self.color), by="session", sessions=[result.session], rows=[], aggregate={}, errors=[],
+        render(stats_tables(self.color), by="session", sessions=[result.session], rows=[], aggregate=None, errors=[],
                multi=False, spark=result.samples.spark)  # type: ignore[union-attr]
 
     def _idle(self) -> None:

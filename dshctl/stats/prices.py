@@ -31,6 +31,7 @@ from typing import Any, Iterable
 import msgspec
 
 from ..errors import UsageError
+from .records import CostRecord
 
 NANO = 10**9
 _PER_TOKENS = 10**6
@@ -88,7 +89,7 @@ def missing_price(table: PriceTable, route: str | None, buckets: dict) -> str:
     return "no price in force when a session started"
 
 
-_OPTIONAL_BUCKETS = (("cacheRead", "cache_read", "cacheReadTokens"), ("cacheWrite", "cache_write", "cacheWriteTokens"))
+_OPTIONAL_BUCKETS = (("cacheRead", "cache_read", "cache_read_tokens"), ("cacheWrite", "cache_write", "cache_write_tokens"))
 
 
 class SessionPricing:
@@ -104,7 +105,7 @@ class SessionPricing:
             self._cache[route] = self.table.price(route, self.start_ms)
         return self._cache[route]
 
-    def costs(self, route_tokens: dict) -> dict | None:
+    def costs(self, route_tokens: dict) -> CostRecord | None:
         """The cost record of token buckets by model (``[uncached, output, read, write]``); None when a
         model with tokens has no price (or none for a bucket it used), or the models' currencies differ."""
         total = CostSum()
@@ -145,31 +146,35 @@ class CostSum:
         for i, amount in enumerate(nanos):
             sums[i] += sign * amount
 
-    def add_record(self, record: dict | None, sign: int = 1) -> None:
-        if record is not None and record["currency"] is not None:  # a cost without a currency is 0
-            self.add(record["currency"], record_nanos(record), sign)
+    def add_record(self, record: CostRecord | None, sign: int = 1) -> None:
+        if record is not None and record.currency is not None:  # a cost without a currency is 0
+            self.add(record.currency, record_nanos(record), sign)
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[CostRecord]:
         return [cost_record(currency, sums) for currency, sums in sorted(self.by_currency.items())]
 
-    def record(self) -> dict | None:
+    def record(self) -> CostRecord | None:
         """The one currency's cost record; None for mixed currencies (see :meth:`records`)."""
         records = self.records()
         if not records:
-            return cost_record("", [0, 0, 0, 0]) | {"currency": None}
+            return cost_record(None, [0, 0, 0, 0])
         return records[0] if len(records) == 1 else None
 
 
-def cost_record(currency: str, nanos: Iterable[int]) -> dict:
-    values = list(nanos)
-    record = {key: _amount(value) for key, value in zip(_COMPONENTS, values)}
-    record["total"] = _amount(sum(values))
-    record["currency"] = currency
-    return record
+def cost_record(currency: str | None, nanos: Iterable[int]) -> CostRecord:
+    input_, cache_read, cache_write, output = nanos
+    return CostRecord(
+        input=_amount(input_),
+        cache_read=_amount(cache_read),
+        cache_write=_amount(cache_write),
+        output=_amount(output),
+        total=_amount(input_ + cache_read + cache_write + output),
+        currency=currency,
+    )
 
 
-def record_nanos(record: dict) -> list[int]:
-    return [round(record[key] * NANO) for key in _COMPONENTS]
+def record_nanos(record: CostRecord) -> list[int]:
+    return [round(amount * NANO) for amount in (record.input, record.cache_read, record.cache_write, record.output)]
 
 
 def _amount(nanos: int) -> int | float:

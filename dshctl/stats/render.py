@@ -9,6 +9,20 @@ from ..humanize import utc_moment
 from ..output import Tables, number, text
 from ..textsafe import visible_line
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
+from .records import (
+    UNSET,
+    AggregateOwnFigures,
+    AggregateRecord,
+    LogError,
+    ModelTotals,
+    Percentiles,
+    RollupRow,
+    SessionOwnFigures,
+    SessionRecord,
+    StepRecord,
+    ToolRow,
+    TurnRecord,
+)
 
 def stats_tables(color: bool) -> Tables:
     """The shared table printer (literal cells, numbers never cut)."""
@@ -27,112 +41,112 @@ def _percent_text(value: Any) -> str:
     return "—" if value is None else f"{value}%"
 
 
-def stats_line(figures: dict) -> str:
+def stats_line(figures: SessionRecord | AggregateRecord) -> str:
     """The figures of dsh's stats line, in its order and formats (labels in English)."""
     groups: list[str] = []
-    if figures["steps"] > 0:
-        groups.append(f"{figures['turns']} turn{'s' if figures['turns'] != 1 else ''} · {figures['steps']} step{'s' if figures['steps'] != 1 else ''}")
+    if figures.steps > 0:
+        groups.append(f"{figures.turns} turn{'s' if figures.turns != 1 else ''} · {figures.steps} step{'s' if figures.steps != 1 else ''}")
         durations = []
-        if figures["llmMs"]:
-            durations.append(f"LLM {format_duration(figures['llmMs'])}")
-        if figures["toolMs"]:
-            durations.append(f"tools {format_duration(figures['toolMs'])}")
+        if figures.llm_ms:
+            durations.append(f"LLM {format_duration(figures.llm_ms)}")
+        if figures.tool_ms:
+            durations.append(f"tools {format_duration(figures.tool_ms)}")
         if durations:
             groups.append(" · ".join(durations))
         speeds = []
-        if figures["ttftSteps"] and figures["meanTtftMs"] is not None:
-            speeds.append(f"TTFT {format_duration(figures['meanTtftMs'])}")
-        if figures["decodeMs"]:
-            speeds.append(f"{format_rate(figures['tokensPerSecond'])} tok/s")
+        if figures.ttft_steps and figures.mean_ttft_ms is not None:
+            speeds.append(f"TTFT {format_duration(figures.mean_ttft_ms)}")
+        if figures.decode_ms:
+            speeds.append(f"{format_rate(figures.tokens_per_second)} tok/s")
         if speeds:
             groups.append(" · ".join(speeds))
-    billed, output = figures["billedInputTokens"], figures["outputTokens"]
+    billed, output = figures.billed_input_tokens, figures.output_tokens
     if billed is not None and (billed > 0 or (output or 0) > 0):
-        if figures["cacheHitPercent"] is not None:
-            groups.append(f"cache hit {figures['cacheHitPercent']}%")
+        if figures.cache_hit_percent is not None:
+            groups.append(f"cache hit {figures.cache_hit_percent}%")
         groups.append(f"in {format_tokens(billed)} · out {format_tokens(output)}")
     return " | ".join(groups) if groups else "(no figures)"
 
 
-def dsh_rows(figures: dict) -> list[list[str]]:
+def dsh_rows(figures: SessionRecord | AggregateRecord) -> list[list[str]]:
     rows = [
-        ["turns · steps", f"{figures['turns']:,} · {figures['steps']:,}"],
-        ["LLM time", format_ms(figures["llmMs"])],
-        ["tool time", format_ms(figures["toolMs"])],
+        ["turns · steps", f"{figures.turns:,} · {figures.steps:,}"],
+        ["LLM time", format_ms(figures.llm_ms)],
+        ["tool time", format_ms(figures.tool_ms)],
         [
             "mean TTFT",
-            "—" if figures["meanTtftMs"] is None else f"{format_ms(figures['meanTtftMs'])} over {figures['ttftSteps']:,} step(s)",
+            "—" if figures.mean_ttft_ms is None else f"{format_ms(figures.mean_ttft_ms)} over {figures.ttft_steps:,} step(s)",
         ],
         [
             "decode speed",
             "—"
-            if figures["tokensPerSecond"] is None
-            else f"{format_rate(figures['tokensPerSecond'])} tok/s ({figures['decodeTokens']:,} tokens in {format_ms(figures['decodeMs'])})",
+            if figures.tokens_per_second is None
+            else f"{format_rate(figures.tokens_per_second)} tok/s ({figures.decode_tokens:,} tokens in {format_ms(figures.decode_ms)})",
         ],
         [
             "billed input",
             "—"
-            if figures["billedInputTokens"] is None
-            else f"{figures['billedInputTokens']:,} (uncached {figures['uncachedInputTokens']:,} · cache read {figures['cacheReadTokens']:,} · cache write {figures['cacheWriteTokens']:,})",
+            if figures.billed_input_tokens is None
+            else f"{figures.billed_input_tokens:,} (uncached {figures.uncached_input_tokens:,} · cache read {figures.cache_read_tokens:,} · cache write {figures.cache_write_tokens:,})",
         ],
-        ["output", _number_text(figures["outputTokens"])],
-        ["cache hit", _percent_text(figures["cacheHitPercent"])],
+        ["output", _number_text(figures.output_tokens)],
+        ["cache hit", _percent_text(figures.cache_hit_percent)],
     ]
-    if "costs" in figures:
+    if has_costs(figures):
         rows.append(["cost", cost_text(figures)])
-    inherited = figures.get("inherited")
+    inherited = getattr(figures, "inherited", None)
     if inherited is not None:
         rows.append(
             [
                 f"inherited {SEEDED_MARK}",
-                f"{inherited['turns']:,} turn(s) · {inherited['steps']:,} step(s) · in {_number_text(inherited['billedInputTokens'])} · "
-                f"out {_number_text(inherited['outputTokens'])} (before the fork cut, included above as dsh counts them)",
+                f"{inherited.turns:,} turn(s) · {inherited.steps:,} step(s) · in {_number_text(inherited.billed_input_tokens)} · "
+                f"out {_number_text(inherited.output_tokens)} (before the fork cut, included above as dsh counts them)",
             ]
         )
-    if "contextOccupancyPercent" in figures:
-        occupancy = figures["contextOccupancyPercent"]
+    if isinstance(figures, SessionRecord):
+        occupancy = figures.context_occupancy_percent
         rows.append(
             [
                 "context occupancy",
                 "—"
                 if occupancy is None
-                else f"{occupancy}% ({figures['pressureTokens']:,} of {figures['contextWindow']:,}; latest sample, pressure only)",
+                else f"{occupancy}% ({figures.pressure_tokens:,} of {figures.context_window:,}; latest sample, pressure only)",
             ]
         )
     return rows
 
 
-def _distribution_text(distribution: dict, fmt=format_ms) -> str:
-    if not distribution or not distribution.get("n"):
+def _distribution_text(distribution: Percentiles, fmt=format_ms) -> str:
+    if not distribution.n:
         return "—"
-    text = f"p50 {fmt(distribution['p50'])} · p90 {fmt(distribution['p90'])} · p99 {fmt(distribution['p99'])}"
-    if distribution.get("mean") is not None:
-        text = f"mean {fmt(distribution['mean'])} · " + text
-    return f"{text} (n={distribution['n']:,})"
+    text = f"p50 {fmt(distribution.p50)} · p90 {fmt(distribution.p90)} · p99 {fmt(distribution.p99)}"
+    if getattr(distribution, "mean", None) is not None:
+        text = f"mean {fmt(distribution.mean)} · " + text
+    return f"{text} (n={distribution.n:,})"
 
 
-def _own_rows(own: dict) -> list[list[str]]:
-    waste = own["retryWaste"]
+def _own_rows(own: SessionOwnFigures | AggregateOwnFigures) -> list[list[str]]:
+    waste = own.retry_waste
     waste_text = "—"
-    if waste["failedAttempts"]:
-        parts = [f"{waste['failedAttempts']} attempt(s) without a message", f"{waste['billedInputTokens']:,} in / {waste['outputTokens']:,} out tokens"]
-        if waste["attemptMs"] is not None:
-            parts.append(f"{format_ms(waste['attemptMs'])} in attempts")
-        if waste["backoffMs"] is not None:
-            parts.append(f"{format_ms(waste['backoffMs'])} back-off")
+    if waste.failed_attempts:
+        parts = [f"{waste.failed_attempts} attempt(s) without a message", f"{waste.billed_input_tokens:,} in / {waste.output_tokens:,} out tokens"]
+        if waste.attempt_ms is not None:
+            parts.append(f"{format_ms(waste.attempt_ms)} in attempts")
+        if waste.backoff_ms is not None:
+            parts.append(f"{format_ms(waste.backoff_ms)} back-off")
         waste_text = "; ".join(parts)
-    gaps = own["interTokenGapMs"]
+    gaps = own.inter_token_gap_ms
     return [
-        ["provider TTFT", _distribution_text(own["providerTtftMs"])],
-        ["first visible output", _distribution_text(own["firstVisibleMs"])],
+        ["provider TTFT", _distribution_text(own.provider_ttft_ms)],
+        ["first visible output", _distribution_text(own.first_visible_ms)],
         ["inter-token gap", _distribution_text(gaps)],
-        ["stalls > 1 s", "—" if not gaps.get("n") else f"{own['stalls']:,} ({format_ms(own['stallMs'])})"],
-        ["attempts · retries", f"{own['attempts']:,} · {own['retries']:,}"],
+        ["stalls > 1 s", "—" if not gaps.n else f"{own.stalls:,} ({format_ms(own.stall_ms)})"],
+        ["attempts · retries", f"{own.attempts:,} · {own.retries:,}"],
         ["retry waste", waste_text],
     ]
 
 
-def _model_table(out: Tables, models: list[dict], title: str) -> None:
+def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
     if not models:
         return
     out.table(
@@ -141,45 +155,44 @@ def _model_table(out: Tables, models: list[dict], title: str) -> None:
          number("out"), number("mean TTFT", drop=0), number("tok/s", drop=4)],
         [
             [
-                model["model"] or "(unknown)",
-                _number_text(model["settlements"]),
-                _number_text(model["messages"]),
-                _number_text(model["billedInputTokens"]),
-                _number_text(model["outputTokens"]),
-                format_ms(model["meanTtftMs"]),
-                format_rate(model["tokensPerSecond"]),
+                model.model or "(unknown)",
+                _number_text(model.settlements),
+                _number_text(model.messages),
+                _number_text(model.billed_input_tokens),
+                _number_text(model.output_tokens),
+                format_ms(model.mean_ttft_ms),
+                format_rate(model.tokens_per_second),
             ]
             for model in models
         ],
     )
 
 
-def _summary_tables(out: Tables, figures: dict, title: str, spark: Any = None) -> None:
+def _summary_tables(out: Tables, figures: SessionRecord | AggregateRecord, title: str, spark: Any = None) -> None:
     rows = dsh_rows(figures)
     if spark is not None and len(spark) >= 2:
         values = [None if math.isnan(v) else v for v in spark]
         if sum(v is not None for v in values) >= 2:
             rows.append(["tok/s per step", sparkline(values)])
     out.table(f"{title} — dsh's figures (as dsh computes them)", [("figure", "left"), ("value", "left")], rows, caption=stats_line(figures))
-    out.table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(figures["dshctl"]))
-    _model_table(out, figures["dshctl"]["models"], "per model (dshctl)")
-    for note in figures.get("notes") or []:
+    out.table("dshctl's own figures (not computed by dsh)", [("figure", "left"), ("value", "left")], _own_rows(figures.dshctl))
+    _model_table(out, figures.dshctl.models, "per model (dshctl)")
+    for note in getattr(figures, "notes", None) or []:
         out.line(f"note: {note}")
 
 
-def _percentile_table(out: Tables, aggregate: dict) -> None:
-    by_figure = aggregate["percentiles"]
+def _percentile_table(out: Tables, aggregate: AggregateRecord) -> None:
+    by_figure = aggregate.percentiles
     rows = []
-    for label, key, fmt in (
-        ("TTFT per step", "ttftMs", format_ms),
-        ("tok/s per step", "tokensPerSecond", format_rate),
-        ("output tokens per turn", "outputTokensPerTurn", _number_text),
-        ("billed input tokens per turn", "billedInputTokensPerTurn", _number_text),
+    for label, distribution, fmt in (
+        ("TTFT per step", by_figure.ttft_ms, format_ms),
+        ("tok/s per step", by_figure.tokens_per_second, format_rate),
+        ("output tokens per turn", by_figure.output_tokens_per_turn, _number_text),
+        ("billed input tokens per turn", by_figure.billed_input_tokens_per_turn, _number_text),
     ):
-        distribution = by_figure[key]
-        rows.append([label, _number_text(distribution["n"]), fmt(distribution["p50"]), fmt(distribution["p90"]), fmt(distribution["p99"])])
+        rows.append([label, _number_text(distribution.n), fmt(distribution.p50), fmt(distribution.p90), fmt(distribution.p99)])
     out.table(
-        f"percentiles across sessions ({aggregate['percentileMethod']})",
+        f"percentiles across sessions ({aggregate.percentile_method})",
         [text("figure", fold=True), number("n", drop=2), number("p50"), number("p90", drop=1), number("p99", drop=0)],
         rows,
     )
@@ -204,7 +217,7 @@ class _SessionNames:
         return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
 
 
-def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
+def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None) -> None:
     columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
     columns += [
         number("turn"),
@@ -218,22 +231,22 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
         text("end", drop=7),
         text("tok/s by step", drop=0),
     ]
-    name = _SessionNames([row["session"] for row in rows])
+    name = _SessionNames([row.session for row in rows])
     body = []
     for row in rows:
-        rates = row.get("stepRates") or []
+        rates = row.step_rates or []
         spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
-        line = [name(row["session"], row["path"])] if multi else []
+        line = [name(row.session, row.path)] if multi else []
         line += [
-            _turn_number_text(row["turn"], row["inherited"]),
-            format_ms(row["ttftMs"]),
-            _number_text(row["billedInputTokens"]),
-            _number_text(row["outputTokens"]),
-            format_rate(row["tokensPerSecond"]),
-            _number_text(row["steps"]),
-            _number_text(row["toolCalls"]),
-            format_duration(row["durationMs"]),
-            row["endReason"] or "—",
+            _turn_number_text(row.turn, row.inherited),
+            format_ms(row.ttft_ms),
+            _number_text(row.billed_input_tokens),
+            _number_text(row.output_tokens),
+            format_rate(row.tokens_per_second),
+            _number_text(row.steps),
+            _number_text(row.tool_calls),
+            format_duration(row.duration_ms),
+            row.end_reason or "—",
             spark,
         ]
         body.append(line)
@@ -241,7 +254,7 @@ def _turn_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
     out.table("per turn", columns, body, caption=_with_note(caption, rows))
 
 
-def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None) -> None:
+def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None) -> None:
     columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
     columns += [
         number("turn"),
@@ -256,26 +269,26 @@ def _step_table(out: Tables, rows: list[dict], multi: bool, caption: str | None)
         number("tools", drop=0),
         text("finish", fold=True, drop=7),
     ]
-    name = _SessionNames([row["session"] for row in rows])
+    name = _SessionNames([row.session for row in rows])
     body = []
     for row in rows:
-        finish = row["finishReason"] or ("interrupted" if row["interrupted"] else "—")
-        if row["failureCode"]:
-            finish = f"{finish} {row['failureCode']}"
-        if not row["ended"]:
+        finish = row.finish_reason or ("interrupted" if row.interrupted else "—")
+        if row.failure_code:
+            finish = f"{finish} {row.failure_code}"
+        if not row.ended:
             finish += " (no step/end)"
-        line = [name(row["session"], row["path"])] if multi else []
+        line = [name(row.session, row.path)] if multi else []
         line += [
-            _turn_number_text(row["turn"], row["inherited"]),
-            _number_text(row["step"]),
-            _number_text(row["attempts"]),
-            _number_text(row["retries"]),
-            format_ms(row["ttftMs"]),
-            format_ms(row["llmMs"]),
-            format_ms(row["generationMs"]),
-            _number_text(row["outputTokens"]),
-            format_rate(row["tokensPerSecond"]),
-            _number_text(row["toolCalls"]),
+            _turn_number_text(row.turn, row.inherited),
+            _number_text(row.step),
+            _number_text(row.attempts),
+            _number_text(row.retries),
+            format_ms(row.ttft_ms),
+            format_ms(row.llm_ms),
+            format_ms(row.generation_ms),
+            _number_text(row.output_tokens),
+            format_rate(row.tokens_per_second),
+            _number_text(row.tool_calls),
             finish,
         ]
         body.append(line)
@@ -291,8 +304,8 @@ _SEEDED_NOTE = (
 _INHERITED_ROWS_NOTE = f"{SEEDED_MARK} inherited from the parent session (before the fork cut)"
 
 
-def _with_note(caption: str | None, rows: list[dict]) -> str | None:
-    if not any(row["inherited"] for row in rows):
+def _with_note(caption: str | None, rows: list[TurnRecord] | list[StepRecord]) -> str | None:
+    if not any(row.inherited for row in rows):
         return caption
     return _INHERITED_ROWS_NOTE if caption is None else f"{caption}\n{_INHERITED_ROWS_NOTE}"
 
@@ -301,11 +314,11 @@ def _turn_number_text(value: Any, inherited: bool) -> str:
     return f"{_number_text(value)} {SEEDED_MARK}" if inherited else _number_text(value)
 
 
-def _sessions_table(out: Tables, sessions: list[dict]) -> None:
+def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
     caption = f"{len(sessions)} session(s)"
-    if any(session["seeded"] for session in sessions):
+    if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
-    name = _SessionNames([session["id"] for session in sessions])
+    name = _SessionNames([session.id for session in sessions])
     columns, body = _with_cost_column(
         [
             text("session", fold=True, least=ID_LEAST),
@@ -324,19 +337,19 @@ def _sessions_table(out: Tables, sessions: list[dict]) -> None:
         ],
         [
             [
-                name(session["id"], session["path"]) + (f" {SEEDED_MARK}" if session["seeded"] else ""),
-                session["cwd"] or "—",
-                utc_moment(session["createdAt"], "%Y-%m-%d %H:%M:%S") or "—",
-                f"v{session['generation']}",
-                _number_text(session["turns"]),
-                _number_text(session["steps"]),
-                format_ms(session["meanTtftMs"]),
-                format_rate(session["tokensPerSecond"]),
-                format_duration(session["llmMs"]),
-                format_duration(session["toolMs"]),
-                format_tokens(session["billedInputTokens"]),
-                format_tokens(session["outputTokens"]),
-                _percent_text(session["cacheHitPercent"]),
+                name(session.id, session.path) + (f" {SEEDED_MARK}" if session.seeded else ""),
+                session.cwd or "—",
+                utc_moment(session.created_at, "%Y-%m-%d %H:%M:%S") or "—",
+                f"v{session.generation}",
+                _number_text(session.turns),
+                _number_text(session.steps),
+                format_ms(session.mean_ttft_ms),
+                format_rate(session.tokens_per_second),
+                format_duration(session.llm_ms),
+                format_duration(session.tool_ms),
+                format_tokens(session.billed_input_tokens),
+                format_tokens(session.output_tokens),
+                _percent_text(session.cache_hit_percent),
             ]
             for session in sessions
         ],
@@ -350,21 +363,21 @@ def render(
     out: Tables,
     *,
     by: str,
-    sessions: list[dict],
-    rows: list[dict],
-    aggregate: dict,
-    errors: list[dict],
+    sessions: list[SessionRecord],
+    rows: list[TurnRecord] | list[StepRecord],
+    aggregate: AggregateRecord | None,
+    errors: list[LogError],
     multi: bool,
     spark: Any = None,
 ) -> None:
     """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown)."""
     if not sessions:
-        note = f"no sessions ({aggregate['skipped']} outside --since/--until)" if aggregate["skipped"] else "no sessions"
+        note = f"no sessions ({aggregate.skipped} outside --since/--until)" if aggregate.skipped else "no sessions"
         out.table(None, [("stats", "left")], [[note]])
         return
     if not multi:
         session = sessions[0]
-        title = f"{session['id'] or session['path']} (v{session['generation']})"
+        title = f"{session.id or session.path} (v{session.generation})"
         if by == "session":
             _summary_tables(out, session, title, spark)
         elif by == "turn":
@@ -378,15 +391,15 @@ def render(
         _turn_table(out, rows, True, caption=None)
     else:
         _step_table(out, rows, True, caption=None)
-    label = f"all {aggregate['sessions']} sessions"
-    if aggregate["skipped"]:
-        label += f" ({aggregate['skipped']} outside --since/--until)"
-    if aggregate["inheritedPrefixes"]["excluded"]:
-        label += f", {aggregate['inheritedPrefixes']['excluded']} inherited prefix(es) counted in the parent only"
+    label = f"all {aggregate.sessions} sessions"
+    if aggregate.skipped:
+        label += f" ({aggregate.skipped} outside --since/--until)"
+    if aggregate.inherited_prefixes.excluded:
+        label += f", {aggregate.inherited_prefixes.excluded} inherited prefix(es) counted in the parent only"
     _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])
+        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
 
 
 # -- costs and rollups (#16) -------------------------------------------------------------------------------
@@ -401,21 +414,27 @@ def _amount_text(amount: float) -> str:
     return f"{amount:.4g}" if abs(amount) < 0.0001 else f"{amount:.4f}"
 
 
-def cost_text(record: dict) -> str:
+def has_costs(record: Any) -> bool:
+    """Whether a record carries costs (it does whenever prices were asked for, even a null cost)."""
+    return getattr(record, "costs", UNSET) is not UNSET
+
+
+def cost_text(record: Any) -> str:
     """A record's cost with its currency; per currency when they differ; "—" when unknown."""
-    costs = record.get("costs")
+    costs = getattr(record, "costs", None)
+    costs = None if costs is UNSET else costs
     if costs is not None:
-        return _amount_text(costs["total"]) + (f" {costs['currency']}" if costs["currency"] else "")
-    by_currency = record.get("costsByCurrency") or []
-    if len(by_currency) > 1 and not record.get("unpricedModels"):
-        return " + ".join(f"{_amount_text(c['total'])} {c['currency']}" for c in by_currency)
+        return _amount_text(costs.total) + (f" {costs.currency}" if costs.currency else "")
+    by_currency = getattr(record, "costs_by_currency", None) or []
+    if len(by_currency) > 1 and not getattr(record, "unpriced_models", None):
+        return " + ".join(f"{_amount_text(c.total)} {c.currency}" for c in by_currency)
     return "—"
 
 
-def _with_cost_column(columns: list, body: list, records: list[dict], *, last: bool = True) -> tuple[list, list]:
+def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True) -> tuple[list, list]:
     """The table with a cost column when its records have costs: before the last column (which alone
     may wrap), or at the end."""
-    if not records or "costs" not in records[0]:
+    if not records or not has_costs(records[0]):
         return columns, body
     at = len(columns) - 1 if last else len(columns)
     columns = columns[:at] + [number("cost")] + columns[at:]
@@ -426,22 +445,22 @@ def _with_cost_column(columns: list, body: list, records: list[dict], *, last: b
 _ROLLUP_TITLES = {"day": "per day", "week": "per ISO week (Monday to Sunday)", "month": "per month", "project": "per project (cwd)", "model": "per model"}
 
 
-def _rollup_line(row: dict, cost: bool) -> list[str]:
+def _rollup_line(row: RollupRow, cost: bool) -> list[str]:
     line = [
-        row["key"],
-        _number_text(row["sessions"]),
-        _number_text(row["turns"]),
-        _number_text(row["steps"]),
-        format_tokens(row["uncachedInputTokens"]),
-        format_tokens(row["cacheReadTokens"]),
-        format_tokens(row["cacheWriteTokens"]),
-        format_tokens(row["outputTokens"]),
-        _percent_text(row["cacheHitPercent"]),
-        format_duration(row["llmMs"]),
-        format_duration(row["toolMs"]),
-        format_ms(row["meanTtftMs"]),
-        format_ms(row["p90TtftMs"]),
-        format_rate(row["tokensPerSecond"]),
+        row.key,
+        _number_text(row.sessions),
+        _number_text(row.turns),
+        _number_text(row.steps),
+        format_tokens(row.uncached_input_tokens),
+        format_tokens(row.cache_read_tokens),
+        format_tokens(row.cache_write_tokens),
+        format_tokens(row.output_tokens),
+        _percent_text(row.cache_hit_percent),
+        format_duration(row.llm_ms),
+        format_duration(row.tool_ms),
+        format_ms(row.mean_ttft_ms),
+        format_ms(row.p90_ttft_ms),
+        format_rate(row.tokens_per_second),
     ]
     return line + [cost_text(row)] if cost else line
 
@@ -463,17 +482,17 @@ SPARK_DAYS = 92
 over a longer span, a cell per row shown."""
 
 
-def _day_sparkline(rows: list[dict]) -> str | None:
+def _day_sparkline(rows: list[RollupRow]) -> str | None:
     """Billed input + output tokens per day: one bar per calendar day from the first to the last."""
     import datetime as _dt
 
     tokens: dict[_dt.date, int] = {}
     for row in rows:
         try:
-            day = _dt.date.fromisoformat(row["key"])
+            day = _dt.date.fromisoformat(row.key)
         except ValueError:
             continue
-        tokens[day] = (row["billedInputTokens"] or 0) + (row["outputTokens"] or 0)
+        tokens[day] = (row.billed_input_tokens or 0) + (row.output_tokens or 0)
     if len(tokens) < 2:
         return None
     first, last = min(tokens), max(tokens)
@@ -488,11 +507,11 @@ def render_rollup(
     out: Tables,
     *,
     by: str,
-    rows: list[dict],
-    total: dict,
+    rows: list[RollupRow] | list[ToolRow],
+    total: RollupRow | ToolRow,
     count: int,
-    aggregate: dict,
-    errors: list[dict],
+    aggregate: AggregateRecord,
+    errors: list[LogError],
     zone: Any,
     cost: bool,
 ) -> None:
@@ -512,31 +531,31 @@ def render_rollup(
                 notes.append(_day_sparkline(rows))
         if by == "model":
             notes.append("a step counts for the model of its message; sessions and turns count each model they used")
-        if aggregate["inheritedPrefixes"]["excluded"]:
-            notes.append(f"{SEEDED_MARK} {aggregate['inheritedPrefixes']['excluded']} inherited fork prefix(es) counted in the parent only")
-        if cost and total.get("unpricedModels"):
-            unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total["unpricedModels"])
+        if aggregate.inherited_prefixes.excluded:
+            notes.append(f"{SEEDED_MARK} {aggregate.inherited_prefixes.excluded} inherited fork prefix(es) counted in the parent only")
+        if cost and total.unpriced_models:
+            unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total.unpriced_models)
             notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in errors])
+        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
 
 
-def _tool_line(row: dict) -> list[str]:
+def _tool_line(row: ToolRow) -> list[str]:
     return [
-        row["key"],
-        _number_text(row["sessions"]),
-        _number_text(row["calls"]),
-        _number_text(row["failures"]),
-        format_ms(row["toolMs"]),
-        format_ms(row["p50Ms"]),
-        format_ms(row["p90Ms"]),
-        format_ms(row["maxMs"]),
-        _percent_text(row["sharePercent"]),
+        row.key,
+        _number_text(row.sessions),
+        _number_text(row.calls),
+        _number_text(row.failures),
+        format_ms(row.tool_ms),
+        format_ms(row.p50_ms),
+        format_ms(row.p90_ms),
+        format_ms(row.max_ms),
+        _percent_text(row.share_percent),
     ]
 
 
-def _tool_table(out: Tables, rows: list[dict], total: dict, count: int) -> None:
+def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) -> None:
     columns = [
         text("tool", fold=True), number("sessions", drop=1), number("calls"), number("failures"), number("tool time"),
         number("p50", drop=2), number("p90", drop=3), number("max", drop=0), number("share"),

@@ -1,7 +1,7 @@
 """What ``dshctl stats`` computes for one log, as typed values that cross the worker pool (they pickle).
 
-The records themselves (``session``, ``turns``, ``steps``) stay plain JSON objects: their keys and key
-order are the documented output (``dshctl(1)``, STATS RECORDS). Around them:
+The records themselves (``session``, ``turns``, ``steps``) are the Structs of :mod:`dshctl.stats.records`,
+whose keys and key order are the documented output (``dshctl(1)``, STATS RECORDS). Around them:
 
 * :class:`LogStats` — one log's statistics: the records, the observations, and whether ``--since`` /
   ``--until`` skipped it.
@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from ..humanize import utc_moment
+from .records import SalvageGap, SessionIdentity, SessionRecord, StepRecord, TurnRecord
 
 OBSERVATIONS = (
     "ttft_ms",
@@ -32,12 +33,9 @@ OBSERVATIONS = (
 """The observation series of :class:`StatsSamples` (arrays of doubles, in log order)."""
 
 
-def with_session(row: dict, session_id: Any, path: str) -> dict:
-    """A fold's turn or step row as ``stats`` prints it: its kind, then the session and path, then the
-    figures (``row`` loses its ``kind``)."""
-    out = {"kind": row.pop("kind"), "session": session_id, "path": path}
-    out.update(row)
-    return out
+def with_session(row: TurnRecord | StepRecord, session_id: str | None, path: str) -> Any:
+    """A fold's turn or step row as ``stats`` prints it: a copy with its session and path."""
+    return msgspec.structs.replace(row, session=session_id, path=path)
 
 
 class StatsSamples(msgspec.Struct):
@@ -92,7 +90,7 @@ class StatsSamples(msgspec.Struct):
 class InheritedPrefix(msgspec.Struct):
     """The session record and the observations as they stood at the fork/seed cut."""
 
-    record: dict[str, Any]
+    record: SessionRecord
     samples: StatsSamples
 
 
@@ -104,27 +102,30 @@ class LogStats(msgspec.Struct):
     ``--until``) only the session's identity is filled in and ``samples`` is None.
     """
 
-    session: dict[str, Any]
-    turns: list[dict[str, Any]] | None
-    steps: list[dict[str, Any]] | None
+    session: SessionRecord | SessionIdentity
+    turns: list[TurnRecord] | None
+    steps: list[StepRecord] | None
     samples: StatsSamples | None
     skipped: bool
 
 
-def session_identity(log) -> dict:
-    """The fields of a session record that come from the header and the path."""
+def _identity_fields(log) -> dict:
     header = log.header
     return {
-        "kind": "session",
         "path": log.display,
         "id": header.id,
-        "createdAt": header.createdAt,
+        "created_at": header.createdAt,
         "created": utc_moment(header.createdAt),
         "generation": header.version,
         "cwd": header.cwd,
         "seeded": header.seeded,
-        "parentSession": header.parentSession,
+        "parent_session": header.parentSession,
     }
+
+
+def session_identity(log) -> SessionIdentity:
+    """The fields of a session record that come from the header and the path."""
+    return SessionIdentity(**_identity_fields(log))
 
 
 def folded_stats(log, fold, *, by: str = "session", salvage: bool = False) -> LogStats:
@@ -133,14 +134,16 @@ def folded_stats(log, fold, *, by: str = "session", salvage: bool = False) -> Lo
     header = log.header
     if log.fixture:
         fold.timing_known = False
-    session = session_identity(log)
-    session["events"] = log.event_count
-    session["timing"] = "unavailable" if (log.fixture or not fold.timing_known) else "envelope"
-    session["cut"] = log.cut
-    session.update(fold.session())
-    session["warnings"] = list(log.warnings)
+    session = msgspec.structs.replace(
+        fold.session(),
+        **_identity_fields(log),
+        events=log.event_count,
+        timing="unavailable" if (log.fixture or not fold.timing_known) else "envelope",
+        cut=log.cut,
+        warnings=list(log.warnings),
+    )
     if salvage:
-        session["gaps"] = [{"line": gap.line, "message": gap.message} for gap in log.gaps]
+        session.gaps = [SalvageGap(line=gap.line, message=gap.message) for gap in log.gaps]
     turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
     steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)

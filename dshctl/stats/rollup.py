@@ -19,8 +19,9 @@ import os
 from typing import Any, Callable
 
 from ..errors import UsageError
-from .aggregate import Aggregate, PricedTokens, _buckets_record
+from .aggregate import Aggregate, PricedTokens, buckets_fields
 from .figures import mean, nearest_rank, number, rate
+from .records import UNSET, AggregateRecord, Record, RollupRow, SessionRecord, ToolRow, wire_value
 
 SESSION_KEYED = ("day", "week", "month", "project")
 ROLLUPS = SESSION_KEYED + ("model", "tool")
@@ -96,11 +97,11 @@ def period_key(by: str, created_ms: Any, zone: _dt.tzinfo) -> str:
     return f"{year}-W{week:02d}"
 
 
-def session_key(by: str, session: dict, zone: _dt.tzinfo) -> str:
+def session_key(by: str, session: SessionRecord, zone: _dt.tzinfo) -> str:
     if by == "project":
-        cwd = session.get("cwd")
+        cwd = session.cwd
         return cwd if isinstance(cwd, str) and cwd else UNKNOWN
-    return period_key(by, session.get("createdAt"), zone)
+    return period_key(by, session.created_at, zone)
 
 
 class Rollup:
@@ -111,42 +112,52 @@ class Rollup:
         self.zone = zone
         self.groups: dict[str, Aggregate] = {}
 
-    def add(self, session: dict, samples) -> None:
+    def add(self, session: SessionRecord, samples) -> None:
         key = session_key(self.by, session, self.zone)
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = Aggregate()
         group.add(session, samples)
 
-    def rows(self, counted_ids: set) -> list[dict]:
+    def rows(self, counted_ids: set) -> list[RollupRow]:
         return [
             period_row(self.by, key, self.groups[key].record(counted_ids))
             for key in sorted(self.groups, key=lambda key: (key == UNKNOWN, key))
         ]
 
 
-_ROW_SUMS = (
-    "turns", "steps", "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens",
-    "outputTokens", "cacheHitPercent", "reasoningTokens", "llmMs", "toolMs", "ttftMs", "ttftSteps",
-    "meanTtftMs",
-)
-_COST_KEYS = ("costs", "costsByCurrency", "unpricedModels")
-
-
-def period_row(kind: str, key: str, record: dict) -> dict:
+def period_row(kind: str, key: str, record: AggregateRecord) -> RollupRow:
     """A rollup row (or the total, ``kind`` "total") from an aggregate record."""
-    row = {"kind": kind, "key": key, "sessions": record["sessions"]}
-    row.update({name: record[name] for name in _ROW_SUMS})
-    row["p90TtftMs"] = record["percentiles"]["ttftMs"]["p90"]
-    row["decodeMs"] = record["decodeMs"]
-    row["decodeTokens"] = record["decodeTokens"]
-    row["tokensPerSecond"] = record["tokensPerSecond"]
-    row["models"] = [entry["model"] for entry in record["dshctl"]["models"]]
-    row.update({name: record[name] for name in _COST_KEYS if name in record})
-    return row
+    return RollupRow(
+        kind=kind,
+        key=key,
+        sessions=record.sessions,
+        turns=record.turns,
+        steps=record.steps,
+        uncached_input_tokens=record.uncached_input_tokens,
+        cache_read_tokens=record.cache_read_tokens,
+        cache_write_tokens=record.cache_write_tokens,
+        billed_input_tokens=record.billed_input_tokens,
+        output_tokens=record.output_tokens,
+        cache_hit_percent=record.cache_hit_percent,
+        reasoning_tokens=record.reasoning_tokens,
+        llm_ms=record.llm_ms,
+        tool_ms=record.tool_ms,
+        ttft_ms=record.ttft_ms,
+        ttft_steps=record.ttft_steps,
+        mean_ttft_ms=record.mean_ttft_ms,
+        p90_ttft_ms=record.percentiles.ttft_ms.p90,
+        decode_ms=record.decode_ms,
+        decode_tokens=record.decode_tokens,
+        tokens_per_second=record.tokens_per_second,
+        models=[entry.model for entry in record.dshctl.models],
+        costs=record.costs,
+        costs_by_currency=record.costs_by_currency,
+        unpriced_models=record.unpriced_models,
+    )
 
 
-def model_rows(aggregate: Aggregate, counted_ids: set) -> list[dict]:
+def model_rows(aggregate: Aggregate, counted_ids: set) -> list[RollupRow]:
     """One row per model of the settled pool (models only an excluded prefix used are left out)."""
     pool, _ = aggregate.settled(counted_ids)
     rows = []
@@ -158,44 +169,38 @@ def model_rows(aggregate: Aggregate, counted_ids: set) -> list[dict]:
     return rows
 
 
-def _model_row(route: str | None, entry: dict, aggregate: Aggregate, pool) -> dict:
-    tokens = _buckets_record({key: entry.get(key) for key in _BUCKET_KEYS})
+def _model_row(route: str | None, entry: dict, aggregate: Aggregate, pool) -> RollupRow:
     ttft = sorted(pool.samples.model_ttft.get(route, ()))
-    row = {
-        "kind": "model",
-        "key": route if route is not None else UNKNOWN,
-        "sessions": aggregate.model_sessions.get(route, 0),
-        "turns": entry.get("turns") or 0,
-        "steps": entry.get("steps") or 0,
-        **{key: tokens[key] for key in _TOKEN_KEYS},
-        "reasoningTokens": entry.get("reasoningTokens"),
-        "llmMs": entry.get("llmMs"),
-        "toolMs": entry.get("toolMs"),
-        "ttftMs": entry.get("ttftMs"),
-        "ttftSteps": entry.get("ttftSteps") or 0,
-        "meanTtftMs": number(mean(entry.get("ttftMs"), entry.get("ttftSteps") or 0)),
-        "p90TtftMs": number(nearest_rank(ttft, 90)),
-        "decodeMs": entry.get("decodeMs"),
-        "decodeTokens": entry.get("decodeTokens"),
-        "tokensPerSecond": rate(entry.get("decodeTokens"), entry.get("decodeMs")),
-        "settlements": entry.get("settlements") or 0,
-    }
     priced = pool.model_costs.get(route)
-    if pool.priced is not None:
-        row.update((priced or PricedTokens()).fields())
-    return row
+    return RollupRow(
+        kind="model",
+        key=route if route is not None else UNKNOWN,
+        sessions=aggregate.model_sessions.get(route, 0),
+        turns=entry.get("turns") or 0,
+        steps=entry.get("steps") or 0,
+        **buckets_fields({key: entry.get(key) for key in _BUCKET_KEYS}),
+        reasoning_tokens=entry.get("reasoning_tokens"),
+        llm_ms=entry.get("llm_ms"),
+        tool_ms=entry.get("tool_ms"),
+        ttft_ms=entry.get("ttft_ms"),
+        ttft_steps=entry.get("ttft_steps") or 0,
+        mean_ttft_ms=number(mean(entry.get("ttft_ms"), entry.get("ttft_steps") or 0)),
+        p90_ttft_ms=number(nearest_rank(ttft, 90)),
+        decode_ms=entry.get("decode_ms"),
+        decode_tokens=entry.get("decode_tokens"),
+        tokens_per_second=rate(entry.get("decode_tokens"), entry.get("decode_ms")),
+        settlements=entry.get("settlements") or 0,
+        **((priced or PricedTokens()).fields() if pool.priced is not None else {}),
+    )
 
 
-_BUCKET_KEYS = ("uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
-_TOKEN_KEYS = (
-    "uncachedInputTokens", "cacheReadTokens", "cacheWriteTokens", "billedInputTokens", "outputTokens", "cacheHitPercent",
-)
+_BUCKET_KEYS = ("uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
 
-def tool_rows(aggregate: Aggregate, counted_ids: set) -> tuple[list[dict], dict]:
+def tool_rows(aggregate: Aggregate, counted_ids: set) -> tuple[list[ToolRow], ToolRow]:
     """One row per tool name, and the total row over every tool call."""
     pool, _ = aggregate.settled(counted_ids)
-    total_ms = pool.sums["toolMs"]
+    total_ms = pool.sums["tool_ms"]
     rows = []
     every: list[float] = []
     for name in sorted(pool.tools, key=lambda name: (name is None, name or "")):
@@ -206,32 +211,32 @@ def tool_rows(aggregate: Aggregate, counted_ids: set) -> tuple[list[dict], dict]
         every.extend(durations)
         rows.append(_tool_row("tool", name if name is not None else UNKNOWN, entry, durations, total_ms, aggregate.tool_sessions.get(name, 0)))
     total_entry = {
-        "calls": sum(row["calls"] for row in rows),
-        "failures": sum(row["failures"] for row in rows),
-        "toolMs": total_ms,
+        "calls": sum(row.calls for row in rows),
+        "failures": sum(row.failures for row in rows),
+        "tool_ms": total_ms,
     }
     return rows, _tool_row("total", "total", total_entry, every, total_ms, aggregate.sessions)
 
 
-def _tool_row(kind: str, key: str, entry: dict, durations, total_ms, sessions: int) -> dict:
+def _tool_row(kind: str, key: str, entry: dict, durations, total_ms, sessions: int) -> ToolRow:
     ordered = sorted(durations)
-    tool_ms = entry.get("toolMs")
+    tool_ms = entry.get("tool_ms")
     share = None
     if tool_ms is not None and total_ms:
         share = round(tool_ms / total_ms * 100, 1)
-    return {
-        "kind": kind,
-        "key": key,
-        "sessions": sessions,
-        "calls": entry.get("calls") or 0,
-        "failures": entry.get("failures") or 0,
-        "timedCalls": len(ordered),
-        "toolMs": tool_ms,
-        "p50Ms": number(nearest_rank(ordered, 50)),
-        "p90Ms": number(nearest_rank(ordered, 90)),
-        "maxMs": number(ordered[-1]) if ordered else None,
-        "sharePercent": share,
-    }
+    return ToolRow(
+        kind=kind,
+        key=key,
+        sessions=sessions,
+        calls=entry.get("calls") or 0,
+        failures=entry.get("failures") or 0,
+        timed_calls=len(ordered),
+        tool_ms=tool_ms,
+        p50_ms=number(nearest_rank(ordered, 50)),
+        p90_ms=number(nearest_rank(ordered, 90)),
+        max_ms=number(ordered[-1]) if ordered else None,
+        share_percent=share,
+    )
 
 
 # -- --sort / --top / --reverse ---------------------------------------------------------------------------
@@ -280,13 +285,19 @@ def check_sort_key(by: str, key: str | None) -> None:
     raise UsageError(f"--sort: unknown key {key!r} for --by {by}; one of: {', '.join(listed)}")
 
 
-def _sort_value(key: str) -> Callable[[dict], Any]:
+def cost_total(row: Record) -> Any:
+    """``costs.total`` of a record; None without one cost."""
+    costs = getattr(row, "costs", None)
+    return None if costs is None or costs is UNSET else costs.total
+
+
+def _sort_value(key: str) -> Callable[[Record], Any]:
     if key == COST_SORT:
-        return lambda row: (row.get("costs") or {}).get("total")
-    return lambda row: row.get(key)
+        return cost_total
+    return lambda row: wire_value(row, key)
 
 
-def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: bool) -> list[dict]:
+def ordered(rows: list, *, sort: str | None, top: int | None, reverse: bool) -> list:
     """Rows by ``sort`` (largest first; ``reverse``: smallest first; null always last), then the first
     ``top``. Without ``sort`` the rows keep their order (``reverse`` turns it round). Costs rank only
     within one currency (:func:`by_cost`)."""
@@ -303,31 +314,36 @@ def ordered(rows: list[dict], *, sort: str | None, top: int | None, reverse: boo
     return rows if top is None else rows[:top]
 
 
-def by_cost(rows: list[dict], reverse: bool) -> list[dict]:
+def _costs(row: Record) -> Any:
+    costs = getattr(row, "costs", None)
+    return None if costs is UNSET else costs
+
+
+def by_cost(rows: list, reverse: bool) -> list:
     """Rows by cost, amounts compared only within a currency: the currency most rows are costed in
     first, then each other currency's rows (ranked among themselves), then rows without one cost
     (unpriced or in mixed currencies)."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list] = {}
     unknown = []
     for row in rows:
-        costs = row.get("costs")
-        if costs is None or costs.get("total") is None or costs.get("currency") is None:
+        costs = _costs(row)
+        if costs is None or costs.currency is None:
             unknown.append(row)
         else:
-            groups.setdefault(costs["currency"], []).append(row)
+            groups.setdefault(costs.currency, []).append(row)
     ranked = []
     for currency in cost_currencies(rows):
-        ranked += sorted(groups[currency], key=lambda row: row["costs"]["total"], reverse=not reverse)
+        ranked += sorted(groups[currency], key=cost_total, reverse=not reverse)
     return ranked + unknown
 
 
-def cost_currencies(rows: list[dict]) -> list[str]:
+def cost_currencies(rows: list) -> list[str]:
     """The currencies rows are costed in, the one most rows use first (then by name)."""
     counts: dict[str, int] = {}
     for row in rows:
-        currency = (row.get("costs") or {}).get("currency")
-        if currency is not None and row["costs"].get("total") is not None:
-            counts[currency] = counts.get(currency, 0) + 1
+        costs = _costs(row)
+        if costs is not None and costs.currency is not None:
+            counts[costs.currency] = counts.get(costs.currency, 0) + 1
     return sorted(counts, key=lambda currency: (-counts[currency], currency))
 
 

@@ -1,0 +1,81 @@
+"""``dshctl export`` and ``dshctl sql`` options."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from .base import JOBS, JSON, NDJSON, NO_COLOR, VERBOSE, Options, option
+
+FORMATS = ("parquet", "otlp")
+PARTITIONS = ("day", "month", "project")
+"""``--partition-by`` values: Hive-style directories by the session's start day or month (UTC), or its
+project (:mod:`dshctl.export.schema`)."""
+
+PRICES = option(None, "--prices", help="Price table (TOML) over the built-in and user ones.")
+
+
+class ExportOptions(Options):
+    """``dshctl export``: which format, where to, how the dataset is laid out and kept."""
+
+    format: str = option(
+        "parquet",
+        "--format",
+        choices=FORMATS,
+        help="parquet: a dataset directory of tables (needs dshctl[export]); otlp: OTLP/JSON traces, one TracesData per line.",
+    )
+    out: str | None = option(
+        None,
+        "--out",
+        metavar="DIR|FILE",
+        help="The dataset directory (parquet; new, empty or a dshctl dataset) or FILE.jsonl (otlp; - for stdout). Required.",
+    )
+    partition_by: str | None = option(
+        None,
+        "--partition-by",
+        metavar="day|month|project",
+        help="Hive-style directories by the session's start day or month (UTC), or its project.",
+    )
+    prune: bool = option(False, "--prune", help="Remove the rows of logs that no longer exist.")
+    include_content: bool = option(
+        False, "--include-content", help="otlp: put messages, tool arguments and results into the spans (opt-in attributes)."
+    )
+    force: bool = option(False, "--force", help="otlp: overwrite an existing FILE.")
+    jobs: int | None = JOBS
+    prices: str | None = PRICES
+    no_cost: bool = option(False, "--no-cost", help="No costs: cost columns and attributes left empty.")
+    verbose: bool = VERBOSE
+    no_color: bool = NO_COLOR
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.out:
+            raise UsageError("--out is required: the dataset directory (parquet) or FILE.jsonl (otlp)")
+        if self.partition_by is not None and self.partition_by not in PARTITIONS:
+            raise UsageError(f"--partition-by must be one of {', '.join(PARTITIONS)}")
+        parquet = self.format == "parquet"
+        for name, wanted in (("partition_by", True), ("prune", True), ("include_content", False), ("force", False)):
+            declared = self.fields[name]
+            if getattr(self, name) != declared.default and parquet is not wanted:
+                raise UsageError(f"{declared.long} applies to --format {'parquet' if wanted else 'otlp'} only")
+
+
+class SqlOptions(Options):
+    """``dshctl sql``: the form of the rows, the session's time zone, and how logs are read into tables."""
+
+    json: bool = JSON.with_help("One JSON array of row objects.")
+    ndjson: bool = NDJSON.with_help("One JSON object per row.")
+    csv: bool = option(False, "--csv", help="CSV with a header row.")
+    tz: str | None = option(None, "--tz", help="Time zone of the session (date_trunc, strftime; default UTC).")
+    jobs: int | None = JOBS
+    prices: str | None = PRICES
+    no_cost: bool = option(False, "--no-cost", help="No costs: cost columns left empty.")
+    verbose: bool = VERBOSE
+    no_color: bool = NO_COLOR
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.csv and (self.json or self.ndjson):
+            raise UsageError("--json, --ndjson and --csv are mutually exclusive")
+
+    @property
+    def output(self) -> str:
+        return "csv" if self.csv else super().output
