@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from dshctl.options import StatsOptions
 from dshctl.stats import log_stats, records
 from dshctl.stats.records import UNSET, SessionRecord, StepRecord, TurnRecord, wire_names, wire_value
 
@@ -41,7 +42,7 @@ def test_records_is_a_leaf_module():
 
 
 def test_the_library_records_are_the_json_records():
-    result = log_stats(SAMPLES / "tour.session.v4.jsonl", by="step")
+    result = log_stats(SAMPLES / "tour.session.v4.jsonl", StatsOptions(by="step"))
     session = result.session
     assert isinstance(session, SessionRecord) and all(isinstance(step, StepRecord) for step in result.steps)
     wire = msgspec.json.decode(msgspec.json.encode(session))
@@ -57,7 +58,7 @@ def test_the_library_records_are_the_json_records():
 
 
 def test_turn_rows_get_their_session_and_keep_the_documented_order():
-    result = log_stats(SAMPLES / "tour.session.v4.jsonl", by="turn")
+    result = log_stats(SAMPLES / "tour.session.v4.jsonl", StatsOptions(by="turn"))
     row = result.turns[0]
     assert isinstance(row, TurnRecord) and row.costs is UNSET
     assert list(wire_names(TurnRecord))[:5] == ["kind", "session", "path", "turn", "steps"]
@@ -65,6 +66,6 @@ def test_turn_rows_get_their_session_and_keep_the_documented_order():
 
 
 def test_a_skipped_log_has_its_identity_only():
-    result = log_stats(SAMPLES / "tour.session.v4.jsonl", since_ms=4_000_000_000_000)
+    result = log_stats(SAMPLES / "tour.session.v4.jsonl", StatsOptions(since=4_000_000_000_000))
     assert result.skipped and type(result.session) is records.SessionIdentity
     assert result.session.id == "7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57"
