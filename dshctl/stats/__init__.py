@@ -24,7 +24,7 @@ from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
-from .prices import PriceTable
+from .prices import PriceTable, session_pricer
 from .records import LogError, Record
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
@@ -53,8 +53,9 @@ def log_stats(
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
     nothing past the header is read) when the header's ``createdAt`` falls outside ``[since_ms, until_ms)``.
-    With ``prices`` (:func:`dshctl.stats.prices.load_prices`) every record gets ``costs`` at the prices in
-    force at the session's start (``createdAt``).
+    With ``prices`` (:func:`dshctl.stats.prices.load_prices`) every record gets ``costs``: each model call
+    priced at the rates in force when it was made (its step's start; a retry's ``llm/retry-started``; else
+    its settlement; a log without times: the session's ``createdAt``).
     """
     from ..reader import open_log
 
@@ -73,14 +74,13 @@ def log_stats(
             log.close()
             return LogStats(session=session_identity(log), turns=None, steps=None, samples=None, skipped=True)
     seed_length = log.cut if log.generation <= 1 else None
-    pricing = prices.for_session(_start_ms(header.createdAt)) if prices is not None else None
+    pricing = session_pricer(prices, header.createdAt)
     fold = StatsFold(keep_turns=by == "turn", keep_steps=by == "step", seed_length=seed_length, pricing=pricing)
     fold.run(log.events())
     return folded_stats(log, fold, by=by, salvage=salvage)
 
 
-def _start_ms(created: Any) -> int | None:
-    return created if isinstance(created, int) and created > 0 else None
+
 
 
 def _stats_of_log(
@@ -197,8 +197,9 @@ class _StatsRun:
         self.color = color
         self.warnings = Warnings(verbose=verbose)
         self.salvaged = 0  # logs read past damage
-        self.aggregate = Aggregate()
-        self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
+        priced = options.prices is not None
+        self.aggregate = Aggregate(priced)
+        self.rollup = Rollup(options.by, options.zone, priced) if options.by in SESSION_KEYED else None
         self.errors: list[LogError] = []
         refs = resolve_many(paths)
         self.single = len(refs) == 1
@@ -309,18 +310,18 @@ class _StatsRun:
         """One note per model without a price, and one when costs are in more than one currency."""
         from ..output import note
 
-        from .prices import missing_price
-
         pool = self.aggregate.settled()[0]
-        priced = pool.priced
-        if priced is None or self.options.prices is None:
+        tallies = pool.model_costs
+        if tallies is None or self.options.prices is None:
             return
-        for model in priced.unpriced_models():
-            missing = missing_price(self.options.prices, model, pool.models.get(model, {}))  # the pooled sums
-            note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
-        currencies = sorted(priced.costs.by_currency)
+        currencies: set[str] = set()
+        for model in sorted(tallies, key=lambda m: (m is None, m or "")):
+            tally = tallies[model]
+            currencies.update(tally.by_currency)
+            if tally.unpriced:
+                note(f"{tally.reason} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         if len(currencies) > 1:
-            note(f"costs in {', '.join(currencies)}: totals are given per currency (costsByCurrency), never converted")
+            note(f"costs in {', '.join(sorted(currencies))}: totals are given per currency (costsByCurrency), never converted")
 
     def document(self) -> dict:
         by = self.options.by
