@@ -421,5 +421,19 @@ def _click_main() -> int:
     return 0
 
 
+@app.command("prices")
+def prices_(
+    ctx: typer.Context,
+    paths: Optional[List[str]] = typer.Argument(None, help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
+    prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE", help="Price table (TOML) over the built-in and user ones, as in stats."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON document."),
+    no_color: bool = typer.Option(False, "--no-color", help=NO_COLOR_HELP),
+) -> None:
+    """The price tables in force (built-in: generated from genai-prices) and the prices of the models in PATHs."""
+    from .stats.prices_info import run_prices
+
+    _finish(lambda: run_prices(paths or [], prices=prices, output="json" if json_out else "table", color=_color(ctx, no_color)))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -24,7 +24,7 @@ from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from ..present import check_output
 from .aggregate import Aggregate
 from .fold import StatsFold
-from .prices import PriceTable, session_pricer
+from .prices import PriceTable, cost_basis, session_pricer
 from .records import LogError, Record
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import ROLLUPS, SESSION_KEYED, Rollup
@@ -335,7 +335,14 @@ class _StatsRun:
             document["steps"] = collected.rows
         document["aggregate"] = self.aggregate.record()
         document["errors"] = self.errors
+        self._add_cost_basis(document)
         return document
+
+    def _add_cost_basis(self, document: dict) -> None:
+        """``costBasis``: the costs are estimates, and from which tables (with costs only)."""
+        prices = self.options.prices
+        if prices is not None:
+            document["costBasis"] = cost_basis(prices)
 
     def _rollup_document(self) -> dict:
         table = self.rollup_table()
@@ -348,6 +355,7 @@ class _StatsRun:
         document["total"] = table.total
         document["aggregate"] = self.aggregate.record()
         document["errors"] = self.errors
+        self._add_cost_basis(document)
         return document
 
     def tables(self) -> None:
@@ -366,6 +374,7 @@ class _StatsRun:
                 zone=self.options.zone,
                 cost=self.options.prices is not None,
             )
+            self._cost_line()
             return
         collected = self.collected()
         render(
@@ -378,6 +387,15 @@ class _StatsRun:
             multi=not self.single,
             spark=collected.spark,
         )
+        self._cost_line()
+
+    def _cost_line(self) -> None:
+        """Under the tables: what the costs are (with costs only)."""
+        prices = self.options.prices
+        if prices is not None:
+            from .render import cost_basis_line, stats_tables
+
+            stats_tables(self.color).line(cost_basis_line(cost_basis(prices)))
 
 
 def _located_message(error: DshctlError) -> str:

@@ -194,6 +194,11 @@ class _LiveSummary:
         result = folded_stats(self.log, self.fold)
         render(stats_tables(self.color), by="session", sessions=[result.session], rows=[], aggregate=None, errors=[],
                multi=False, spark=result.samples.spark)  # type: ignore[union-attr]
+        if self.prices is not None:
+            from .prices import cost_basis
+            from .render import cost_basis_line
+
+            stats_tables(self.color).line(cost_basis_line(cost_basis(self.prices)))
 
     def _idle(self) -> None:
         if self.changed:

@@ -266,6 +266,13 @@ class Pricer:
         return entry.currency, compiled.base
 
 
+def cost_basis(prices: PriceTable):
+    """What a document's costs are: estimates at list prices, from these tables (``costBasis``)."""
+    from .records import CostBasis, PriceTableInfo
+
+    return CostBasis(tables=[PriceTableInfo(name=t.name, path=t.path, source=t.source, version=t.version) for t in prices.info])
+
+
 def session_pricer(prices: PriceTable | None, created: Any) -> Pricer | None:
     """What prices one session's calls (None without prices); the header's ``createdAt`` stands in for
     the time of a call the log gives none."""
