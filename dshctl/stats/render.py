@@ -418,7 +418,8 @@ def _amount_text(amount: float) -> str:
 
 
 COST_DROP = 99
-"""The cost column is hidden last of all, only when a table cannot fit otherwise (the footer names it)."""
+"""The cost column of session, turn and step tables is hidden last of all, only when the table cannot
+fit otherwise (the footer names it); a rollup never hides its cost."""
 
 
 def cost_basis_line(basis: CostBasis) -> str:
@@ -540,7 +541,7 @@ def render_rollup(
         from .rollup import zone_name
 
         key = text(by, fold=by in ("project", "model"))  # a date stays whole
-        columns = [key] + _ROLLUP_COLUMNS + ([number("cost", drop=COST_DROP)] if cost else [])
+        columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
