@@ -35,7 +35,7 @@ import os
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import msgspec
 
@@ -468,9 +468,3 @@ def rates_text(rates: Rates) -> str:
     for label, value in (("in", rates.input), ("cache read", rates.cache_read), ("cache write", rates.cache_write), ("out", rates.output)):
         parts.append(f"{label} {'—' if value is None else format(value.normalize(), 'f')}")
     return " · ".join(parts)
-
-
-def iter_entries(table: PriceTable, keys: Iterable[str]) -> Iterable[tuple[str, PriceEntry]]:
-    for key in keys:
-        for entry in table.models.get(key, ()):
-            yield key, entry
