@@ -542,7 +542,6 @@ class StatsFold:
         self.keep_turns = keep_turns
         # prices each model call at its own time (:class:`dshctl.stats.prices.Pricer`); None: no costs
         self.pricing = pricing
-        self.cost = CostTally() if pricing is not None else None  # the session's
         self.keep_steps = keep_steps
         # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
         # with session/end-seed {inherited: true}
@@ -968,8 +967,8 @@ class StatsFold:
         meter.slot_reasoning = reasoning
 
     def _charge(self, charge: tuple, tokens: int, step: StepFigures | None, model: ModelFigures, sign: int) -> None:
-        """A call's charge into (or, ``sign`` -1, out of) the step's, the model's and the session's costs."""
-        self.cost.add(charge, tokens, sign)  # type: ignore[union-attr]
+        """A call's charge into (or, ``sign`` -1, out of) the step's and the model's costs (the session's
+        are the sum of its models')."""
         if step is not None:
             if step.cost is None:
                 step.cost = CostTally()
@@ -1220,11 +1219,18 @@ class StatsFold:
             title=self.own.title,
             duration_ms=self._duration_ms(),
             reasoning_tokens=self._reasoning_total(),
-            **({} if self.cost is None else {"costs": self.cost.record()}),
+            **({} if self.pricing is None else {"costs": self._session_cost().record()}),
             notes=self._notes(),
             dshctl=self._own_record(),
         )
 
+
+    def _session_cost(self) -> CostTally:
+        total = CostTally()
+        for model in self.own.models.values():
+            if model.cost is not None:
+                total.merge(model.cost)
+        return total
 
     def _duration_ms(self) -> int | None:
         """The first ``turn/start`` to the last ``turn/end`` or ``step/end``."""

@@ -171,9 +171,6 @@ def _nanos(count: int, factor: tuple[int, int]) -> int:
     return quotient
 
 
-_MISSING_BUCKET = (None, None, "cacheRead", "cacheWrite")
-
-
 class _Compiled:
     """An entry's rates as nano-unit factors, its windows' too."""
 
@@ -232,15 +229,16 @@ class Pricer:
         currency, factors = rates
         if currency is None:
             return rates
-        nanos = []
-        for count, factor, bucket in zip(buckets, factors, _MISSING_BUCKET):
-            if count == 0:
-                nanos.append(0)
-            elif factor is None:
-                return None, f"no {bucket} price"
-            else:
-                nanos.append(_nanos(count, factor))
-        return currency, tuple(nanos)
+        uncached, output, read, write = buckets
+        input_factor, output_factor, read_factor, write_factor = factors
+        if (read and read_factor is None) or (write and write_factor is None):
+            return None, f"no {'cacheRead' if read and read_factor is None else 'cacheWrite'} price"
+        return currency, (
+            _nanos(uncached, input_factor) if uncached else 0,
+            _nanos(output, output_factor) if output else 0,
+            _nanos(read, read_factor) if read else 0,
+            _nanos(write, write_factor) if write else 0,
+        )
 
     def _rates_at(self, route: str | None, time_ms: int | None) -> tuple:
         key = self._keys.get(route, False)
