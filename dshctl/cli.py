@@ -27,6 +27,7 @@ from .options import (
     LsOptions,
     Option,
     Options,
+    PricesOptions,
     ReplayOptions,
     SqlOptions,
     StatsOptions,
@@ -260,6 +261,22 @@ def _click_main() -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     return 0
+
+
+@_command(
+    PricesOptions,
+    _Argument(
+        "paths",
+        Optional[List[str]],
+        typer.Argument(None, help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
+    ),
+    name="prices",
+)
+def prices_(paths: list[str] | None, options: PricesOptions) -> int:
+    """The price tables in force (built-in: generated from genai-prices) and the prices of the models in PATHs."""
+    from .stats.prices_info import run_prices
+
+    return run_prices(paths or [], options)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from dshctl import options as options_module
 from dshctl.cli import app
 from dshctl.errors import UsageError
-from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions, LsOptions, Options, ReplayOptions, SqlOptions, StatsOptions, ValidateOptions
+from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions, LsOptions, Options, PricesOptions, ReplayOptions, SqlOptions, StatsOptions, ValidateOptions
 from dshctl.options import base
 from dshctl.options.window import Window
 
@@ -41,6 +41,7 @@ COMMANDS = {
     "grep": GrepOptions,
     "images": ImagesOptions,
     "ls": LsOptions,
+    "prices": PricesOptions,
     "replay": ReplayOptions,
     "sql": SqlOptions,
     "stats": StatsOptions,

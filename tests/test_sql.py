@@ -35,13 +35,13 @@ def _isolated(tmp_path, monkeypatch):
 
 
 def test_forms_json_ndjson_csv_and_table():
-    query = "SELECT session_id, turns, cost_total, created_at, notes FROM sessions ORDER BY path LIMIT 3"
+    query = "SELECT session_id, turns, CAST(NULL AS VARCHAR) AS missing, created_at, notes FROM sessions ORDER BY path LIMIT 3"
     rows = json.loads(invoke("sql", query, str(SAMPLES), "--json").stdout)
     assert len(rows) == 3 and rows[0]["created_at"].endswith("+00:00") and isinstance(rows[0]["notes"], list)
     lines = [json.loads(line) for line in invoke("sql", query, str(SAMPLES), "--ndjson").stdout.splitlines()]
     assert lines == rows
     table = list(csv.reader(io.StringIO(invoke("sql", query, str(SAMPLES), "--csv").stdout)))
-    assert table[0] == ["session_id", "turns", "cost_total", "created_at", "notes"] and len(table) == 4
+    assert table[0] == ["session_id", "turns", "missing", "created_at", "notes"] and len(table) == 4
     assert [r[1] for r in table[1:]] == [str(r["turns"]) for r in rows]
     shown = invoke("sql", query, str(SAMPLES)).stdout
     assert "session_id" in shown and "3 rows" in shown and "NULL" in shown

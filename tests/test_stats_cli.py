@@ -204,6 +204,9 @@ def test_samples_sessions_aggregate_counts_the_fork_prefix_once():
         "turns": 1, "steps": 1, "llmMs": 2550, "toolMs": 0, "ttftMs": 300, "ttftSteps": 1, "decodeMs": 2250,
         "decodeTokens": 250, "uncachedInputTokens": 14_000, "cacheReadTokens": 10_000, "cacheWriteTokens": 0,
         "billedInputTokens": 24_000, "outputTokens": 253,
+        # at the built-in V4.1 Flash off-peak rates (Monday 22:13 Beijing): 14 000 × 0.15 + 10 000 × 0.003
+        # + 253 × 0.6 per million
+        "costs": {"input": 0.0021, "cacheRead": 0.00003, "cacheWrite": 0, "output": 0.0001518, "total": 0.0022818, "currency": "USD"},
     }
     agg = doc["aggregate"]
     # 84 700 + 37 500 + 9 000 = 131 200 billed, less the child's 24 000 inherited; 903 + 313 + 2 − 253 out

@@ -316,9 +316,9 @@ def test_a_malformed_price_file_is_a_clear_error(root, text, message):
     assert f"price file {bad}" in result.stderr and message in result.stderr
 
 
-def test_no_cost_and_an_empty_price_table_show_no_costs(root):
+def test_no_cost_drops_costs_and_a_route_without_a_price_has_null_costs(root):
     assert "costs" not in document(*_paths(root, "s1"), "--prices", str(root / "prices.toml"), "--no-cost")["sessions"][0]
-    assert "costs" not in document(*_paths(root, "s1"))["sessions"][0]  # the built-in table is empty
+    assert document(*_paths(root, "s1"))["sessions"][0]["costs"] is None  # costs are on; no table prices p/m
 
 
 # -- sort, top, reverse, tables ------------------------------------------------------------------------

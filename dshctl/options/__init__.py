@@ -8,6 +8,7 @@ command                   options type
 ``dshctl grep``           :class:`GrepOptions`
 ``dshctl images``         :class:`ImagesOptions`
 ``dshctl ls``             :class:`LsOptions`
+``dshctl prices``         :class:`PricesOptions`
 ``dshctl replay``         :class:`ReplayOptions`
 ``dshctl sql``            :class:`SqlOptions`
 ``dshctl stats``          :class:`StatsOptions`
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from .base import Option, Options, chosen_log, chosen_logs
 from .cat import CatOptions
-from .export import ExportOptions, SqlOptions
+from .export import ExportOptions, PricesOptions, SqlOptions
 from .grep import GrepOptions
 from .images import ImagesOptions
 from .ls import LsOptions
@@ -39,6 +40,7 @@ __all__ = [
     "LsOptions",
     "Option",
     "Options",
+    "PricesOptions",
     "ReplayOptions",
     "SqlOptions",
     "StatsOptions",

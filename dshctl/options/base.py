@@ -97,6 +97,8 @@ STRICT = option(False, "--strict", help="A torn tail is an error.")
 SALVAGE = option(False, "--salvage", help="Read past damage: every complete frame and line, each gap reported; exit 1.")
 FOLLOW = option(False, "-f", "--follow", help="Keep reading as dsh writes the log.")
 VERBOSE = option(False, "--verbose", "-v", help="List every warning, not a summary by kind.")
+PRICES = option(None, "--prices", metavar="FILE", help="Price table (TOML) over the built-in and user ones.")
+NO_COST = option(False, "--no-cost", help="No costs: no cost column, no costs keys.")
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Option, option))

@@ -1,16 +1,14 @@
-"""``dshctl export`` and ``dshctl sql`` options."""
+"""``dshctl export``, ``dshctl sql`` and ``dshctl prices`` options."""
 
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import JOBS, JSON, NDJSON, NO_COLOR, VERBOSE, Options, option
+from .base import JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PRICES, VERBOSE, Options, option
 
 FORMATS = ("parquet", "otlp")
 PARTITIONS = ("day", "month", "project")
 """``--partition-by`` values: Hive-style directories by the session's start day or month (UTC), or its
 project (:mod:`dshctl.export.schema`)."""
-
-PRICES = option(None, "--prices", help="Price table (TOML) over the built-in and user ones.")
 
 
 class ExportOptions(Options):
@@ -41,7 +39,7 @@ class ExportOptions(Options):
     force: bool = option(False, "--force", help="otlp: overwrite an existing FILE.")
     jobs: int | None = JOBS
     prices: str | None = PRICES
-    no_cost: bool = option(False, "--no-cost", help="No costs: cost columns and attributes left empty.")
+    no_cost: bool = NO_COST.with_help("No costs: cost columns and attributes left empty.")
     verbose: bool = VERBOSE
     no_color: bool = NO_COLOR
 
@@ -67,7 +65,7 @@ class SqlOptions(Options):
     tz: str | None = option(None, "--tz", help="Time zone of the session (date_trunc, strftime; default UTC).")
     jobs: int | None = JOBS
     prices: str | None = PRICES
-    no_cost: bool = option(False, "--no-cost", help="No costs: cost columns left empty.")
+    no_cost: bool = NO_COST.with_help("No costs: cost columns left empty.")
     verbose: bool = VERBOSE
     no_color: bool = NO_COLOR
 
@@ -79,3 +77,15 @@ class SqlOptions(Options):
     @property
     def output(self) -> str:
         return "csv" if self.csv else super().output
+
+
+class PricesOptions(Options):
+    """``dshctl prices``: which tables are in force, and the prices of the models PATHs name."""
+
+    prices: str | None = PRICES.with_help("Price table (TOML) over the built-in and user ones, as in stats.")
+    json: bool = JSON
+    no_color: bool = NO_COLOR
+
+    @property
+    def output(self) -> str:
+        return "json" if self.json else "table"

@@ -3,7 +3,24 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import FOLLOW, JOBS, JSON, LATEST, NDJSON, NO_COLOR, PROJECT, SALVAGE, SINCE, STRICT, UNTIL, VERBOSE, Options, option
+from .base import (
+    FOLLOW,
+    JOBS,
+    JSON,
+    LATEST,
+    NDJSON,
+    NO_COLOR,
+    NO_COST,
+    PRICES,
+    PROJECT,
+    SALVAGE,
+    SINCE,
+    STRICT,
+    UNTIL,
+    VERBOSE,
+    Options,
+    option,
+)
 
 RECORDS = ("session", "turn", "step")
 """``--by`` values that print records; the others are rollups (:data:`dshctl.stats.rollup.ROLLUPS`)."""
@@ -34,8 +51,8 @@ class StatsOptions(Options):
     verbose: bool = VERBOSE
     no_color: bool = NO_COLOR
     tz: str | None = option(None, "--tz", help="Time zone of day/week/month rollups (IANA name; default: local).")
-    prices: str | None = option(None, "--prices", help="Price table (TOML) over the built-in and user ones.")
-    no_cost: bool = option(False, "--no-cost", help="No costs: no cost column, no costs keys.")
+    prices: str | None = PRICES
+    no_cost: bool = NO_COST
     sort: str | None = option(None, "--sort", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
     top: int | None = option(None, "--top", follows=False, help="Only the first N rows (totals still count all).")
     reverse: bool = option(False, "--reverse", follows=False, help="Smallest first (or the default order reversed).")

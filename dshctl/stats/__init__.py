@@ -24,7 +24,7 @@ from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, LogFailure
 from ..options import StatsOptions, chosen_logs
 from .aggregate import Aggregate
 from .fold import StatsFold
-from .prices import PriceTable
+from .prices import PriceTable, cost_basis, session_pricer
 from .records import LogError, Record
 from .results import InheritedPrefix, LogStats, StatsSamples, folded_stats, session_identity, with_session
 from .rollup import SESSION_KEYED, Rollup
@@ -41,9 +41,10 @@ def log_stats(source: Any, options: StatsOptions | None = None, *, prices: Price
 
     ``turns`` / ``steps`` are filled in for ``by="turn"`` / ``by="step"``. ``skipped`` is True (and
     nothing past the header is read) when the header's ``createdAt`` is outside ``--since`` /
-    ``--until`` (:meth:`~dshctl.options.window.Window.holds`). With ``prices``
-    (:func:`price_table`) every record gets ``costs`` at the prices in force at the session's start
-    (``createdAt``).
+    ``--until`` (:meth:`~dshctl.options.window.Window.holds`). With ``prices`` (:func:`price_table`)
+    every record gets ``costs``: each model call priced at the rates in force when it was made (its
+    step's start; a retry's ``llm/retry-started``; else its settlement; a log without times: the
+    session's ``createdAt``).
     """
     from ..reader import open_log
 
@@ -65,12 +66,10 @@ def stats_fold(log, *, prices: PriceTable | None = None, **keep: bool) -> StatsF
     """The fold of one opened log: its fork/seed cut, costs at the prices in force at its start, and the
     rows ``keep`` asks for (``keep_turns``, ``keep_steps``, ``keep_settlements``)."""
     seed_length = log.cut if log.generation <= 1 else None
-    pricing = prices.for_session(_start_ms(log.header.createdAt)) if prices is not None else None
-    return StatsFold(seed_length=seed_length, pricing=pricing, **keep)
+    return StatsFold(seed_length=seed_length, pricing=session_pricer(prices, log.header.createdAt), **keep)
 
 
-def _start_ms(created: Any) -> int | None:
-    return created if isinstance(created, int) and created > 0 else None
+
 
 
 def _stats_of_log(ref, options: StatsOptions, spark: bool, prices: PriceTable | None) -> LogStats:
@@ -106,8 +105,9 @@ class StatsRun:
         self.quiet = quiet  # a program's call: no progress bar, no notes on standard error
         self.warnings = Warnings(verbose=options.verbose)
         self.salvaged = 0  # logs read past damage
-        self.aggregate = Aggregate()
-        self.rollup = Rollup(options.by, options.zone) if options.by in SESSION_KEYED else None
+        priced = prices is not None
+        self.aggregate = Aggregate(priced)
+        self.rollup = Rollup(options.by, options.zone, priced) if options.by in SESSION_KEYED else None
         self.errors: list[LogError] = []
         self.failures: list[LogFailure] = []
         refs = resolve_many(paths)
@@ -209,18 +209,18 @@ class StatsRun:
         """One note per model without a price, and one when costs are in more than one currency."""
         from ..stdio import note
 
-        from .prices import missing_price
-
         pool = self.aggregate.settled()[0]
-        priced = pool.priced
-        if priced is None or self.prices is None or self.quiet:
+        tallies = pool.model_costs
+        if tallies is None or self.prices is None or self.quiet:
             return
-        for model in priced.unpriced_models():
-            missing = missing_price(self.prices, model, pool.models.get(model, {}))  # the pooled sums
-            note(f"{missing} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
-        currencies = sorted(priced.costs.by_currency)
+        currencies: set[str] = set()
+        for model in sorted(tallies, key=lambda m: (m is None, m or "")):
+            tally = tallies[model]
+            currencies.update(tally.by_currency)
+            if tally.unpriced:
+                note(f"{tally.reason} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         if len(currencies) > 1:
-            note(f"costs in {', '.join(currencies)}: totals are given per currency (costsByCurrency), never converted")
+            note(f"costs in {', '.join(sorted(currencies))}: totals are given per currency (costsByCurrency), never converted")
 
     def document(self) -> dict:
         by = self.options.by
@@ -234,7 +234,14 @@ class StatsRun:
             document["steps"] = collected.rows
         document["aggregate"] = self.aggregate.record()
         document["errors"] = self.errors
+        self._add_cost_basis(document)
         return document
+
+    def _add_cost_basis(self, document: dict) -> None:
+        """``costBasis``: the costs are estimates, and from which tables (with costs only)."""
+        prices = self.prices
+        if prices is not None:
+            document["costBasis"] = cost_basis(prices)
 
     def _rollup_document(self) -> dict:
         table = self.rollup_table()
@@ -247,6 +254,7 @@ class StatsRun:
         document["total"] = table.total
         document["aggregate"] = self.aggregate.record()
         document["errors"] = self.errors
+        self._add_cost_basis(document)
         return document
 
     def tables(self) -> None:
@@ -265,6 +273,7 @@ class StatsRun:
                 zone=self.options.zone,
                 cost=self.prices is not None,
             )
+            self._cost_line()
             return
         collected = self.collected()
         render(
@@ -277,6 +286,15 @@ class StatsRun:
             multi=not self.single,
             spark=collected.spark,
         )
+        self._cost_line()
+
+    def _cost_line(self) -> None:
+        """Under the tables: what the costs are (with costs only)."""
+        prices = self.prices
+        if prices is not None:
+            from .render import cost_basis_line, stats_tables
+
+            stats_tables(self.color).line(cost_basis_line(cost_basis(prices)))
 
 
 def _located_message(error: DshctlError) -> str:

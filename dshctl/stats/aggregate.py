@@ -28,14 +28,12 @@ from .figures import (
     percentiles,
     rate,
 )
-from .prices import CostSum
+from .costs import CostTally, model_cost_fields
 from .records import (
-    UNSET,
     AggregateOwnFigures,
     AggregatePercentiles,
     AggregateRecord,
     MeterTotals,
-    ModelRecord,
     ModelTotals,
     PrefixCounts,
     RetryWaste,
@@ -93,6 +91,7 @@ def _after_cut(samples: StatsSamples, inherited: StatsSamples) -> StatsSamples:
         gaps=+gaps,
         model_ttft=_dict_after_cut(samples.model_ttft, inherited.model_ttft),
         tool_ms=_dict_after_cut(samples.tool_ms, inherited.tool_ms),
+        model_costs=_costs_after_cut(samples.model_costs, inherited.model_costs),
     )
 
 
@@ -100,40 +99,18 @@ def _dict_after_cut(series: dict, inherited: dict) -> dict:
     return {key: values[len(inherited.get(key, ())) :] for key, values in series.items()}
 
 
-class PricedTokens:
-    """Costs pooled per currency, and the tokens of models without a price (which make a total unknown)."""
-
-    def __init__(self) -> None:
-        self.costs = CostSum()
-        self.unpriced: dict[str | None, int] = {}
-
-    def add_model(self, entry: ModelRecord, sign: int) -> None:
-        if entry.costs is UNSET:
-            return
-        if entry.costs is not None:
-            self.costs.add_record(entry.costs, sign)
-            return
-        tokens = (entry.billed_input_tokens or 0) + (entry.output_tokens or 0)
-        self.unpriced[entry.model] = self.unpriced.get(entry.model, 0) + sign * tokens
-
-    def add(self, other: "PricedTokens") -> None:
-        for currency, sums in other.costs.by_currency.items():
-            self.costs.add(currency, sums)
-        for model, tokens in other.unpriced.items():
-            self.unpriced[model] = self.unpriced.get(model, 0) + tokens
-
-    def unpriced_models(self) -> list:
-        return sorted((model for model, tokens in self.unpriced.items() if tokens), key=lambda m: (m is None, m or ""))
-
-    def fields(self) -> dict:
-        """``costs`` (None when a model without a price has tokens here, or currencies differ),
-        ``costs_by_currency`` and ``unpriced_models``, as keyword arguments of a record."""
-        unpriced = self.unpriced_models()
-        return {
-            "costs": None if unpriced else self.costs.record(),
-            "costs_by_currency": self.costs.records(),
-            "unpriced_models": unpriced,
-        }
+def _costs_after_cut(costs: dict | None, inherited: dict | None) -> dict | None:
+    """Each model's costs less what the inherited prefix had cost."""
+    if costs is None:
+        return None
+    after = {}
+    for route, tally in costs.items():
+        tally = tally.copy()
+        before = (inherited or {}).get(route)
+        if before is not None:
+            tally.merge(before, -1)
+        after[route] = tally
+    return after
 
 
 class _Pool:
@@ -154,10 +131,9 @@ class _Pool:
         self.tool_calls = 0
         self.waste: dict[str, int | None] = {"failed_attempts": 0, "billed_input_tokens": 0, "output_tokens": 0, "attempt_ms": None, "backoff_ms": None}
         self.models: dict[str | None, dict] = {}  # route → its MODEL_SUMMED sums
-        self.model_costs: dict[str | None, PricedTokens] = {}
+        self.model_costs: dict[str | None, CostTally] | None = None  # route → its costs; None without prices
         self.tools: dict[str | None, dict] = {}  # name → its _TOOL_SUMMED sums
         self.legacy: dict[str, int | None] = {key: None for key in _BUCKETS}
-        self.priced: PricedTokens | None = None  # None until a record with costs is added
 
     def start_from_zero(self) -> None:
         """The sums of no session at all: 0, as dsh's folds start (null stays for a sum every session
@@ -195,11 +171,6 @@ class _Pool:
             merged = self.models.setdefault(entry.model, {})
             for key in MODEL_SUMMED:
                 merged[key] = _plus_nullable(merged.get(key), getattr(entry, key), sign)
-            if entry.costs is not UNSET:
-                if self.priced is None:
-                    self.priced = PricedTokens()
-                self.priced.add_model(entry, sign)
-                self.model_costs.setdefault(entry.model, PricedTokens()).add_model(entry, sign)
         for entry in own.tools:
             merged = self.tools.setdefault(entry.name, {})
             for key in _TOOL_SUMMED:
@@ -214,14 +185,30 @@ class _Pool:
             pooled.model_ttft.setdefault(key, array("d")).extend(values)
         for key, values in samples.tool_ms.items():
             pooled.tool_ms.setdefault(key, array("d")).extend(values)
+        if samples.model_costs is not None:
+            if self.model_costs is None:
+                self.model_costs = {}
+            for route, tally in samples.model_costs.items():
+                pooled_tally = self.model_costs.get(route)
+                if pooled_tally is None:
+                    pooled_tally = self.model_costs[route] = CostTally()
+                pooled_tally.merge(tally)
+
+    def cost_fields(self) -> dict:
+        """The pool's ``costs``, ``costs_by_currency`` and ``unpriced_models`` (nothing without prices)."""
+        return {} if self.model_costs is None else model_cost_fields(self.model_costs)
 
 
 class Aggregate:
-    def __init__(self) -> None:
+    """Sessions pooled; ``priced``: with costs (the cost fields then appear even over no priced call)."""
+
+    def __init__(self, priced: bool = False) -> None:
         self.sessions = 0
         self.failed = 0
         self.skipped = 0
         self.pool = _Pool()
+        if priced:
+            self.pool.model_costs = {}
         self.ids: set[str] = set()
         self.prefixes: list[tuple[object, InheritedPrefix]] = []  # (parent id, what the child inherited)
         self.model_sessions: Counter = Counter()  # model → sessions whose log used it
@@ -282,7 +269,7 @@ class Aggregate:
             tokens_per_second=rate(sums["decode_tokens"], sums["decode_ms"]),
             **buckets_fields(pool.buckets),
             reasoning_tokens=sums["reasoning_tokens"],
-            **(pool.priced.fields() if pool.priced is not None else {}),
+            **pool.cost_fields(),
             percentile_method=PERCENTILE_METHOD,
             percentiles=AggregatePercentiles(
                 ttft_ms=percentiles(samples.ttft_ms),

@@ -49,6 +49,7 @@ from ..stream import (
     last_raw_chunk,
     run_times,
 )
+from .costs import CostTally
 from .figures import cache_hit_percent, counter_percentiles, mean, mean_and_percentiles, number, occupancy_percent, percent_number, rate
 from .records import (
     InheritedFigures,
@@ -290,9 +291,10 @@ class StepFigures:
         "inherited",
         "reasoning_tokens",
         "tool_names",
-        "route_tokens",
         "shares",
         "calls",
+        "call_time",
+        "cost",
     )
 
     def __init__(self, turn: Any, step: Any):
@@ -333,11 +335,12 @@ class StepFigures:
         self.inherited = False
         self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
         self.tool_names: list[str] = []
-        self.route_tokens: dict[str | None, list[int]] = {}  # the meter's share by model, for its cost
         self.shares: list[SettlementFigures] | None = None  # per settlement, when the fold keeps them
         self.calls: list[ToolCallFigures] | None = None  # per tool call, when the fold keeps them
+        self.call_time: int | None = None  # when its model call was made: step/start, a retry's llm/retry-started
+        self.cost: CostTally | None = None  # the meter's share priced call by call (with prices)
 
-    def row(self, timed: bool, pricing: Any = None) -> StepRecord:
+    def row(self, timed: bool, priced: bool) -> StepRecord:
         return StepRecord(
             turn=self.turn,
             step=self.step,
@@ -360,7 +363,7 @@ class StepFigures:
             model=self.route,
             reasoning_tokens=self.reasoning_tokens,
             tools=self.tool_names,
-            **({} if pricing is None else {"costs": pricing.costs(self.route_tokens)}),
+            **({"costs": (self.cost or CostTally()).record()} if priced else {}),
             dshctl=StepOwnFigures(
                 provider_ttft_ms=self.provider_ttft_ms,
                 first_visible_ms=self.first_visible_ms,
@@ -384,7 +387,7 @@ class SettlementFigures:
         "attempt", "retry", "outcome", "seq", "route", "requested", "settled", "buckets", "reasoning", "billed",
         "finish", "failure", "interrupted", "llm_ms", "ttft_ms", "generation_ms", "decode_ms", "decode_tokens",
         "tool_calls", "tool_ms", "tool_names", "retries", "backoff_ms", "provider_ttft_ms", "first_visible_ms",
-        "max_gap_ms", "stalls", "stall_ms", "waste_input", "waste_output", "waste_ms", "failed",
+        "max_gap_ms", "stalls", "stall_ms", "waste_input", "waste_output", "waste_ms", "failed", "charge",
     )
 
     def __init__(self, attempt: int, retry: int, outcome: str, seq: int, route: str | None, requested: int | None,
@@ -399,6 +402,7 @@ class SettlementFigures:
         self.buckets: tuple | None = None  # the usage sample (uncached, output, read, write)
         self.reasoning: int | None = None
         self.billed = False  # the meter counts the sample (no later sample of the step replaced it)
+        self.charge: tuple | None = None  # what the sample cost at its call's time (with prices)
         self.finish: str | None = None
         self.failure: str | None = None
         self.interrupted = False
@@ -450,7 +454,7 @@ class SettlementFigures:
             model=self.route,
             reasoning_tokens=reasoning,
             tools=self.tool_names,
-            **({} if pricing is None else {"costs": pricing.costs({self.route: tokens} if tokens else {})}),
+            **({} if pricing is None else {"costs": self._cost(tokens).record()}),
             dshctl=StepOwnFigures(
                 provider_ttft_ms=self.provider_ttft_ms,
                 first_visible_ms=self.first_visible_ms,
@@ -472,10 +476,17 @@ class SettlementFigures:
             settled_at=self.settled if timed else None,
         )
 
+    def _cost(self, tokens: list[int] | None) -> CostTally:
+        """The settlement's share of its step's cost: its sample's charge while the meter counts it."""
+        tally = CostTally()
+        if self.billed and self.charge is not None and tokens:
+            tally.add(self.charge, sum(tokens))
+        return tally
+
 
 def _empty_step_row(step: "StepFigures", timed: bool, pricing: Any) -> SettlementRecord:
     """The one row of a step that has no settlement (its figures are 0 or None, as in its step row)."""
-    row = step.row(timed, pricing)
+    row = step.row(timed, pricing is not None)
     fields = {name: getattr(row, name) for name in StepRecord.__struct_fields__ if name not in ("kind", "session", "path")}
     return SettlementRecord(
         **fields, attempt=None, retry=step.retries, outcome=None, seq=None,
@@ -579,7 +590,7 @@ class ModelFigures:
 
     __slots__ = (
         "settlements", "messages", "tokens", "ttft_ms", "ttft_steps", "decode_ms", "decode_tokens",
-        "steps", "turns", "llm_ms", "tool_ms", "reasoning",
+        "steps", "turns", "llm_ms", "tool_ms", "reasoning", "cost",
     )
 
     def __init__(self) -> None:
@@ -595,6 +606,7 @@ class ModelFigures:
         self.llm_ms = 0
         self.tool_ms = 0
         self.reasoning: int | None = None  # the meter's reasoning tokens, where usage reports them
+        self.cost: CostTally | None = None  # its calls priced each at its own time (with prices)
 
 
 class ToolFigures:
@@ -611,7 +623,7 @@ class ToolFigures:
 class TokenMeter:
     """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
 
-    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share")
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share", "slot_charge")
 
     def __init__(self) -> None:
         self.slot_share: Any = None  # the settlement whose sample fills the slot (``keep_settlements``)
@@ -621,6 +633,7 @@ class TokenMeter:
         self.slot_step: StepFigures | None = None
         self.slot_route: str | None = None
         self.slot_reasoning: int | None = None
+        self.slot_charge: tuple | None = None  # what the slot's sample cost (with prices)
 
     def close_slot(self) -> None:
         """``llm/retry-started``: the step's next sample adds to the meter instead of replacing."""
@@ -630,6 +643,7 @@ class TokenMeter:
         self.slot_route = None
         self.slot_reasoning = None
         self.slot_share = None
+        self.slot_charge = None
 
 
 class TokenMeter011:
@@ -719,7 +733,7 @@ class StatsFold:
         self.keep_settlements = keep_settlements
         self.settlement_rows: list[SettlementRecord] = []
         self.tool_call_rows: list[ToolCallRecord] = []
-        # prices in force at the session's start (:class:`dshctl.stats.prices.SessionPricing`); None: no costs
+        # prices each model call at its own time (:class:`dshctl.stats.prices.Pricer`); None: no costs
         self.pricing = pricing
         self.keep_steps = keep_steps
         # the fork/seed cut: v0/v1 name it in the header (the end-seed sits at seq seedLength), v2+ mark it
@@ -822,7 +836,7 @@ class StatsFold:
             if not (step.started or step.ended):
                 self.outside_steps += 1
         totals: list[int] | None = None
-        route_tokens: dict = {}
+        cost = CostTally() if self.pricing is not None else None
         reasoning: int | None = None
         decode_ms = 0
         decode_tokens = 0
@@ -837,8 +851,8 @@ class StatsFold:
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
-            for route, tokens in step.route_tokens.items():
-                route_tokens[route] = _add_buckets(list(route_tokens.get(route) or (0, 0, 0, 0)), tokens)
+            if step.cost is not None:
+                cost.merge(step.cost)
             if step.reasoning_tokens is not None:
                 reasoning = (reasoning or 0) + step.reasoning_tokens
         for step in placed:
@@ -891,7 +905,7 @@ class StatsFold:
                     start_time=record.start if timed else None,
                     prompt=record.prompt,
                     reasoning_tokens=reasoning,
-                    **self._costs_field(route_tokens),
+                    **({} if cost is None else {"costs": cost.record()}),
                 )
             )
 
@@ -929,7 +943,7 @@ class StatsFold:
         if step.first_visible_ms is not None:
             observed.first_visible_ms.append(step.first_visible_ms)
         if self.keep_steps:
-            self.step_rows.append(step.row(self.timing_known, self.pricing))
+            self.step_rows.append(step.row(self.timing_known, self.pricing is not None))
 
     # -- handlers -------------------------------------------------------------------------------------
 
@@ -1010,6 +1024,7 @@ class StatsFold:
         record.started = True
         if record.start is None:
             record.start = time
+            record.call_time = time
         record.request_point = time
         self.current_step = record
 
@@ -1101,6 +1116,7 @@ class StatsFold:
                 share.backoff_ms = (share.backoff_ms or 0) + span
         if event.time is not None:
             record.request_point = event.time
+            record.call_time = event.time  # the retried call is made now
 
     def _tool_call(self, event: Event) -> None:
         data = event.data
@@ -1161,10 +1177,11 @@ class StatsFold:
     # -- settlements ------------------------------------------------------------------------------------
 
     def _meter_sample(
-        self, key: tuple, buckets: tuple, record: StepFigures, route: str | None, reasoning: int | None
+        self, key: tuple, buckets: tuple, record: StepFigures, route: str | None, reasoning: int | None, time: int | None
     ) -> None:
         """A usage sample into the token meter's replacement slot (0.1.5 line), and into the step's and
-        the model's share of it (reasoning tokens, a part of output, follow the same slot)."""
+        the model's share of it (reasoning tokens, a part of output, follow the same slot). With prices
+        the sample is charged at its call's time and a replaced sample's charge is taken away."""
         meter = self.meter
         model_of = self.own.model
         previous = meter.slot_buckets if meter.slot_key == key else None
@@ -1176,23 +1193,30 @@ class StatsFold:
                 meter.slot_share.billed = False
             share.billed = True
         meter.slot_share = share
+        pricing = self.pricing
         if previous is not None:
             meter.totals = _add_buckets(meter.totals, previous, -1)
             previous_step = meter.slot_step
+            previous_model = model_of(meter.slot_route)
+            if pricing is not None and meter.slot_charge is not None:
+                self._charge(meter.slot_charge, sum(previous), previous_step, previous_model, -1)
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
-                if self.pricing is not None:
-                    _add_buckets(previous_step.route_tokens[meter.slot_route], previous, -1)
                 if meter.slot_reasoning is not None:
                     previous_step.reasoning_tokens -= meter.slot_reasoning
-            previous_model = model_of(meter.slot_route)
             previous_model.tokens = _add_buckets(previous_model.tokens, previous, -1)
             if meter.slot_reasoning is not None:
                 previous_model.reasoning -= meter.slot_reasoning
         meter.totals = _add_buckets(meter.totals, buckets)
         record.tokens = _add_buckets(record.tokens, buckets)
-        if self.pricing is not None:  # only the costs of turn and step rows need the split
-            record.route_tokens[route] = _add_buckets(record.route_tokens.get(route), buckets)
+        charge = None
+        if pricing is not None and any(buckets):
+            call_time = record.call_time if record.call_time is not None else time
+            charge = pricing.charge(route, call_time, buckets)
+            self._charge(charge, sum(buckets), record, model_of(route), 1)
+        meter.slot_charge = charge
+        if share is not None:
+            share.charge = charge
         if reasoning is not None:
             record.reasoning_tokens = (record.reasoning_tokens or 0) + reasoning
         model = model_of(route)
@@ -1204,6 +1228,17 @@ class StatsFold:
         meter.slot_step = record
         meter.slot_route = route
         meter.slot_reasoning = reasoning
+
+    def _charge(self, charge: tuple, tokens: int, step: StepFigures | None, model: ModelFigures, sign: int) -> None:
+        """A call's charge into (or, ``sign`` -1, out of) the step's and the model's costs (the session's
+        are the sum of its models')."""
+        if step is not None:
+            if step.cost is None:
+                step.cost = CostTally()
+            step.cost.add(charge, tokens, sign)
+        if model.cost is None:
+            model.cost = CostTally()
+        model.cost.add(charge, tokens, sign)
 
     def _first_token(self, stream: list, event: Event) -> int | None:
         """First token time of a settlement's stream; a time of 0 beside a real envelope time is a
@@ -1237,7 +1272,7 @@ class StatsFold:
                 share.reasoning = _reasoning_tokens(usage)
         if buckets is not None:
             key = (record.turn, record.step)
-            self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage))
+            self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage), event.time)
             self.meter011.add(key, buckets)
             self.context.tokens = buckets[0] + buckets[2] + buckets[3]
         kind, code = _finish_and_failure(stream)
@@ -1492,7 +1527,7 @@ class StatsFold:
             working_directory=self._last_working_directory(),
             duration_ms=self._duration_ms(),
             reasoning_tokens=self._reasoning_total(),
-            **self._costs_field(self._route_totals()),
+            **({} if self.pricing is None else {"costs": self._session_cost().record()}),
             notes=self._notes(),
             dshctl=self._own_record(),
         )
@@ -1504,9 +1539,12 @@ class StatsFold:
         cwd = self.own.working_directory
         return UNSET if cwd is None else cwd
 
-    def _costs_field(self, route_tokens: dict) -> dict:
-        """``{"costs": …}`` of these tokens at the session's prices; nothing when costs are not asked for."""
-        return {} if self.pricing is None else {"costs": self.pricing.costs(route_tokens)}
+    def _session_cost(self) -> CostTally:
+        total = CostTally()
+        for model in self.own.models.values():
+            if model.cost is not None:
+                total.merge(model.cost)
+        return total
 
     def _duration_ms(self) -> int | None:
         """The first ``turn/start`` to the last ``turn/end`` or ``step/end``."""
@@ -1518,9 +1556,6 @@ class StatsFold:
     def _reasoning_total(self) -> int | None:
         reported = [m.reasoning for m in self.own.models.values() if m.reasoning is not None]
         return sum(reported) if reported else None
-
-    def _route_totals(self) -> dict:
-        return {route: model.tokens for route, model in self.own.models.items() if model.tokens is not None}
 
     def _notes(self) -> list[str]:
         notes = []
@@ -1585,7 +1620,7 @@ class StatsFold:
                     llm_ms=_timed_sum(model.llm_ms, timed),
                     tool_ms=_timed_sum(model.tool_ms, timed),
                     reasoning_tokens=model.reasoning,
-                    **self._costs_field({route: model.tokens} if model.tokens is not None else {}),
+                    **({} if self.pricing is None else {"costs": (model.cost or CostTally()).record()}),
                 )
             )
         return records
@@ -1603,7 +1638,10 @@ class StatsFold:
         self._clamp_gaps()
         if not self._first_tokens_timed():
             self.observed.model_ttft.clear()
-        return msgspec.structs.replace(self.observed, inherited=self.prefix)
+        model_costs = None
+        if self.pricing is not None:
+            model_costs = {route: model.cost or CostTally() for route, model in self.own.models.items()}
+        return msgspec.structs.replace(self.observed, inherited=self.prefix, model_costs=model_costs)
 
 
 def _inherited_figures(prefix: InheritedPrefix | None) -> InheritedFigures | None:

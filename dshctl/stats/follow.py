@@ -58,10 +58,10 @@ def _default_root() -> str:
 
 
 def _fold_for(log, prices, *, keep_turns: bool = False, keep_steps: bool = False) -> StatsFold:
-    """The fold ``log_stats`` runs over ``log``: the same seed cut and the prices of the session's start."""
-    created = log.header.createdAt
-    start_ms = created if isinstance(created, int) and created > 0 else None
-    pricing = prices.for_session(start_ms) if prices is not None else None
+    """The fold ``log_stats`` runs over ``log``: the same seed cut and the same pricing."""
+    from .prices import session_pricer
+
+    pricing = session_pricer(prices, log.header.createdAt)
     seed_length = log.cut if log.generation <= 1 else None
     return StatsFold(keep_turns=keep_turns, keep_steps=keep_steps, seed_length=seed_length, pricing=pricing)
 
@@ -181,6 +181,11 @@ class _LiveSummary:
         result = folded_stats(self.log, self.fold)
         render(stats_tables(self.color), by="session", sessions=[result.session], rows=[], aggregate=None, errors=[],
                multi=False, spark=result.samples.spark)  # type: ignore[union-attr]
+        if self.prices is not None:
+            from .prices import cost_basis
+            from .render import cost_basis_line
+
+            stats_tables(self.color).line(cost_basis_line(cost_basis(self.prices)))
 
     def _idle(self) -> None:
         if self.changed:

@@ -1,187 +1,285 @@
-"""Prices per model and what the token meter's billed buckets cost at them.
+"""Price tables: what each model call dsh logs costs, at the rates in force at the minute it was made.
 
-A price table maps a model route as dsh logs it (``provider/model``) to one price or a price history.
-Tables are read in order, each overriding the previous one model by model and adding the models it alone
-names: the built-in table (``prices.toml`` beside this module: only prices with a cited public source),
-the user's (``$XDG_CONFIG_HOME/dshctl/prices.toml``, else ``~/.config/dshctl/prices.toml``), then
-``--prices FILE``. The format (README.md, "Prices")::
+A table maps a price key (``provider/model``) to a price history: dated entries (``since``), each with one
+currency, rates per million tokens for the four billed buckets (uncached input, cache read, cache write,
+output) and optional time windows — hours of the day in a named time zone (or UTC), on some weekdays —
+with their own rates (a provider's peak hours). dsh's routes (``provider/model`` as ``message.source`` or
+``request/header`` names them) reach a price key by an exact key, else by the table's ``providers``
+mapping (``deepseek-official`` bills as ``deepseek``) and ``aliases`` (``deepseek/deepseek-chat`` bills
+as ``deepseek/deepseek-v4-flash``); a route that reaches none has no price and no cost, never a guess.
 
-    [models."deepseek-official/deepseek-v4-flash"]
+Tables are read in order, each overriding the previous one key by key and adding its own: the built-in
+table (``prices.toml`` beside this module, generated from the ``genai-prices`` package by
+:mod:`dshctl.stats.prices_generate`), the user's (``$XDG_CONFIG_HOME/dshctl/prices.toml``, else
+``~/.config/dshctl/prices.toml``), then ``--prices FILE``. The format is in ``dshctl(1)``, PRICES::
+
+    [[models."deepseek/deepseek-v4-flash"]]
+    since = 2026-09-10            # optional: a TOML date (00:00 UTC) or date-time; undated = before all dated
     currency = "USD"
-    input = 0.28        # per million uncached input tokens
-    cacheRead = 0.028   # per million cache-read tokens
-    cacheWrite = 0.28   # per million cache-write tokens
-    output = 0.42       # per million output tokens (reasoning included)
-    since = 2025-09-29  # optional: from this date (00:00 UTC) or date-time on; the session's start decides
+    input = 0.15                  # per million uncached input tokens
+    cacheRead = 0.003             # per million cache-read tokens
+    cacheWrite = 0.15             # per million cache-write tokens
+    output = 0.6                  # per million output tokens (reasoning included)
+    windows = [{ zone = "Asia/Shanghai", days = ["mon", "tue", "wed", "thu", "fri"],
+                 hours = ["09:00-12:00", "14:00-18:00"], input = 0.3, cacheRead = 0.006, cacheWrite = 0.3, output = 1.2 }]
 
-A history is an array of tables (``[[models."name"]]``), each with its ``since``.
-
-Amounts are kept in integer nano-units (10⁻⁹ of the currency) per session and model, so rollup rows
-add up to their total exactly; records show them as numbers with at most nine decimals.
+A call is priced by the entry whose ``since`` is the latest at or before its time, and within it by the
+first window its time falls in (the entry's own rates outside every window). Amounts are integer
+nano-units (10⁻⁹ of the currency), so sums are exact; :mod:`dshctl.stats.costs` adds them up.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import msgspec
 
 from ..errors import UsageError
-from .records import CostRecord
 
 NANO = 10**9
-_PER_TOKENS = 10**6
-_COMPONENTS = ("input", "cacheRead", "cacheWrite", "output")
-_REQUIRED = ("currency", "input", "output")
-_KNOWN = frozenset(_COMPONENTS) | {"currency", "since", "source", "checked"}
 BUILTIN = Path(__file__).with_name("prices.toml")
+_BUCKETS = ("input", "cacheRead", "cacheWrite", "output")
+_ENTRY_KEYS = frozenset(_BUCKETS) | {"currency", "since", "source", "checked", "note", "windows"}
+_WINDOW_KEYS = frozenset(_BUCKETS) | {"zone", "days", "hours", "note"}
+_TABLE_KEYS = frozenset({"name", "source", "version", "url", "note"})
+_TOP_KEYS = ("table", "providers", "aliases", "models")
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_HOURS = re.compile(r"^(\d{2}):(\d{2})-(\d{2}):(\d{2})$")
 
 
-class Price(msgspec.Struct, frozen=True):
-    """One model's price per million tokens of each bucket, from ``since_ms`` on (None: always).
-    A bucket without a price (None) makes a cost that needs it unknown."""
+class Rates(msgspec.Struct, frozen=True):
+    """Prices per million tokens of each billed bucket; a bucket without a price (None) makes the cost
+    of a call that used it unknown."""
 
-    currency: str
     input: Decimal
     cache_read: Decimal | None
     cache_write: Decimal | None
     output: Decimal
+
+    def buckets(self) -> tuple[Decimal | None, Decimal | None, Decimal | None, Decimal | None]:
+        """In the meter's bucket order: uncached input, output, cache read, cache write."""
+        return self.input, self.output, self.cache_read, self.cache_write
+
+
+class Window(msgspec.Struct, frozen=True):
+    """Hours of the day (minute ranges ``[start, end)``, an end before the start wrapping past midnight)
+    on some ISO weekdays (1 = Monday; None: every day), both read in ``zone`` at the call's instant."""
+
+    zone: str
+    days: frozenset[int] | None
+    hours: tuple[tuple[int, int], ...]
+    rates: Rates
+    note: str | None = None
+
+    def text(self) -> str:
+        days = "every day" if self.days is None else ",".join(DAY_NAMES[d - 1] for d in sorted(self.days))
+        hours = ", ".join(f"{a // 60:02d}:{a % 60:02d}-{b // 60:02d}:{b % 60:02d}" for a, b in self.hours)
+        return f"{hours} {self.zone}, {days}"
+
+
+class PriceEntry(msgspec.Struct, frozen=True):
+    """One dated entry of a price history: in force from ``since_ms`` (None: before every dated entry)."""
+
     since_ms: int | None
+    currency: str
+    rates: Rates
+    windows: tuple[Window, ...] = ()
+    source: str | None = None
+    note: str | None = None
+
+
+class TableInfo(msgspec.Struct, frozen=True):
+    """Where a table in force came from (``dshctl prices`` shows them)."""
+
+    name: str
+    path: str
+    source: str | None = None
+    version: str | None = None
+    note: str | None = None
 
 
 class PriceTable:
-    """Model route → its prices, oldest first."""
+    """Price key → its history (oldest first); dsh provider → price provider; price key → the key it bills as."""
 
-    def __init__(self, models: dict[str, list[Price]] | None = None):
-        self.models: dict[str, list[Price]] = models or {}
+    def __init__(
+        self,
+        models: dict[str, list[PriceEntry]] | None = None,
+        providers: dict[str, str] | None = None,
+        aliases: dict[str, str] | None = None,
+        info: list[TableInfo] | None = None,
+    ):
+        self.models: dict[str, list[PriceEntry]] = models or {}
+        self.providers: dict[str, str] = providers or {}
+        self.aliases: dict[str, str] = aliases or {}
+        self.info: list[TableInfo] = info or []
 
     def overridden_by(self, other: "PriceTable") -> "PriceTable":
-        return PriceTable({**self.models, **other.models})
+        return PriceTable(
+            {**self.models, **other.models},
+            {**self.providers, **other.providers},
+            {**self.aliases, **other.aliases},
+            self.info + other.info,
+        )
 
-    def price(self, route: str | None, start_ms: int | None) -> Price | None:
-        """The price in force at ``start_ms`` (the session's start): the latest entry whose ``since`` is at
-        or before it. Without a start only an undated entry applies."""
+    def price_key(self, route: str | None) -> str | None:
+        """The key whose prices a dsh route bills at: the route itself when a table names it, else its
+        provider's price provider with the model (through an alias); None when no table prices it."""
+        if not route:
+            return None
+        if route in self.models:
+            return route
+        provider, _, model = route.partition("/")
+        mapped = self.providers.get(provider)
+        if mapped is None or not model:
+            return None
+        key = f"{mapped}/{model}"
+        key = self.aliases.get(key, key)
+        return key if key in self.models else None
+
+    def entry(self, key: str, time_ms: int | None) -> PriceEntry | None:
+        """The entry of ``key`` in force at ``time_ms``: the latest dated one at or before it, else the
+        undated one. Without a time only the undated entry applies."""
         found = None
-        for price in self.models.get(route or "", ()):
-            if price.since_ms is None or (start_ms is not None and price.since_ms <= start_ms):
-                found = price
+        for entry in self.models.get(key, ()):
+            if entry.since_ms is None or (time_ms is not None and entry.since_ms <= time_ms):
+                found = entry
         return found
 
-    def for_session(self, start_ms: int | None) -> "SessionPricing":
-        return SessionPricing(self, start_ms)
+
+# -- pricing a call ---------------------------------------------------------------------------------------
 
 
-def missing_price(table: PriceTable, route: str | None, buckets: dict) -> str:
-    """What a model whose costs are null lacks, for the note: any price, a bucket's price its tokens
-    (``buckets``: the model's ``cacheReadTokens`` and ``cacheWriteTokens``) need, or a price in force
-    when a session started. A bucket without a price and without tokens costs nothing."""
-    entries = table.models.get(route or "", [])
-    if not entries:
-        return "no price"
-    needed = [key for key, attribute, tokens in _OPTIONAL_BUCKETS
-              if buckets.get(tokens) and any(getattr(price, attribute) is None for price in entries)]
-    if needed:
-        return f"no {' or '.join(needed)} price"
-    return "no price in force when a session started"
-
-
-_OPTIONAL_BUCKETS = (("cacheRead", "cache_read", "cache_read_tokens"), ("cacheWrite", "cache_write", "cache_write_tokens"))
-
-
-class SessionPricing:
-    """The prices in force when one session started: costs of its turns, steps and models."""
-
-    def __init__(self, table: PriceTable, start_ms: int | None):
-        self.table = table
-        self.start_ms = start_ms
-        self._cache: dict[str | None, Price | None] = {}
-
-    def price(self, route: str | None) -> Price | None:
-        if route not in self._cache:
-            self._cache[route] = self.table.price(route, self.start_ms)
-        return self._cache[route]
-
-    def costs(self, route_tokens: dict) -> CostRecord | None:
-        """The cost record of token buckets by model (``[uncached, output, read, write]``); None when a
-        model with tokens has no price (or none for a bucket it used), or the models' currencies differ."""
-        total = CostSum()
-        for route, tokens in route_tokens.items():
-            if not any(tokens):
-                continue
-            nanos = bucket_nanos(self.price(route), tokens)
-            if nanos is None:
-                return None
-            total.add(self.price(route).currency, nanos)
-        return total.record()
-
-
-def bucket_nanos(price: Price | None, tokens: Iterable[int]) -> tuple[int, int, int, int] | None:
-    """(input, cacheRead, cacheWrite, output) in nano-units, or None when a bucket with tokens has no price."""
-    if price is None:
+def _nanos_per_token(per_million: Decimal | None) -> tuple[int, int] | None:
+    """A rate per million as nano-units per token, the exact fraction ``(numerator, denominator)``."""
+    if per_million is None:
         return None
-    uncached, output, read, write = tokens
-    amounts = []
-    for count, per_million in ((uncached, price.input), (read, price.cache_read), (write, price.cache_write), (output, price.output)):
-        if count == 0:
-            amounts.append(0)
-        elif per_million is None:
-            return None
-        else:
-            amounts.append(int((per_million * count * NANO / _PER_TOKENS).to_integral_value()))
-    return tuple(amounts)  # type: ignore[return-value]
+    numerator, denominator = (per_million * 1000).as_integer_ratio()
+    return numerator, denominator
 
 
-class CostSum:
-    """Costs added up per currency in nano-units (never converted between currencies)."""
-
-    def __init__(self) -> None:
-        self.by_currency: dict[str, list[int]] = {}
-
-    def add(self, currency: str, nanos: Iterable[int], sign: int = 1) -> None:
-        sums = self.by_currency.setdefault(currency, [0, 0, 0, 0])
-        for i, amount in enumerate(nanos):
-            sums[i] += sign * amount
-
-    def add_record(self, record: CostRecord | None, sign: int = 1) -> None:
-        if record is not None and record.currency is not None:  # a cost without a currency is 0
-            self.add(record.currency, record_nanos(record), sign)
-
-    def records(self) -> list[CostRecord]:
-        return [cost_record(currency, sums) for currency, sums in sorted(self.by_currency.items())]
-
-    def record(self) -> CostRecord | None:
-        """The one currency's cost record; None for mixed currencies (see :meth:`records`)."""
-        records = self.records()
-        if not records:
-            return cost_record(None, [0, 0, 0, 0])
-        return records[0] if len(records) == 1 else None
+def _nanos(count: int, factor: tuple[int, int]) -> int:
+    """``count`` tokens at ``factor`` nano-units each, rounded to the nano-unit (halves to even)."""
+    quotient, remainder = divmod(count * factor[0], factor[1])
+    twice = 2 * remainder
+    if twice > factor[1] or (twice == factor[1] and quotient & 1):
+        quotient += 1
+    return quotient
 
 
-def cost_record(currency: str | None, nanos: Iterable[int]) -> CostRecord:
-    input_, cache_read, cache_write, output = nanos
-    return CostRecord(
-        input=_amount(input_),
-        cache_read=_amount(cache_read),
-        cache_write=_amount(cache_write),
-        output=_amount(output),
-        total=_amount(input_ + cache_read + cache_write + output),
-        currency=currency,
-    )
+class _Compiled:
+    """An entry's rates as nano-unit factors, its windows' too."""
+
+    __slots__ = ("entry", "base", "windows")
+
+    def __init__(self, entry: PriceEntry):
+        self.entry = entry
+        self.base = tuple(_nanos_per_token(rate) for rate in entry.rates.buckets())
+        self.windows = [(window, _zone(window.zone), tuple(_nanos_per_token(r) for r in window.rates.buckets())) for window in entry.windows]
 
 
-def record_nanos(record: CostRecord) -> list[int]:
-    return [round(amount * NANO) for amount in (record.input, record.cache_read, record.cache_write, record.output)]
+def _zone(name: str) -> _dt.tzinfo:
+    if name.upper() == "UTC":
+        return _dt.timezone.utc
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(name)
 
 
-def _amount(nanos: int) -> int | float:
-    return 0 if nanos == 0 else nanos / NANO
+def _in_window(window: Window, zone: _dt.tzinfo, time_ms: int) -> bool:
+    local = _dt.datetime.fromtimestamp(time_ms // 1000, zone)
+    if window.days is not None and local.isoweekday() not in window.days:
+        return False
+    minute = local.hour * 60 + local.minute
+    for start, end in window.hours:
+        if (start <= minute < end) if start < end else (minute >= start or minute < end):
+            return True
+    return False
 
 
-# -- reading tables ------------------------------------------------------------------------------------
+Charge = tuple
+"""What one call costs: ``(currency, (input, output, cacheRead, cacheWrite) nano-units)`` with the rates
+in force, or ``(None, reason)`` when it has no price."""
+
+
+class Pricer:
+    """Prices the model calls of one session (each at its own time; ``fallback_ms``, the session's start,
+    for a call the log gives no time). Results are cached by route and minute."""
+
+    def __init__(self, table: PriceTable, fallback_ms: int | None = None):
+        self.table = table
+        self.fallback_ms = fallback_ms
+        self._keys: dict[str | None, str | None] = {}
+        self._compiled: dict[int, _Compiled] = {}
+        self._rates: dict[tuple, Any] = {}
+
+    def charge(self, route: str | None, time_ms: int | None, buckets: tuple) -> Charge:
+        """The cost of one call's billed buckets (uncached input, output, cache read, cache write)."""
+        if time_ms is None:
+            time_ms = self.fallback_ms
+        minute = None if time_ms is None else time_ms // 60_000
+        cache_key = (route, minute)
+        rates = self._rates.get(cache_key)
+        if rates is None:
+            rates = self._rates[cache_key] = self._rates_at(route, time_ms)
+        currency, factors = rates
+        if currency is None:
+            return rates
+        uncached, output, read, write = buckets
+        input_factor, output_factor, read_factor, write_factor = factors
+        if (read and read_factor is None) or (write and write_factor is None):
+            return None, f"no {'cacheRead' if read and read_factor is None else 'cacheWrite'} price"
+        return currency, (
+            _nanos(uncached, input_factor) if uncached else 0,
+            _nanos(output, output_factor) if output else 0,
+            _nanos(read, read_factor) if read else 0,
+            _nanos(write, write_factor) if write else 0,
+        )
+
+    def _rates_at(self, route: str | None, time_ms: int | None) -> tuple:
+        key = self._keys.get(route, False)
+        if key is False:
+            key = self._keys[route] = self.table.price_key(route)
+        if key is None:
+            return None, "no price"
+        entry = self.table.entry(key, time_ms)
+        if entry is None:
+            return None, "no price in force at the time of a call" if time_ms is not None else "no undated price for a call without a time"
+        compiled = self._compiled.get(id(entry))
+        if compiled is None:
+            compiled = self._compiled[id(entry)] = _Compiled(entry)
+        if compiled.windows:
+            if time_ms is None:
+                return None, "no time to choose between its windowed prices"
+            try:
+                for window, zone, factors in compiled.windows:
+                    if _in_window(window, zone, time_ms):
+                        return entry.currency, factors
+            except (OverflowError, OSError, ValueError):
+                return None, "a call time out of range"
+        return entry.currency, compiled.base
+
+
+def cost_basis(prices: PriceTable):
+    """What a document's costs are: estimates at list prices, from these tables (``costBasis``)."""
+    from .records import CostBasis, PriceTableInfo
+
+    return CostBasis(tables=[PriceTableInfo(name=t.name, path=t.path, source=t.source, version=t.version) for t in prices.info])
+
+
+def session_pricer(prices: PriceTable | None, created: Any) -> Pricer | None:
+    """What prices one session's calls (None without prices); the header's ``createdAt`` stands in for
+    the time of a call the log gives none."""
+    if prices is None:
+        return None
+    return Pricer(prices, created if isinstance(created, int) and not isinstance(created, bool) and created > 0 else None)
+
+
+# -- reading tables --------------------------------------------------------------------------------------
 
 
 def user_prices_path() -> Path:
@@ -190,20 +288,27 @@ def user_prices_path() -> Path:
     return root / "dshctl" / "prices.toml"
 
 
+from ..options.base import PRICES as _PRICES_OPTION  # noqa: E402  (a leaf: no cycle)
+
+_PRICES_FLAG = _PRICES_OPTION.long
+"""How a table named on the command line is called in messages and in ``costBasis``."""
+
+
 def load_prices(extra: str | None = None) -> PriceTable:
     """The built-in table, overridden by the user's file when it exists, then by ``extra`` (must exist)."""
-    table = read_price_file(BUILTIN)
+    table = read_price_file(BUILTIN, name="built-in")
     user = user_prices_path()
     if user.is_file():
-        table = table.overridden_by(read_price_file(user))
+        table = table.overridden_by(read_price_file(user, name="user"))
     if extra is not None:
-        table = table.overridden_by(read_price_file(Path(extra)))
+        table = table.overridden_by(read_price_file(Path(extra), name=_PRICES_FLAG))
     return table
 
 
-def read_price_file(path: Path) -> PriceTable:
+def read_price_file(path: Path, *, name: str | None = None) -> PriceTable:
     import tomllib
 
+    name = name or _PRICES_FLAG
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
@@ -212,24 +317,45 @@ def read_price_file(path: Path) -> PriceTable:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"price file {path}: not TOML: {exc}") from None
     try:
-        return PriceTable(_models(document))
+        return _table(document, name, str(path))
     except ValueError as exc:
         raise UsageError(f"price file {path}: {exc}") from None
 
 
-def _models(document: dict) -> dict[str, list[Price]]:
-    unknown = sorted(set(document) - {"models"})
+def _table(document: dict, name: str, path: str) -> PriceTable:
+    unknown = sorted(set(document) - set(_TOP_KEYS))
     if unknown:
-        raise ValueError(f"unknown top-level key {unknown[0]!r} (prices go under [models.\"provider/model\"])")
-    models = document.get("models", {})
-    if not isinstance(models, dict):
-        raise ValueError("'models' must be a table of model names")
-    return {name: _history(name, entry) for name, entry in models.items()}
+        raise ValueError(f"unknown top-level key {unknown[0]!r} (keys: {', '.join(_TOP_KEYS)}; prices go under [models.\"provider/model\"])")
+    meta = _mapping(document.get("table", {}), "'table'")
+    bad = sorted(set(meta) - _TABLE_KEYS)
+    if bad:
+        raise ValueError(f"[table]: unknown key {bad[0]!r} (keys: {', '.join(sorted(_TABLE_KEYS))})")
+    info = TableInfo(
+        name=name,
+        path=path,
+        **{key: _text(f"[table] {key!r}", meta[key]) for key in ("source", "version", "note") if key in meta},
+    )
+    providers = {key: _text(f"providers {key!r}", value) for key, value in _mapping(document.get("providers", {}), "'providers'").items()}
+    aliases = {key: _text(f"aliases {key!r}", value) for key, value in _mapping(document.get("aliases", {}), "'aliases'").items()}
+    models = _mapping(document.get("models", {}), "'models'")
+    return PriceTable({key: _history(key, entry) for key, entry in models.items()}, providers, aliases, [info])
 
 
-def _history(name: str, entry: Any) -> list[Price]:
+def _mapping(value: Any, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a table")
+    return value
+
+
+def _text(what: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} must be a non-empty string")
+    return value.strip()
+
+
+def _history(name: str, entry: Any) -> list[PriceEntry]:
     entries = entry if isinstance(entry, list) else [entry]
-    prices = [_price(name, item) for item in entries]
+    prices = [_entry(name, item) for item in entries]
     prices.sort(key=lambda price: -1 if price.since_ms is None else price.since_ms)
     starts = [price.since_ms for price in prices]
     if len(set(starts)) != len(starts):
@@ -237,27 +363,82 @@ def _history(name: str, entry: Any) -> list[Price]:
     return prices
 
 
-def _price(name: str, item: Any) -> Price:
+def _entry(name: str, item: Any) -> PriceEntry:
     where = f"model {name!r}"
     if not isinstance(item, dict):
         raise ValueError(f"{where}: expected a table of prices")
-    unknown = sorted(set(item) - _KNOWN)
+    unknown = sorted(set(item) - _ENTRY_KEYS)
     if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_KNOWN))})")
-    for key in _REQUIRED:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_ENTRY_KEYS))})")
+    for key in ("currency", "input", "output"):
         if key not in item:
             raise ValueError(f"{where}: missing {key!r}")
     currency = item["currency"]
     if not isinstance(currency, str) or not currency.strip():
         raise ValueError(f"{where}: 'currency' must be a non-empty string such as \"USD\"")
-    return Price(
-        currency=currency.strip().upper(),
-        input=_per_million(where, item, "input"),
-        cache_read=_per_million(where, item, "cacheRead") if "cacheRead" in item else None,
-        cache_write=_per_million(where, item, "cacheWrite") if "cacheWrite" in item else None,
-        output=_per_million(where, item, "output"),
+    rates = _rates(where, item, None)
+    windows = item.get("windows", [])
+    if not isinstance(windows, list):
+        raise ValueError(f"{where}: 'windows' must be an array of tables")
+    return PriceEntry(
         since_ms=_since_ms(where, item.get("since")),
+        currency=currency.strip().upper(),
+        rates=rates,
+        windows=tuple(_window(f"{where}, window {i + 1}", window, rates) for i, window in enumerate(windows)),
+        source=item["source"] if isinstance(item.get("source"), str) else None,
+        note=item["note"] if isinstance(item.get("note"), str) else None,
     )
+
+
+def _rates(where: str, item: dict, base: Rates | None) -> Rates:
+    """The rates of an entry, or of a window (a bucket it does not name keeps the entry's rate)."""
+    def rate(key: str, attribute: str) -> Decimal | None:
+        if key in item:
+            return _per_million(where, item, key)
+        return None if base is None else getattr(base, attribute)
+
+    return Rates(
+        input=rate("input", "input"),
+        cache_read=rate("cacheRead", "cache_read"),
+        cache_write=rate("cacheWrite", "cache_write"),
+        output=rate("output", "output"),
+    )
+
+
+def _window(where: str, item: Any, base: Rates) -> Window:
+    if not isinstance(item, dict):
+        raise ValueError(f"{where}: expected a table (zone, days, hours and rates)")
+    unknown = sorted(set(item) - _WINDOW_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(_WINDOW_KEYS))})")
+    if not any(key in item for key in _BUCKETS):
+        raise ValueError(f"{where}: no rate (give at least one of {', '.join(_BUCKETS)})")
+    zone = item.get("zone", "UTC")
+    if not isinstance(zone, str):
+        raise ValueError(f"{where}: 'zone' must be an IANA time zone name such as \"Asia/Shanghai\", or \"UTC\"")
+    try:
+        _zone(zone)
+    except (ValueError, KeyError, OSError):
+        raise ValueError(f"{where}: unknown time zone {zone!r}") from None
+    days = item.get("days")
+    if days is not None:
+        if not isinstance(days, list) or not days or any(not isinstance(d, str) or d.lower() not in DAY_NAMES for d in days):
+            raise ValueError(f"{where}: 'days' must be a non-empty array of {', '.join(DAY_NAMES)}")
+        days = frozenset(DAY_NAMES.index(d.lower()) + 1 for d in days)
+    hours = item.get("hours")
+    if not isinstance(hours, list) or not hours:
+        raise ValueError(f"{where}: 'hours' must be a non-empty array of \"HH:MM-HH:MM\" ranges")
+    return Window(zone=zone, days=days, hours=tuple(_hour_range(where, text) for text in hours), rates=_rates(where, item, base),
+                  note=item["note"] if isinstance(item.get("note"), str) else None)
+
+
+def _hour_range(where: str, text: Any) -> tuple[int, int]:
+    match = _HOURS.match(text) if isinstance(text, str) else None
+    if match:
+        h1, m1, h2, m2 = (int(g) for g in match.groups())
+        if h1 < 24 and m1 < 60 and (h2 < 24 or (h2, m2) == (24, 0)) and m2 < 60 and (h1, m1) != (h2, m2):
+            return h1 * 60 + m1, h2 * 60 + m2
+    raise ValueError(f"{where}: hours {text!r} is not a range \"HH:MM-HH:MM\" (start included, end excluded)")
 
 
 def _per_million(where: str, item: dict, key: str) -> Decimal:
@@ -277,3 +458,18 @@ def _since_ms(where: str, value: Any) -> int | None:
     if isinstance(value, _dt.date):
         return int(_dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc).timestamp() * 1000)
     raise ValueError(f"{where}: 'since' must be a TOML date (since = 2025-09-29) or date-time")
+
+
+def since_text(since_ms: int | None) -> str:
+    """An entry's start as it is shown (``2026-08-16T16:00Z``, or "before the dated prices")."""
+    if since_ms is None:
+        return "(undated)"
+    moment = _dt.datetime.fromtimestamp(since_ms / 1000, _dt.timezone.utc)
+    return moment.strftime("%Y-%m-%d") if moment.time() == _dt.time(0) else moment.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def rates_text(rates: Rates) -> str:
+    parts = []
+    for label, value in (("in", rates.input), ("cache read", rates.cache_read), ("cache write", rates.cache_write), ("out", rates.output)):
+        parts.append(f"{label} {'—' if value is None else format(value.normalize(), 'f')}")
+    return " · ".join(parts)

@@ -63,6 +63,8 @@ __all__ = [
     "RollupRow",
     "ToolRow",
     "LogError",
+    "PriceTableInfo",
+    "CostBasis",
     "wire_names",
     "wire_value",
 ]
@@ -650,6 +652,24 @@ class LogError(Record, kw_only=True):
 
     path: str
     error: str
+
+
+class PriceTableInfo(Record, kw_only=True):
+    """A price table in force: ``built-in``, ``user`` or ``--prices``, its file, and where its prices
+    came from (the built-in table: ``genai-prices`` and that package's version)."""
+
+    name: str
+    path: str
+    source: str | None
+    version: str | None
+
+
+class CostBasis(Record, kw_only=True):
+    """What the costs of a ``--json`` document are (``costBasis``): estimates from list prices, at the
+    tables read in this order (each overriding the previous model by model)."""
+
+    estimate: str = "list prices"
+    tables: list[PriceTableInfo]
 
 
 # -- reading by wire name ----------------------------------------------------------------------------------

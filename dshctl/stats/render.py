@@ -12,6 +12,7 @@ from .figures import format_duration, format_ms, format_rate, format_tokens, spa
 from .records import (
     UNSET,
     AggregateOwnFigures,
+    CostBasis,
     AggregateRecord,
     LogError,
     ModelTotals,
@@ -93,7 +94,7 @@ def dsh_rows(figures: SessionRecord | AggregateRecord) -> list[list[str]]:
         ["cache hit", _percent_text(figures.cache_hit_percent)],
     ]
     if has_costs(figures):
-        rows.append(["cost", cost_text(figures)])
+        rows.append(["cost (estimate)", cost_text(figures)])
     inherited = getattr(figures, "inherited", None)
     if inherited is not None:
         rows.append(
@@ -411,7 +412,25 @@ def _amount_text(amount: float) -> str:
         return "0"
     if abs(amount) >= 1:
         return f"{amount:,.2f}"
-    return f"{amount:.4g}" if abs(amount) < 0.0001 else f"{amount:.4f}"
+    if abs(amount) < 0.0001:  # three significant digits, never an exponent: 0.00000756
+        return f"{float(f'{amount:.3g}'):.9f}".rstrip("0")
+    return f"{amount:.4f}"
+
+
+COST_DROP = 99
+"""The cost column of session, turn and step tables is hidden last of all, only when the table cannot
+fit otherwise (the footer names it); a rollup never hides its cost."""
+
+
+def cost_basis_line(basis: CostBasis) -> str:
+    """The label under tables with costs: estimates, from which tables."""
+    tables = []
+    for table in basis.tables:
+        if table.source is not None:
+            tables.append(f"{table.name}: {table.source}{' ' + table.version if table.version else ''}")
+        else:
+            tables.append(f"{table.name}: {table.path}")
+    return f"cost: an estimate at {basis.estimate} ({'; '.join(tables)}), not a bill; dshctl prices lists them"
 
 
 def has_costs(record: Any) -> bool:
@@ -437,7 +456,7 @@ def _with_cost_column(columns: list, body: list, records: list, *, last: bool = 
     if not records or not has_costs(records[0]):
         return columns, body
     at = len(columns) - 1 if last else len(columns)
-    columns = columns[:at] + [number("cost")] + columns[at:]
+    columns = columns[:at] + [number("cost", drop=COST_DROP)] + columns[at:]
     body = [line[:at] + [cost_text(record)] + line[at:] for line, record in zip(body, records)]
     return columns, body
 
@@ -522,7 +541,7 @@ def render_rollup(
         from .rollup import zone_name
 
         key = text(by, fold=by in ("project", "model"))  # a date stays whole
-        columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])
+        columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):

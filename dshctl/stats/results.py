@@ -53,6 +53,8 @@ class StatsSamples(msgspec.Struct):
     """Model (``provider/model``, None when unknown) → dsh's TTFT of each of its steps, in log order."""
     tool_ms: dict = msgspec.field(default_factory=dict)
     """Tool name → the duration of each of its calls dsh times (``tool/call`` → ``tool/result``)."""
+    model_costs: dict | None = None
+    """Model → its calls' :class:`~dshctl.stats.costs.CostTally` (exact nano-units), with prices; None without."""
     spark: array | None = None
     """tok/s per step in log order, NaN where unknown: a single log's sparkline. None where not kept
     (a worker of a multi-log run does not send it back)."""
@@ -84,6 +86,7 @@ class StatsSamples(msgspec.Struct):
             gaps=Counter(self.gaps),
             model_ttft={key: array("d", values) for key, values in self.model_ttft.items()},
             tool_ms={key: array("d", values) for key, values in self.tool_ms.items()},
+            model_costs=None if self.model_costs is None else {key: tally.copy() for key, tally in self.model_costs.items()},
         )
 
 

@@ -19,7 +19,8 @@ import os
 from typing import Any, Callable
 
 from ..errors import UsageError
-from .aggregate import Aggregate, PricedTokens, buckets_fields
+from .aggregate import Aggregate, buckets_fields
+from .costs import CostTally
 from .figures import mean, nearest_rank, number, rate
 from .records import UNSET, AggregateRecord, Record, RollupRow, SessionRecord, ToolRow, wire_value
 
@@ -107,16 +108,17 @@ def session_key(by: str, session: SessionRecord, zone: _dt.tzinfo) -> str:
 class Rollup:
     """Sessions grouped by day, week, month or project (each group an aggregate of its sessions)."""
 
-    def __init__(self, by: str, zone: _dt.tzinfo):
+    def __init__(self, by: str, zone: _dt.tzinfo, priced: bool = False):
         self.by = by
         self.zone = zone
+        self.priced = priced
         self.groups: dict[str, Aggregate] = {}
 
     def add(self, session: SessionRecord, samples) -> None:
         key = session_key(self.by, session, self.zone)
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = Aggregate()
+            group = self.groups[key] = Aggregate(self.priced)
         group.add(session, samples)
 
     def rows(self, counted_ids: set) -> list[RollupRow]:
@@ -171,7 +173,10 @@ def model_rows(aggregate: Aggregate, counted_ids: set) -> list[RollupRow]:
 
 def _model_row(route: str | None, entry: dict, aggregate: Aggregate, pool) -> RollupRow:
     ttft = sorted(pool.samples.model_ttft.get(route, ()))
-    priced = pool.model_costs.get(route)
+    costs = {}
+    if pool.model_costs is not None:
+        tally = pool.model_costs.get(route) or CostTally()
+        costs = tally.fields([route] if tally.unpriced else [])
     return RollupRow(
         kind="model",
         key=route if route is not None else UNKNOWN,
@@ -190,7 +195,7 @@ def _model_row(route: str | None, entry: dict, aggregate: Aggregate, pool) -> Ro
         decode_tokens=entry.get("decode_tokens"),
         tokens_per_second=rate(entry.get("decode_tokens"), entry.get("decode_ms")),
         settlements=entry.get("settlements") or 0,
-        **((priced or PricedTokens()).fields() if pool.priced is not None else {}),
+        **costs,
     )
 
 
