@@ -31,10 +31,12 @@ from ..model import Event, tool_result_blocks, tool_result_call_id
 from ..stream import CHUNK, DELTA, END, RawChunk, StreamBlock, run_times, walk_blocks
 from ..textsafe import visible_line
 from ..turns import Position
+from . import layout
 from .items import *  # noqa: F401,F403
 from .items import (
     ATTEMPT_FAILED,
     BLOCK,
+    BLOCKS,
     BLOCK_END,
     COMMAND,
     CONTEXT,
@@ -62,6 +64,7 @@ from .items import (
     Filters,
     Item,
     Prefix,
+    Region,
 )
 
 _PLAUSIBLE_SKEW_MS = 24 * 3600 * 1000
@@ -79,10 +82,16 @@ class _Block(StreamBlock):
     """What the builder knows of one content block of a message while its stream is walked: the walk's
     own facts (type, streamed, ended, name) and what has been shown of it."""
 
-    __slots__ = ("header", "named", "body", "interrupted")
+    __slots__ = ("header", "named", "body", "interrupted", "line_end", "end_item", "closer")
 
     def __init__(self, index: int, kind: str, order: int = 0) -> None:
         super().__init__(index, kind, order)
+        self.line_end = True
+        """Whether its own output so far ends a line (a region's text block then needs no line break)."""
+        self.end_item: Item | None = None
+        """A tool call's frame end, once shown."""
+        self.closer: Item | None = None
+        """The item whose prefix closed this tool call's frame (another block's output came first)."""
         self.header = False
         """Its header is shown (``✻ thinking``, ``╭─ tool call``)."""
         self.named = False
@@ -90,11 +99,22 @@ class _Block(StreamBlock):
         self.body = False
         """A tool call's frame body has begun (arguments follow inside it)."""
         self.interrupted = False
-        """Another block's output came after it while it had not ended: it resumes under its header again."""
+        """Another block's output came after it while it had not ended: if it shows more, the message's
+        blocks interleave and are laid out as a region."""
+
+
+class _Interleaved(Exception):
+    """A block shows more after another block's output: its message is laid out as a region."""
 
 
 class Builder:
-    """Walks the events once, placing every visible thing on the time axis."""
+    """Walks the events once, placing every visible thing on the time axis.
+
+    A settlement's items are emitted in the order they streamed. When one of its blocks shows more after
+    another block has shown output (their deltas interleave), the settlement is read again in region
+    mode: its items become the parts of one :data:`~.items.BLOCKS` item, laid out block by block
+    (:mod:`.layout`); every tool call there gets its frame end and every text block its line end,
+    whichever block streamed last."""
 
     def __init__(self, log, filters: Filters) -> None:
         self.log = log
@@ -117,6 +137,14 @@ class Builder:
         self.streamed_calls: set[str] = set()
         self.turn_start_time: dict[int, int] = {}
         self.out: list[tuple[Item, list[int]]] = []
+        self.region: list | None = None
+        """Region mode: the order key of each part emitted so far (None: items are laid out as they stream)."""
+        self.region_prefix: Prefix | None = None
+        self.region_from = 0
+        """Where the region's parts begin in ``out``."""
+        self.blocks: dict = {}
+        """The blocks of the settlement being read (its walk's)."""
+        self.closed_block: _Block | None = None
 
     # -- time placement ------------------------------------------------------
 
@@ -192,31 +220,40 @@ class Builder:
     def _prefix(self, block_key: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
         """The layout marks before output of the block ``block_key`` (None for an event's output):
         none when it continues the active block; else a line break unless a line just ended, the close
-        of a tool-call frame left open, a blank line when asked, and the header again when a block left
-        earlier resumes."""
+        of a tool-call frame left open and a blank line when asked. A block left earlier that shows more
+        means its message interleaves (:class:`_Interleaved`)."""
         if block_key is not None and block_key == self.active_key:
             return None
+        if block is not None and block.interrupted:
+            raise _Interleaved
         line_break = not self.line_start
         close_frame = False
         previous = self.active_block
+        self.closed_block = None
         if previous is not None and not previous.ended:
             previous.interrupted = True
             close_frame = previous.type == "tool-call" and previous.body
+            if close_frame:
+                self.closed_block = previous
         blank_line = blank and not self.first_item
         self.active_key = block_key
         self.active_block = block
-        resume = None
-        if block is not None and block.interrupted:
-            block.interrupted = False
-            if block.header and block.type in ("reasoning", "tool-call"):
-                resume = block.type
-        if not (line_break or close_frame or blank_line or resume):
+        if not (line_break or close_frame or blank_line):
             return None
-        if resume == "tool-call":
-            return Prefix(line_break, close_frame, blank_line, resume, block.name, block.body)
-        return Prefix(line_break, close_frame, blank_line, resume)
+        return Prefix(line_break, close_frame, blank_line)
 
-    def _push(self, item: Item, times: list[int], synthetic: bool) -> None:
+    def _layout(self, block_key: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
+        """The prefix of the next item: in region mode only the region's first part has one (the layout
+        draws the rest); each part's place in the layout is its block's first-seen order (an event: where
+        it happened among the blocks)."""
+        if self.region is None:
+            return self._prefix(block_key, block, blank)
+        if not self.region:
+            self.region_prefix = self._prefix(block_key, block, blank)
+        self.region.append((block.order, 0) if block is not None else (len(self.blocks) - 1, 1))
+        return None
+
+    def _push(self, item: Item, times: list[int], synthetic: bool, block: _Block | None = None) -> None:
         item.turn = self.turn
         item.step = self.step
         item.seq = self.seq
@@ -225,6 +262,11 @@ class Builder:
         ends_line = item.ends_line()
         if ends_line is not None:
             self.line_start = ends_line
+            if block is not None:
+                block.line_end = ends_line
+        if self.closed_block is not None:
+            self.closed_block.closer = item
+            self.closed_block = None
         self.out.append((item, times))
 
     def emit(
@@ -243,10 +285,12 @@ class Builder:
         """Emit a one-fragment item; False if a filter dropped it."""
         if not self._keeps(kind):
             return False
-        prefix = self._prefix(block_key, block, blank)
+        prefix = self._layout(block_key, block, blank)
         t, synthetic = self._place(real, gap)
         item = Item(kind, text=text, info=info, prefix=prefix, marker=marker, block_key=block_key)
-        self._push(item, [t], synthetic)
+        if block is not None and (kind == TOOL_END or kind == TOOL_START and info is not None):
+            block.end_item = item  # the end of a tool call's frame (a whole block: all of it)
+        self._push(item, [t], synthetic, block)
         return True
 
     def emit_run(self, kind: str, record, fragments: list[str], anchored: bool, *, first_gap: int, block_key: Any, block: _Block) -> bool:
@@ -256,11 +300,32 @@ class Builder:
             # nothing visible; still advance the clock so later spacing stays honest
             self._run_times(record, anchored, first_gap)
             return True
-        prefix = self._prefix(block_key, block)
+        prefix = self._layout(block_key, block)
         times, synthetic = self._run_times(record, anchored, first_gap)
         item = Item(kind, fragments=fragments, prefix=prefix, block_key=block_key)
-        self._push(item, times, synthetic)
+        self._push(item, times, synthetic, block)
         return True
+
+    def _region_item(self) -> None:
+        """Region mode, after the stream: the parts emitted become one BLOCKS item, and the output after
+        it continues where its layout ends."""
+        parts = self.out[self.region_from :]
+        keys, self.region = self.region, None
+        if not parts:
+            return
+        groups: dict = {}
+        for index, ((item, _), key) in enumerate(zip(parts, keys)):
+            group = item.block_key if item.block_key is not None else ("event", index)
+            groups.setdefault(group, (key, []))[1].append(index)
+        blocks = [indexes for _, indexes in sorted(groups.values(), key=lambda entry: entry[0])]
+        region = Item(BLOCKS, region=Region([item for item, _ in parts], blocks), prefix=self.region_prefix)
+        times = [t for _, part_times in parts for t in part_times]
+        region.turn, region.step, region.seq = self.turn, self.step, self.seq
+        region.synthetic = any(item.synthetic for item, _ in parts)
+        del self.out[self.region_from :]
+        self.out.append((region, times))
+        ends_line = layout.ends_line(region)
+        self.line_start = ends_line if ends_line is not None else self.line_start
 
     # -- events ----------------------------------------------------------------
 
@@ -396,8 +461,29 @@ class Builder:
             self.emit(NOTE, event.time, info={"note": "damaged-stream", "settlement": event.type})
         stream = event.stream or []
         anchored = self._anchored(event, stream)
-        key = event.seq
+        saved = (self.cursor, self.anchor, self.pushed, self.line_start, self.first_item, len(self.out))
+        try:
+            shown, finish = self._stream(event.seq, stream, anchored)
+        except _Interleaved:
+            self.cursor, self.anchor, self.pushed, self.line_start, self.first_item, mark = saved
+            del self.out[mark:]
+            self.region, self.region_from = [], mark
+            shown, finish = self._stream(event.seq, stream, anchored)
+            self._region_item()
+        if event.type == "assistant/message":
+            if not shown and not stream:
+                self._whole_message(event, data)
+            if data.get("interrupted") is True:
+                self.emit(INTERRUPTED, event.time)
+        elif finish is None and not damaged:
+            self.emit(ATTEMPT_FAILED, event.time, info={"code": None})
+        self.active_key = None
+        self.active_block = None
+
+    def _stream(self, key: int, stream: list, anchored: bool) -> tuple[bool, dict | None]:
+        """The stream's items; returns whether any was shown and its finish chunk (None: no finish)."""
         blocks: dict[int, _Block] = {}
+        self.blocks = blocks
         self.active_key = None
         self.active_block = None
         state = {"gap": EVENT_GAP_MS, "shown": False, "finish": None}
@@ -431,18 +517,10 @@ class Builder:
         for index, block in blocks.items():
             if block.type == "tool-call" and block.header and not block.ended:
                 block.ended = True
-                if self.active_key == (key, index):
+                if self.region is not None or self.active_key == (key, index):
                     real = self.anchor[1] if anchored and self.anchor is not None else None
                     self.emit(TOOL_END, real, gap=0, block_key=(key, index), block=block, info={"end": "not-completed"})
-        if event.type == "assistant/message":
-            if not state["shown"] and not stream:
-                self._whole_message(event, data)
-            if data.get("interrupted") is True:
-                self.emit(INTERRUPTED, event.time)
-        elif state["finish"] is None and not damaged:
-            self.emit(ATTEMPT_FAILED, event.time, info={"code": None})
-        self.active_key = None
-        self.active_block = None
+        return state["shown"], state["finish"]
 
     def _delta(self, key, step, real, gap) -> bool:
         """One raw delta (a record the accumulator could not pack)."""
@@ -526,8 +604,8 @@ class Builder:
             if isinstance(payload, dict) and isinstance(payload.get("id"), str):
                 self.streamed_calls.add(payload["id"])
             if block.header and block.body:
-                if self.active_key != block_key:
-                    return False
+                if self.region is None and self.active_key != block_key:
+                    return False  # another block's output closed its frame already
                 return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info={"end": "closed"})
             if block.header:
                 # header shown, no name or arguments streamed: complete it from the block
@@ -540,6 +618,8 @@ class Builder:
                 return self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block, info=info)
             return False
         if block.streamed:
+            if self.region is not None:
+                return False if block.line_end else self.emit(BLOCK_END, real, gap=gap(), block_key=block_key, block=block)
             if self.active_key == block_key and not self.line_start:
                 return self.emit(BLOCK_END, real, gap=gap(), block_key=block_key, block=block)
             return False
@@ -567,11 +647,18 @@ class Builder:
             message = failure.get("message") if isinstance(failure, dict) else None
             self.emit(ATTEMPT_FAILED, real, gap=gap(), info={"code": code, "message": message, "kind": kind})
         elif kind == "max-tokens":
+            # dsh drops every tool call of a reply cut by max tokens (FORMAT §4.6): each is marked so
             for index, block in blocks.items():
-                if block.type == "tool-call" and block.header and not block.ended:
+                if block.type != "tool-call":
+                    continue
+                if block.end_item is not None:
+                    block.end_item.info["dropped"] = True
+                elif block.header and not block.ended:
                     block.ended = True
-                    if self.active_key == (key, index):
-                        self.emit(TOOL_END, real, gap=gap(), block_key=(key, index), block=block, info={"end": "max-tokens"})
+                    if self.region is not None or self.active_key == (key, index):
+                        self.emit(TOOL_END, real, gap=gap(), block_key=(key, index), block=block, info={"end": "max-tokens", "dropped": True})
+                    elif block.closer is not None:
+                        block.closer.prefix = block.closer.prefix._replace(dropped=True)
             self.emit(NOTE, real, gap=gap(), info={"note": "max-tokens"})
 
     def _whole_message(self, event: Event, data: dict) -> None:

@@ -48,6 +48,7 @@ TOOL_CALL = "tool-call"  # the tool/call event: execution starts
 TOOL_RESULT = "tool-result"
 TURN_END = "turn-end"
 NOTE = "note"
+BLOCKS = "blocks"  # the content blocks of one message that streamed interleaved: a Region, laid out by block
 
 # What an item's ``info`` holds, by kind (values as the log has them; None where it has none):
 #   session          id, version, cwd, createdAt; fixture (the log has no event times)
@@ -64,9 +65,11 @@ NOTE = "note"
 #   turn-end         reason, turn; by (aborted); code, message (error); durationMs (when known)
 #   tool-start       None for a header; name, arguments for a whole block shown at once
 #   tool-name        name (None: the arguments began before any name)
-#   tool-end         end = "closed" | "not-completed" | "max-tokens" | "whole" (with name, arguments)
+#   tool-end         end = "closed" | "not-completed" | "max-tokens" | "whole" (with name, arguments);
+#                    dropped (True: a max-tokens finish dropped the call, dsh never ran it)
 #   block            type; text (a whole text block) or placeholder (any other block)
 #   reasoning        None while streamed; type, text, header (show the header first) for a whole block
+#   blocks           None (its parts are in ``region``)
 #   every other kind: None.
 
 REASONING_KINDS = frozenset({THINKING, REASONING})
@@ -79,26 +82,45 @@ class Prefix(NamedTuple):
     """Layout marks: what must come before an item's output so it reads in place (:mod:`.view` draws them).
 
     An item that does not continue the block shown last may first have to end the line, close a tool-call
-    frame that was left open, leave a blank line (before a turn), and show the header of its own block
-    again when that block was left earlier (blocks of one message can stream interleaved)."""
+    frame that was left open and leave a blank line (before a turn)."""
 
     line_break: bool = False
     """The output so far does not end a line."""
     close_frame: bool = False
     """A tool-call frame left open (its body begun) is closed first."""
     blank_line: bool = False
-    resume: str | None = None
-    """``"reasoning"`` or ``"tool-call"``: the block the item belongs to was left earlier and resumes."""
-    resume_name: str | None = None
-    """The resumed tool call's name, when it had one."""
-    resume_body: bool = False
-    """The resumed tool call's frame body had begun (its arguments continue inside the frame)."""
+    dropped: bool = False
+    """The call whose frame is closed was dropped by a max-tokens finish (dsh never ran it)."""
 
     @property
     def ends_line(self) -> bool:
-        """Whether the output ends at the start of a line after these marks: a resumed tool call's frame
-        stays open; every other mark ends its line."""
-        return self.resume != "tool-call"
+        """Whether the output ends at the start of a line after these marks (every mark ends its line)."""
+        return True
+
+
+class Region:
+    """The content blocks of one message whose deltas streamed interleaved (a block showed more after
+    another block had shown output, told apart only by their index): the item kind :data:`BLOCKS`.
+
+    ``parts`` are its items in the order they streamed (each with its own ``block_key``, ``start`` —
+    the position of its first fragment — and ``count``; the region's fragments are theirs, in that
+    order). ``blocks`` lists, per content block, its parts (indexes into ``parts``), blocks in the order
+    the message has them (first-seen, as the assembler orders them; an event shown between them, such
+    as a failed attempt's line, is a block of its own where it happened). Every output lays a region
+    out block by block — each block once, whole so far, in that order — so concurrent blocks grow in
+    place, never one piece per fragment (:mod:`.layout`)."""
+
+    __slots__ = ("parts", "blocks", "offsets")
+
+    def __init__(self, parts: list["Item"], blocks: list[list[int]]) -> None:
+        self.parts = parts
+        self.blocks = blocks
+        self.offsets: list[int] = []
+        """The region-relative fragment index of each part's first fragment."""
+        total = 0
+        for part in parts:
+            self.offsets.append(total)
+            total += part.count
 
 
 class Item:
@@ -111,6 +133,7 @@ class Item:
     go before the item's output (None when it continues the block shown last). ``marker`` names the
     item for navigation (cast markers: a turn header, a tool call); ``block_key`` is the
     ``(settlement seq, block index)`` of the stream block the item belongs to (None for events).
+    A :data:`BLOCKS` item holds a :class:`Region` (``region``): the interleaved blocks of one message.
 
     Log text reaches the screen through the item: ``fragments``, ``text`` and ``marker`` are made safe to
     show here (:func:`dshctl.textsafe.visible`); the view makes ``info`` values safe as it composes them.
@@ -130,6 +153,7 @@ class Item:
         "step",
         "seq",
         "synthetic",
+        "region",
     )
 
     def __init__(
@@ -142,8 +166,10 @@ class Item:
         prefix: Prefix | None = None,
         marker: str | None = None,
         block_key: Any = None,
+        region: Region | None = None,
     ) -> None:
         self.kind = kind
+        self.region = region
         if fragments is not None and has_unsafe("".join(fragments)):
             fragments = [visible(fragment) for fragment in fragments]
         self.fragments = fragments
@@ -152,7 +178,10 @@ class Item:
         self.prefix = prefix
         self.marker = visible_line(marker) if marker is not None else None
         self.block_key = block_key
-        self.count = len(fragments) if fragments is not None else 1
+        if region is not None:
+            self.count = sum(part.count for part in region.parts)
+        else:
+            self.count = len(fragments) if fragments is not None else 1
         self.start = 0
         self.turn: int | None = None
         self.step: int | None = None
@@ -166,6 +195,8 @@ class Item:
         Streamed text ends where its last visible piece ends, except that a tool call's frame stays
         open while it streams (its header, its name, its argument pieces); every other item ends its line."""
         kind = self.kind
+        if kind == BLOCKS:
+            return None  # where a region ends depends on its layout (:mod:`.layout`)
         if kind in STREAMED_KINDS and self.info is None:
             pieces = self.fragments if self.fragments is not None else [self.text]
             last = next((piece for piece in reversed(pieces) if piece), None)

@@ -180,7 +180,7 @@ class _PreviewBlock:
             self.parts.append(text)
             self.size += len(text)
             if self.size > 2 * PREVIEW_LIMIT:
-                kept = "".join(self.parts)[-PREVIEW_LIMIT:]
+                kept = "".join(self.parts)[-PREVIEW_LIMIT - 1 :]  # one more: where the tail's first line starts
                 self.parts, self.size = [kept], len(kept)
 
     def text(self) -> str:

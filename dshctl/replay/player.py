@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from . import view
+from . import layout, view
 from .timeline import Timeline
 from .transform import PlaybackClock
 
@@ -315,6 +315,13 @@ def find_text(timeline: Timeline, query: str, start: int, stop: int | None = Non
             return None
         item, k = timeline.locate(fragment)
         last = item.count if stop is None else min(item.count, stop - item.start)
+        if item.region is not None:
+            found = _find_in_region(item, needle, k, last)
+            if found is not None:
+                return found
+            carry = layout.text(item, last).lower()[-keep:] if keep > 0 else ""
+            fragment = item.start + last
+            continue
         texts = [text_of(item, m) for m in range(k, last)] if item.fragments is not None else [text_of(item, 0)]
         joined = "".join(texts)
         haystack = (carry + joined).lower()
@@ -329,3 +336,23 @@ def find_text(timeline: Timeline, query: str, start: int, stop: int | None = Non
             return fragment + len(texts)
         carry = haystack[-keep:] if keep > 0 else ""
         fragment = item.start + last
+
+
+def _find_in_region(item, needle: str, first: int, last: int) -> int | None:
+    """Position just after the fragment of a region (``first`` … ``last - 1``) from which its layout holds
+    one more match of ``needle`` than before ``first``: its blocks grow in place, so a match is found in
+    the layout, not in the order the fragments streamed."""
+    def matches(shown: int) -> int:
+        return layout.text(item, shown).lower().count(needle)
+
+    before = matches(first)
+    if matches(last) <= before:
+        return None
+    low, high = first + 1, last  # the layout holds more matches at ``high``
+    while low < high:
+        middle = (low + high) // 2
+        if matches(middle) > before:
+            high = middle
+        else:
+            low = middle + 1
+    return item.start + low

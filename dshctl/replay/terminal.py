@@ -36,7 +36,7 @@ from ..interrupt import EXIT_INTERRUPTED
 from .player import Player
 from .render import screen_rows, status_text
 from .timeline import Timeline
-from .transcript import iter_fragments
+from .frames import terminal_output
 from .transform import PlaybackClock
 
 FRAME_INTERVAL = 1 / 30
@@ -517,7 +517,8 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
     clock = PlaybackClock(timeline, idle_limit)
     pending: list[str] = []
     began = base = None
-    for fragment, text in iter_fragments(timeline, 0, color=color, timestamps=timestamps):
+    cols, rows = _terminal_size(out)
+    for fragment, text in terminal_output(timeline, 0, color=color, timestamps=timestamps, cols=cols, rows=rows):
         if fragment >= start:
             if began is None:
                 began, base = now(), clock[fragment]
@@ -538,6 +539,14 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
         out.write("".join(pending))
     out.flush()
     return 0
+
+
+def _terminal_size(out) -> tuple[int, int]:
+    try:
+        size = os.get_terminal_size(out.fileno())
+        return size.columns, size.lines
+    except (AttributeError, ValueError, OSError):
+        return 80, 24
 
 
 def stdin_is_terminal() -> bool:

@@ -41,6 +41,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterator
 
+from . import layout
 from .builder import Builder
 from .items import *  # noqa: F401,F403  (the item model, re-exported: kinds, Item, Prefix, Filters)
 from .items import TITLE, TOOL_CALL, TURN, Filters, Item
@@ -94,6 +95,9 @@ class Timeline:
             return False
         start = len(self.times)
         item.start = start
+        if item.region is not None:
+            for part, offset in zip(item.region.parts, item.region.offsets):
+                part.start = start + offset
         self.items.append(item)
         self.item_starts.append(start)
         self.times.extend(times)
@@ -162,6 +166,8 @@ class Timeline:
     def is_visible(self, fragment: int) -> bool:
         """Whether fragment ``fragment`` puts anything on screen (a run member may be empty)."""
         item, k = self.locate(fragment)
+        if item.region is not None:
+            item, k = layout.member(item, k)
         if item.fragments is None:
             return True
         return bool(item.fragments[k]) or (k == 0 and item.prefix is not None)
