@@ -76,7 +76,10 @@ class _PreviewMore(str):
 
 class LiveTimeline(Timeline):
     """A timeline whose items arrive from another thread: building takes what has arrived and never
-    waits; it is complete once the reading thread has ended."""
+    waits; it is complete once the reading thread has ended. Its items are held like every timeline's
+    (:class:`~.store.ItemStore`: a compact index, the text in bounded memory)."""
+
+    live = True
 
     def __init__(self, filters: Filters, arrivals: "queue.SimpleQueue") -> None:
         super().__init__(SimpleNamespace(fixture=False, header=None), filters)
@@ -365,12 +368,15 @@ class _LiveLoopState(_LoopState):
         self.notes_shown = 0
 
     def take_arrivals(self, now: float) -> None:
-        """Take what the reading thread built; at the live edge, show it at once."""
+        """Take what the reading thread built (a batch: catching up on a long log, the keys come between
+        batches); at the live edge, show it at once."""
         player = self.player
         timeline = player.timeline
         edge = at_live_edge(player)
         before, complete, preview = len(timeline), timeline.complete, timeline.preview
-        timeline.extend(BUILD_BATCH)
+        deadline = time.monotonic() + 0.02
+        while timeline.extend(BUILD_BATCH) and time.monotonic() < deadline:
+            pass
         if timeline.preview != preview:
             self.dirty = True
         if len(timeline) != before or timeline.complete != complete:
@@ -438,6 +444,7 @@ def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspen
     while feed.failure is None:
         current = now()
         state.take_arrivals(current)
+        state.retry_pending(current)
         state.follow_player(current)
         state.draw_if_due(current)
         ready, _, _ = select.select([keys_fd, feed.wake_read], [], [], state.build_or_wait(current))

@@ -1,16 +1,13 @@
-"""The replay timeline: what the user saw, fragment by fragment, each at its recorded time.
+"""The replay timeline: what the user saw, fragment by fragment, each at its recorded time — the reading
+interface every output of ``dshctl replay`` (and the library's ``dshctl.Timeline``) draws from.
 
-A :class:`Timeline` is a pure data model built from the normalized events of one log
-(:mod:`dshctl.reader`). It is a sequence of **fragments** — the smallest things that appear on
-screen: one streamed delta, one tool-call name, one user message, one turn header … — grouped into
-:class:`Item` values. A stream run (a compact ``text-chunks`` / ``reasoning-chunks`` /
-``tool-call-chunks`` record) becomes **one** item whose fragments are the run's members, referenced,
-not copied; every other visible thing is a one-fragment item.
-
-An item holds what it means — its kind, its log text, its ``info`` and the layout marks that go before
-it (:class:`Prefix`) — never how it looks: :mod:`.view` owns every glyph, line layout and style, and
-each output (the screen, the transcript, a cast, NDJSON, markdown) draws items through it or reads
-their meaning directly.
+A :class:`Timeline` is built from the normalized events of one log (:mod:`dshctl.reader`) by
+:mod:`.builder`. It is a sequence of **fragments** — the smallest things that appear on screen: one
+streamed delta, one tool-call name, one user message, one turn header … — grouped into items
+(:class:`~.items.Item`: the kinds and what each holds are documented in :mod:`.items`). A stream run is
+one item whose fragments are the run's members; the interleaved blocks of one message are one
+:data:`~.items.BLOCKS` item whose parts carry their ``block_key`` (:class:`~.items.Region`); every other
+visible thing is a one-fragment item.
 
 A **position** ``p`` (``0 … len(timeline)``) means "the first ``p`` fragments are on screen". The
 recorded clock at ``p`` is the time of fragment ``p - 1``. Rendering a position, seeking, stepping,
@@ -18,49 +15,103 @@ searching and exporting are all functions of the timeline and a position (see :m
 :mod:`.transcript`, :mod:`.export`); playback pacing is a transformation of the fragment times
 (:mod:`.transform`).
 
-**Time axis.** Fragment times are milliseconds on one monotone axis. For a log with envelope times
-(every real log) the axis *is* the recorded epoch-ms clock: each stream member sits at its receipt
-time (``time0 + Σdt``), every other item at its event's time. The axis never runs backwards: a clock
-that stepped back (negative ``dt``) is held at the last time. Where the log lacks times the builder
-places items with fixed gaps and flags them ``synthetic``:
+Reading interface (positions are fragment indexes, times axis milliseconds, see :mod:`.builder`):
 
-* fixture-form logs (no envelope ``seq``/``time``): :data:`EVENT_GAP_MS` between visible events; stream
-  members keep their recorded spacing (v2+ record times; v0 rows keep only ``dt``);
-* streams whose record times are all ``0`` (scripted fixtures) or implausibly far from their
-  settlement: :data:`TOKEN_GAP_MS` between fragments.
+* ``len(timeline)`` — fragments built so far; ``complete`` — the log is read to its end;
+* ``item_count``, ``item(i)``, ``items`` (a read-only sequence of every item built), ``locate(fragment)``
+  → ``(item, member)``, ``times`` (a read-only sequence: ``times[fragment]``), ``origin``,
+  ``clock_ms(position)``, ``duration_ms``, ``first_at_or_after(ms)``;
+* ``turn_marks`` (``(fragment of the turn header, turn)``), ``tool_marks`` (fragments of ``tool/call``),
+  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic``.
 
-The real spacing between two timed points is kept even across synthetic items: a recorded gap between
-two stream members of different steps still shows, synthetic gaps only fill where nothing is known.
-
-The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only the first few events.
+**Memory.** Items are held by an :class:`~.store.ItemStore`: a compact index (item starts, first and
+last times) in memory, the items' text in chunks, the oldest compressed into a temporary file once they
+pass a budget — so a timeline of a gigabyte log stays within a few hundred megabytes however far it is
+built. **Building.** Lazily, as far as a caller asks (:meth:`Timeline.ensure` and friends: the first
+frame needs only the first few events), or in a thread of its own (:meth:`Timeline.build_in_background`,
+the interactive player): then nothing waits for the log — the ``ensure`` calls take what is built, and
+``complete`` says whether more will come.
 """
 
 from __future__ import annotations
 
-from array import array
+import threading
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from . import layout
 from .builder import Builder
 from .items import *  # noqa: F401,F403  (the item model, re-exported: kinds, Item, Prefix, Filters)
 from .items import TITLE, TOOL_CALL, TURN, Filters, Item
+from .store import ItemStore
+
+
+class _Items(Sequence):
+    """Every item built so far, read through the store."""
+
+    def __init__(self, store: ItemStore) -> None:
+        self._store = store
+
+    def __len__(self) -> int:
+        return self._store.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._store.item(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._store.item(index)
+
+    def __iter__(self) -> Iterator[Item]:
+        for index in range(len(self)):
+            yield self._store.item(index)
+
+
+class _Times(Sequence):
+    """The axis time of every fragment built so far."""
+
+    def __init__(self, store: ItemStore) -> None:
+        self._store = store
+
+    def __len__(self) -> int:
+        return self._store.fragments
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            values = [value for run in self._store.times_from(start, stop) for value in run] if stop > start else []
+            return values[::step]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._store.time(index)
+
+    def __iter__(self) -> Iterator[int]:
+        for run in self._store.times_from(0, len(self)):
+            yield from run
 
 
 class Timeline:
-    """Fragments with their times, built lazily from one opened log.
+    """Fragments with their times, built from one opened log (see the module doc for what it offers).
 
     Attributes grow as the timeline is built: ``items``, ``times`` (axis ms per fragment),
     ``turn_marks`` (fragment index of each turn header, with the turn number), ``tool_marks``
     (fragment index of each ``tool/call``), ``titles``.
     """
 
+    live = False
+    """A timeline of a log still being written (``--follow``): it is never known to be complete, so
+    commands work on what has arrived instead of waiting for the rest."""
+
     def __init__(self, log, filters: Filters | None = None) -> None:
         self.log = log
         self.filters = filters or Filters()
-        self.items: list[Item] = []
-        self.item_starts: list[int] = []
-        self.times: array = array("q")
+        self.store = ItemStore()
+        self.items = _Items(self.store)
+        self.times = _Times(self.store)
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
         self.titles: list[tuple[int, str]] = []
@@ -69,6 +120,10 @@ class Timeline:
         self.max_turn: int | None = None
         self._builder = Builder(log, self.filters)
         self._source: Iterator[tuple[Item, list[int]]] | None = self._builder.run()
+        self._thread: threading.Thread | None = None
+        self._stop = False
+        self.failure: BaseException | None = None
+        """What ended a background build other than the log's end (re-raised by :meth:`raise_failure`)."""
 
     @classmethod
     def open(cls, source: Any, filters: Filters | None = None) -> "Timeline":
@@ -81,26 +136,41 @@ class Timeline:
     # -- building ------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.times)
+        return self.store.fragments
+
+    @property
+    def item_count(self) -> int:
+        return self.store.count
+
+    def item(self, index: int) -> Item:
+        return self.store.item(index)
+
+    @property
+    def item_starts(self):
+        """The position of each item's first fragment (a read-only array)."""
+        return self.store.starts
 
     def _pull(self) -> bool:
-        """Add one item; False when the log is exhausted."""
-        if self._source is None:
+        """Add one item; False when the log is exhausted (or, building in the background, always: the
+        caller takes what the thread has built)."""
+        if self._thread is not None or self._source is None:
             return False
         try:
-            item, times = next(self._source)
+            entry = next(self._source)
         except StopIteration:
             self._source = None
             self.complete = True
             return False
-        start = len(self.times)
+        self.add(*entry)
+        return True
+
+    def add(self, item: Item, times) -> None:
+        """Place a built item after the others (the builder's, or a live feed's, one writer at a time)."""
+        start = self.store.fragments
         item.start = start
         if item.region is not None:
             for part, offset in zip(item.region.parts, item.region.offsets):
                 part.start = start + offset
-        self.items.append(item)
-        self.item_starts.append(start)
-        self.times.extend(times)
         if item.synthetic:
             self.synthetic = True
         if item.kind == TURN:
@@ -111,7 +181,45 @@ class Timeline:
             self.tool_marks.append(start)
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
-        return True
+        self.store.add(item, times)
+
+    # -- building in the background -----------------------------------------------
+
+    def build_in_background(self) -> None:
+        """Build the rest in a thread of its own; from now on nothing here waits for the log."""
+        if self._thread is not None or self._source is None:
+            return
+        self._thread = threading.Thread(target=self._build, name="dshctl-replay-build", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        source = self._source
+        try:
+            for entry in source:
+                if self._stop:
+                    return
+                self.add(*entry)
+        except BaseException as exc:  # the player reports it once the terminal is restored
+            self.failure = exc
+        finally:
+            if not self._stop:
+                self._source = None
+                self.complete = True
+
+    @property
+    def building(self) -> bool:
+        """A background build is under way."""
+        return self._thread is not None and not self.complete
+
+    def stop(self) -> None:
+        """End a background build (at its next item; the thread is a daemon, so a read that blocks does
+        not keep the process)."""
+        self._stop = True
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
 
     def ensure(self, fragments: int) -> None:
         """Build until at least ``fragments`` fragments exist (or the log ends)."""
@@ -131,37 +239,43 @@ class Timeline:
 
     def ensure_turn(self, turn: int) -> int | None:
         """Fragment index of the header of ``turn`` (building as far as needed), or None."""
-        for start, number in self.turn_marks:
-            if number == turn:
-                return start
-        while self._pull():
-            item = self.items[-1]
-            if item.kind == TURN and item.turn == turn:
-                return item.start
-        return None
+        seen = 0
+        while True:
+            marks = self.turn_marks
+            for start, number in marks[seen:]:
+                if number == turn:
+                    return start
+            seen = len(marks)
+            if not self._pull():
+                for start, number in self.turn_marks[seen:]:
+                    if number == turn:
+                        return start
+                return None
 
     def ensure_time(self, offset_ms: int) -> None:
         """Build until a fragment at or past ``origin + offset_ms`` exists."""
-        while not self.complete and (not self.times or self.times[-1] - self.times[0] < offset_ms):
-            self._pull()
+        store = self.store
+        while not self.complete and (not store.count or store.last_times[store.count - 1] - store.first_times[0] < offset_ms):
+            if not self._pull():
+                return
 
     # -- queries --------------------------------------------------------------
 
     @property
     def origin(self) -> int:
-        return self.times[0] if self.times else 0
+        return self.store.first_times[0] if self.store.count else 0
 
     def locate(self, fragment: int) -> tuple[Item, int]:
         """The item holding fragment index ``fragment`` and the member index inside it."""
-        i = bisect_right(self.item_starts, fragment) - 1
-        item = self.items[i]
+        item = self.store.item(self.store.locate(fragment))
         return item, fragment - item.start
 
     def clock_ms(self, position: int) -> int:
         """Recorded time at ``position`` (ms since the first fragment): the time of fragment ``position - 1``."""
-        if position <= 0 or not self.times:
+        length = len(self)
+        if position <= 0 or not length:
             return 0
-        return self.times[min(position, len(self.times)) - 1] - self.times[0]
+        return self.store.time(min(position, length) - 1) - self.origin
 
     def is_visible(self, fragment: int) -> bool:
         """Whether fragment ``fragment`` puts anything on screen (a run member may be empty)."""
@@ -174,9 +288,9 @@ class Timeline:
 
     def current(self, position: int) -> Item | None:
         """The item of the last fragment shown at ``position``."""
-        if position <= 0 or not self.items:
+        if position <= 0 or not len(self):
             return None
-        return self.locate(min(position, len(self.times)) - 1)[0]
+        return self.locate(min(position, len(self)) - 1)[0]
 
     def title_at(self, position: int) -> str | None:
         title = None
@@ -194,14 +308,24 @@ class Timeline:
         return item.turn, item.step
 
     def first_at_or_after(self, offset_ms: int) -> int:
-        """Index of the first fragment whose clock is ≥ ``offset_ms`` (len when none)."""
+        """Index of the first fragment whose clock is ≥ ``offset_ms`` (len when none built)."""
         self.ensure_time(offset_ms)
-        if not self.times:
+        store = self.store
+        count = store.count
+        if not count:
             return 0
-        return bisect_left(self.times, self.times[0] + offset_ms)
+        target = store.first_times[0] + offset_ms
+        index = bisect_left(store.last_times, target, 0, count)  # the first item reaching it
+        if index >= count:
+            return store.fragments
+        item = store.item(index)
+        first = store.starts[index]
+        times = next(store.times_from(first, first + item.count))
+        return first + bisect_left(times, target)
 
     @property
     def duration_ms(self) -> int | None:
-        if not self.complete or not self.times:
+        store = self.store
+        if not self.complete or not store.count:
             return None
-        return self.times[-1] - self.times[0]
+        return store.last_times[store.count - 1] - store.first_times[0]
