@@ -100,11 +100,15 @@ def run_replay(
         if live and (turn is not None or from_ms is not None):
             raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
         start_of = partial(_start_position, turn=turn, from_ms=from_ms, from_time=from_time)
-        return run_replay_follow(
+        status = run_replay_follow(
             path, filters, start_of, live=live, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps
         )
+        if live:
+            _exit_now(status)
+        return status
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn, salvage=salvage)
+    played = False
     try:
         timeline = Timeline(log, filters)
         start = _start_position(timeline, turn, from_ms, from_time)
@@ -117,12 +121,28 @@ def run_replay(
             write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=timestamps)
             status = 0
         else:
+            played = _stdin_is_terminal()
             status = _play(timeline, start, speed=speed, idle_limit=idle_limit, color=color, timestamps=timestamps)
-        return status or (EXIT_FINDINGS if log.gaps else 0)
+        status = status or (EXIT_FINDINGS if log.gaps else 0)
     finally:
         for text in held:
             warn(text)
         log.close()
+    if played:
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status: int) -> None:
+    """End the process once the interactive player is done: its output is flushed and the terminal
+    restored, and freeing a large timeline object by object (hundreds of milliseconds for a big log)
+    would only delay the shell's prompt after ``q``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def _check_options(
