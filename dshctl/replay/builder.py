@@ -32,7 +32,6 @@ from ..stream import CHUNK, DELTA, END, RawChunk, StreamBlock, run_times, walk_b
 from ..textsafe import visible_line
 from ..turns import Position
 from . import layout
-from .items import *  # noqa: F401,F403
 from .items import (
     ATTEMPT_FAILED,
     BLOCK,

@@ -18,6 +18,43 @@ from typing import Any, NamedTuple
 
 from ..textsafe import has_unsafe, visible, visible_line
 
+__all__ = [
+    "EVENT_GAP_MS",
+    "TOKEN_GAP_MS",
+    "SESSION",
+    "TURN",
+    "STEP",
+    "USER",
+    "CONTEXT",
+    "COMMAND",
+    "TITLE",
+    "THINKING",
+    "REASONING",
+    "TEXT",
+    "TOOL_START",
+    "TOOL_NAME",
+    "TOOL_ARGS",
+    "TOOL_END",
+    "BLOCK_END",
+    "BLOCK",
+    "ATTEMPT_FAILED",
+    "INTERRUPTED",
+    "RETRY",
+    "RETRY_STARTED",
+    "TOOL_CALL",
+    "TOOL_RESULT",
+    "TURN_END",
+    "NOTE",
+    "BLOCKS",
+    "REASONING_KINDS",
+    "TOOL_KINDS",
+    "STREAMED_KINDS",
+    "Prefix",
+    "Region",
+    "Item",
+    "Filters",
+]
+
 EVENT_GAP_MS = 250
 """Synthetic gap before a visible event whose time the log does not carry."""
 TOKEN_GAP_MS = 30

@@ -71,6 +71,7 @@ HELP_LINES = (
     "/      search        + -   speed",
     "↑↓ PgUp PgDn  scroll back",
     "End G  follow        ^L    redraw",
+    "Esc    cancel a seek",
     "^Z     suspend       ?     close",
 )
 """The help overlay (``?``): one key a line, so it fits 40 columns; rows that do not fit a short

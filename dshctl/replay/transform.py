@@ -67,8 +67,8 @@ class PlaybackClock:
         self._last_time = None
 
     def __getitem__(self, fragment: int) -> float:
-        if fragment < self.origin:
-            self._restart(fragment)
+        if fragment < self.origin or fragment > self.origin + len(self.at) + 4096:
+            self._restart(fragment)  # a jump: the player anchors there (never the clock of all between)
         if fragment >= self.origin + len(self.at):
             self._extend(max(fragment, self.origin + len(self.at) + 4095))
         return self.at[fragment - self.origin]
