@@ -735,9 +735,16 @@ def _time_span(stream: list) -> tuple[int, int]:
     lows: list[int] = []
     highs: list[int] = []
     for record in stream:
-        times = list(run_times(record))
-        lows.append(min(times))
-        highs.append(max(times))
+        if record.__class__ is RawChunk:
+            lows.append(record.time)
+            highs.append(record.time)
+        elif not record.dt or min(record.dt) >= 0:  # a clock that never stepped back: first and last
+            lows.append(record.time0)
+            highs.append(record.time0 + sum(record.dt))
+        else:
+            times = list(run_times(record))
+            lows.append(min(times))
+            highs.append(max(times))
     return min(lows), max(highs)
 
 
