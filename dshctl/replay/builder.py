@@ -369,6 +369,11 @@ class Builder:
         open_turn = self.position.turn
         self.turn, self.step = self.position.place(event)
         if kind == "turn/start":
+            # what pairs tool calls, results and turn ends lives within a turn: kept for the open one
+            # only, so the builder's state stays bounded however long the log
+            self.call_names.clear()
+            self.streamed_calls.clear()
+            self.turn_start_time.clear()
             if event.time is not None and self.turn is not None:
                 self.turn_start_time[self.turn] = event.time
             label = f"turn {self.turn}" if self.turn is not None else "turn"
