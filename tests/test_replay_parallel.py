@@ -369,3 +369,19 @@ def _wrapped(text: str, cols: int) -> list[str]:
 def test_terminal_output_outside_regions_is_the_transcript(tmp_path):
     built = Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl")))
     assert "".join(text for _, text in terminal_output(built)) == transcript(Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl"))))
+
+
+def test_a_timeline_larger_than_its_memory_budget_reads_back_what_it_spilled(tmp_path, monkeypatch):
+    """The store keeps the newest chunks in memory and the rest compressed in a temporary file; every
+    item and time reads back the same, whichever chunk it is in."""
+    from dshctl.replay import store
+
+    monkeypatch.setattr(store, "RESIDENT_BYTES", 4096)
+    monkeypatch.setattr(store, "CHUNK_BYTES", 2048)
+    whole = timeline(REPO / "samples" / "tour.session.v4.jsonl")
+    small = Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl")))
+    small.ensure_all()
+    assert small.store.spilled_bytes > 0
+    assert transcript(small) == transcript(whole) and list(small.times) == list(whole.times)
+    assert [item.kind for item in small.items] == [item.kind for item in whole.items]
+    assert screen_text(small, 40, 80, 20) == screen_text(whole, 40, 80, 20)

@@ -66,7 +66,7 @@ def _estimate(item) -> int:
 class ItemStore:
     """The items of one timeline and their index (see the module doc)."""
 
-    def __init__(self, resident_bytes: int = RESIDENT_BYTES) -> None:
+    def __init__(self, resident_bytes: int | None = None) -> None:
         self.starts = array("q")
         """Position of each item's first fragment."""
         self.first_times = array("q")
@@ -79,7 +79,7 @@ class ItemStore:
         self._chunk_fragments = array("q")
         self._resident: list[_Chunk] = []  # closed chunks still in memory, oldest first
         self._resident_size = 0
-        self._budget = resident_bytes
+        self._budget: int | None = RESIDENT_BYTES if resident_bytes is None else resident_bytes
         self._spill = None
         self._spill_end = 0
         self._cache: OrderedDict = OrderedDict()
@@ -112,10 +112,15 @@ class ItemStore:
     def _close(self, chunk: _Chunk) -> None:
         self._resident.append(chunk)
         self._resident_size += chunk.size
-        while self._resident_size > self._budget and len(self._resident) > 1:
-            oldest = self._resident.pop(0)
+        while self._budget is not None and self._resident_size > self._budget and len(self._resident) > 1:
+            oldest = self._resident[0]
+            try:
+                self._spill_chunk(oldest)
+            except OSError:  # no room for a temporary file: keep the items in memory rather than fail
+                self._budget = None
+                return
+            self._resident.pop(0)
             self._resident_size -= oldest.size
-            self._spill_chunk(oldest)
 
     def _spill_chunk(self, chunk: _Chunk) -> None:
         import zstandard
@@ -123,7 +128,9 @@ class ItemStore:
         data = zstandard.ZstdCompressor(level=1).compress(pickle.dumps((chunk.items, chunk.times), pickle.HIGHEST_PROTOCOL))
         if self._spill is None:
             self._spill = tempfile.TemporaryFile(prefix="dshctl-replay-")
-        os.pwrite(self._spill.fileno(), data, self._spill_end)
+        written = os.pwrite(self._spill.fileno(), data, self._spill_end)
+        if written != len(data):
+            raise OSError("short write to the replay's temporary file")
         chunk.spilled = (self._spill_end, len(data))
         self._spill_end += len(data)
         chunk.items = None  # after ``spilled``: a reader that finds no items finds where they went
