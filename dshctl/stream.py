@@ -82,6 +82,9 @@ __all__ = [
     "joined_text",
     "BlockText",
     "block_texts",
+    "StreamBlock",
+    "BlockStep",
+    "walk_blocks",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -694,42 +697,133 @@ class BlockText(NamedTuple):
     """A tool call's name: the first non-empty name of its deltas, else its block-end's; None otherwise."""
 
 
-class _BlockParts:
-    __slots__ = ("type", "parts", "name", "streamed", "ended")
+# --------------------------------------------------------------------------------------------------
+# The per-block walk: the one reading of a stream by content block (§4.6)
 
-    def __init__(self, kind: str) -> None:
+
+class StreamBlock:
+    """One content block of an attempt, as :func:`walk_blocks` has seen it so far.
+
+    ``order`` is its place in first-seen order (the order the assembler gives the message's blocks);
+    ``streamed``: a delta of it was accepted; ``ended``: its (first) ``block-end`` was read; ``name``: a
+    tool call's first non-empty name (of its deltas, else of its block-end)."""
+
+    __slots__ = ("index", "type", "order", "streamed", "ended", "name")
+
+    def __init__(self, index: int, kind: str, order: int) -> None:
+        self.index = index
         self.type = kind
-        self.parts: list[str] = []
-        self.name: str | None = None
+        self.order = order
         self.streamed = False
         self.ended = False
+        self.name: str | None = None
 
-    def add(self, text: Any, name: Any = None) -> None:
-        if self.ended:
-            return  # the assembler ignores deltas after the block's end; nobody saw them
-        self.streamed = True
-        if isinstance(text, str):
-            self.parts.append(text)
-        if self.name is None and isinstance(name, str) and name:
-            self.name = name
 
-    def end(self, block: Any) -> None:
-        if self.ended:
-            return  # the first close wins (§4.6)
-        self.ended = True
-        if not isinstance(block, dict):
-            return
-        name = block.get("name")
-        if self.name is None and isinstance(name, str) and name:
-            self.name = name
-        if not self.streamed:
-            whole = block.get("arguments") if self.type == "tool-call" else block.get("text")
-            if isinstance(whole, str):
-                self.parts.append(whole)
+START = "start"
+DELTA = "delta"
+END = "end"
+CHUNK = "chunk"
+
+
+class BlockStep(NamedTuple):
+    """What one stream record does to the blocks (:func:`walk_blocks`).
+
+    * ``start`` — the ``block-start`` of an index not seen before (``block`` was just created);
+    * ``delta`` — deltas of an open block: ``delta`` is their kind (``text``, ``reasoning``, ``tool-call``),
+      ``members`` the run's members or a raw delta's one value (as recorded: a raw delta's value may
+      not be a string), ``name`` and ``id`` a tool call's (raw values; None when absent);
+    * ``end`` — the first ``block-end`` of a block (``payload``: the block it carries); the block is
+      already marked ended;
+    * ``chunk`` — every other raw chunk (``usage``, ``finish`` …; ``payload``: the chunk).
+    """
+
+    kind: str
+    record: Record
+    block: StreamBlock | None = None
+    delta: str | None = None
+    members: list | None = None
+    name: Any = None
+    id: Any = None
+    payload: Any = None
 
 
 _RUN_BLOCK_TYPES = {TextChunks: "text", ReasoningChunks: "reasoning", ToolCallChunks: "tool-call"}
 _DELTA_BLOCK_TYPES = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
+
+
+def walk_blocks(stream: Iterable[Record], blocks: dict | None = None, new_block=StreamBlock) -> Iterator[BlockStep]:
+    """The records of one attempt's stream as steps of its content blocks, under the assembler's rules
+    (§4.6): blocks tracked per index in first-seen order (a ``block-start``, a delta or a ``block-end``
+    creates one; a ``block-start`` of a known index is nothing), deltas after a block's end left out,
+    the first ``block-end`` wins. A raw record whose ``index`` is not an integer is left out (a
+    ``block-start``/``block-end``/delta) or passed on as a ``chunk``.
+
+    ``blocks`` (index → block, in first-seen order) is filled as the walk goes; ``new_block(index, type,
+    order)`` makes a block (readers keep their own state on it). This is the one place the stream is
+    read by block: :func:`block_texts`, the replay timeline and its live preview all walk it."""
+    if blocks is None:
+        blocks = {}
+
+    def block_of(index: int, kind: str) -> StreamBlock:
+        block = blocks.get(index)
+        if block is None:
+            block = blocks[index] = new_block(index, kind, len(blocks))
+        return block
+
+    for record in stream:
+        cls = record.__class__
+        if cls is RawChunk:
+            chunk = record.chunk
+            kind = chunk.get("type")
+            index = chunk.get("index")
+            delta = _DELTA_BLOCK_TYPES.get(kind)
+            if delta is not None:
+                if index.__class__ is not int:
+                    continue
+                block = block_of(index, delta)
+                if block.ended:
+                    continue
+                block.streamed = True
+                if delta == "tool-call":
+                    name = chunk.get("name")
+                    if block.name is None and isinstance(name, str) and name:
+                        block.name = name
+                    yield BlockStep(DELTA, record, block, delta, [chunk.get("argumentsDelta")], name, chunk.get("id"))
+                else:
+                    yield BlockStep(DELTA, record, block, delta, [chunk.get("text")])
+            elif kind == "block-start":
+                if index.__class__ is int and index not in blocks:
+                    block_type = chunk.get("blockType")
+                    yield BlockStep(START, record, block_of(index, block_type if isinstance(block_type, str) else "?"))
+            elif kind == "block-end":
+                if index.__class__ is not int:
+                    continue
+                payload = chunk.get("block")
+                block_type = payload.get("type") if isinstance(payload, dict) else None
+                block = block_of(index, block_type if isinstance(block_type, str) else "?")
+                if block.ended:
+                    continue  # the first close wins
+                block.ended = True
+                if isinstance(payload, dict) and block.name is None:
+                    name = payload.get("name")
+                    if isinstance(name, str) and name:
+                        block.name = name
+                yield BlockStep(END, record, block, payload=payload)
+            else:
+                yield BlockStep(CHUNK, record, payload=chunk)
+        else:
+            delta = _RUN_BLOCK_TYPES[cls]
+            block = block_of(record.index, delta)
+            if block.ended:
+                continue  # the assembler ignores deltas after the block's end; nobody saw them
+            block.streamed = True
+            if cls is ToolCallChunks:
+                name = record.name if record.name is not msgspec.UNSET else None
+                if block.name is None and name:
+                    block.name = name
+                yield BlockStep(DELTA, record, block, delta, record.args, name, record.id)
+            else:
+                yield BlockStep(DELTA, record, block, delta, record.texts)
 
 
 def block_texts(stream: Iterable[Record]) -> list[BlockText]:
@@ -740,39 +834,20 @@ def block_texts(stream: Iterable[Record]) -> list[BlockText]:
     out (the assembler ignores them); a block that streamed nothing takes its text from its ``block-end``.
     The text blocks' texts concatenated equal :func:`joined_text` when no delta follows its block's end.
     """
-    blocks: dict[int, _BlockParts] = {}
-
-    def block(index: int, kind: str) -> _BlockParts:
-        parts = blocks.get(index)
-        if parts is None:
-            parts = blocks[index] = _BlockParts(kind)
-        return parts
-
-    for record in stream:
-        cls = record.__class__
-        if cls is RawChunk:
-            _raw_into_blocks(record.chunk, block)
-        elif cls is ToolCallChunks:
-            block(record.index, "tool-call").add("".join(record.args), record.name or None)
-        else:
-            block(record.index, _RUN_BLOCK_TYPES[cls]).add("".join(record.texts))
-    return [BlockText(index, parts.type, "".join(parts.parts), parts.name) for index, parts in blocks.items()]
-
-
-def _raw_into_blocks(chunk: dict, block) -> None:
-    kind = chunk.get("type")
-    index = chunk.get("index")
-    if index.__class__ is not int:
-        return
-    if kind in _DELTA_BLOCK_TYPES:
-        if kind == "tool-call-delta":
-            block(index, "tool-call").add(chunk.get("argumentsDelta"), chunk.get("name"))
-        else:
-            block(index, _DELTA_BLOCK_TYPES[kind]).add(chunk.get("text"))
-    elif kind == "block-start":
-        block_type = chunk.get("blockType")
-        block(index, block_type if isinstance(block_type, str) else "?")
-    elif kind == "block-end":
-        payload = chunk.get("block")
-        block_type = payload.get("type") if isinstance(payload, dict) else None
-        block(index, block_type if isinstance(block_type, str) else "?").end(payload)
+    blocks: dict[int, StreamBlock] = {}
+    parts: dict[int, list[str]] = {}
+    for step in walk_blocks(stream, blocks):
+        kind = step.kind
+        if kind == DELTA:
+            members = step.members
+            text = members[0] if len(members) == 1 else "".join(members)
+            if isinstance(text, str):
+                parts.setdefault(step.block.index, []).append(text)
+        elif kind == END:
+            block = step.block
+            payload = step.payload
+            if not block.streamed and isinstance(payload, dict):
+                whole = payload.get("arguments") if block.type == "tool-call" else payload.get("text")
+                if isinstance(whole, str):
+                    parts.setdefault(block.index, []).append(whole)
+    return [BlockText(index, block.type, "".join(parts.get(index, ())), block.name) for index, block in blocks.items()]

@@ -17,24 +17,31 @@ from dshctl.stream import Accumulator, RawChunk, ReasoningChunks, TextChunks, To
 
 
 def whole_preview_text(records) -> str:
-    """The preview's definition, from the whole records at once (the live view once rebuilt it per chunk)."""
-    parts: list[str] = []
-    block = None
-    for record in records:
-        cls = record.__class__
-        if cls is TextChunks or cls is ReasoningChunks or cls is ToolCallChunks:
-            text = "".join(record.args if cls is ToolCallChunks else record.texts)
-            key = (cls, record.index)
-        elif cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
-            text = record.chunk.get("text")
-            text = text if isinstance(text, str) else ""
-            key = (record.chunk["type"], record.chunk.get("index"))
-        else:
+    """The preview's definition, from the whole records at once, chunk by chunk: the blocks in first-seen
+    order (a block-start, a delta or a block-end of an integer index makes a block seen), each with the
+    text of its deltas up to its first block-end, laid out one after the other with a line break
+    between two (a block shows once it has a delta)."""
+    from dshctl.stream import iter_members
+
+    order: dict[int, int] = {}
+    texts: dict[int, list[str]] = {}
+    ended: set[int] = set()
+    for _, chunk in iter_members(records):
+        index = chunk.get("index")
+        kind = chunk.get("type")
+        if index.__class__ is not int or kind not in ("block-start", "block-end", "text-delta", "reasoning-delta", "tool-call-delta"):
             continue
-        if block is not None and key != block and parts and not parts[-1].endswith("\n"):
+        order.setdefault(index, len(order))
+        if kind == "block-end":
+            ended.add(index)
+        elif kind in ("text-delta", "reasoning-delta", "tool-call-delta") and index not in ended:
+            value = chunk.get("argumentsDelta" if kind == "tool-call-delta" else "text")
+            texts.setdefault(index, []).append(value if isinstance(value, str) else "")
+    parts: list[str] = []
+    for index in sorted(texts, key=order.__getitem__):
+        if parts and not parts[-1].endswith("\n"):
             parts.append("\n")
-        block = key
-        parts.append(text)
+        parts.append("".join(texts[index]))
     return "".join(parts)
 
 
@@ -86,12 +93,16 @@ def _push(accumulator: Accumulator, step) -> None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
-def test_the_text_built_chunk_by_chunk_is_the_whole_text(sequence):
+def test_the_text_built_chunk_by_chunk_ends_as_the_whole_text(sequence):
     accumulator, preview, built = Accumulator(), PreviewText(), ""
     for step in sequence:
         _push(accumulator, step)
-        built += preview.add(accumulator.records)
-        assert built == whole_preview_text(accumulator.records)
+        restart, text = preview.update(accumulator.records)
+        built = preview.whole() if restart else built + text
+        # each block keeps the end of its text: the layout's end (all the screen shows) is exact
+        whole = whole_preview_text(accumulator.records)
+        assert built[-PREVIEW_LIMIT:] == whole[-PREVIEW_LIMIT:]
+        assert len(whole) > PREVIEW_LIMIT or built == whole
 
 
 def _item(step, seq: int):

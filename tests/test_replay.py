@@ -751,7 +751,9 @@ def test_edge_cases_render_safely(tmp_path):
     assert "\x1b" not in text and "␛[2J␛[31m" in text
     times = timeline.times
     assert all(times[i] <= times[i + 1] for i in range(len(times) - 1))  # the stepped-back clock is held
-    assert "✻ thinking\nthinking more\nanswer␛[2J␛[31m\n✻ thinking (continued)\n again\n╭─ tool call bash\n│ {\"cmd\":\"ls\"}\n╰─\n" in text
+    # the reasoning interleaved with the text is shown once, whole, above it (the message's block order)
+    assert "✻ thinking\nthinking more again\nanswer␛[2J␛[31m\n╭─ tool call bash\n│ {\"cmd\":\"ls\"}\n╰─\n" in text
+    assert "(continued)" not in text
     assert "│ … 10 more lines\n╰─\n" in text  # a result shows its first 20 lines
     assert "whole answer\n── turn 1 failed — UNKNOWN: boom · 1.2 s\n" in text
     whole = next(item for item in timeline.items if item.kind == "block")
@@ -763,7 +765,7 @@ def test_edge_cases_render_safely(tmp_path):
 
 
 def test_log_text_cannot_drive_the_terminal(tmp_path):
-    """The header's id and cwd, titles and a resumed tool call's name reach the screen as pictures."""
+    """The header's id and cwd, titles and an interleaved tool call's name reach the screen as pictures."""
     esc = "\x1b]0;owned\x07\x1b[2J"
     t = T0 + 1000
     stream = [
@@ -784,7 +786,7 @@ def test_log_text_cannot_drive_the_terminal(tmp_path):
     assert "\x1b" not in text and "\x07" not in text
     assert "dsh session id␛]0;owned␇␛[2J · log v4 · /w␛]0;owned␇␛[2J" in text
     assert "· title: T␛]0;owned␇␛[2J" in text
-    assert "╭─ tool call sh␛]0;owned␇␛[2J (continued)" in text
+    assert "╭─ tool call sh␛]0;owned␇␛[2J\n│ {}\n╰─ (not completed)\n✻ thinking\nhm\n" in text
     status = status_text(timeline, len(timeline), speed=1.0, paused=False, width=200).plain
     assert "T␛]0;owned␇␛[2J" in status
     untitled = write_log(tmp_path / "y.session.v4.jsonl", events[1:], header={"id": "id" + esc})
@@ -801,7 +803,7 @@ def drawn_and_markdown(tmp_path) -> tuple[str, str]:
         {"type": "chunk", "time": t + 5, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": '\n"new": "│ b"}'}},
         # reasoning streamed as one raw delta whose text begins like the header
         {"type": "chunk", "time": t + 10, "chunk": {"type": "reasoning-delta", "index": 1, "text": "✻ thinking\nis what I wrote"}},
-        # the tool call resumes after the reasoning: its header is shown again, "(continued)"
+        # the tool call streams on after the reasoning: the blocks interleave
         {"type": "chunk", "time": t + 15, "chunk": {"type": "tool-call-delta", "index": 0, "id": "", "argumentsDelta": " "}},
         {"type": "chunk", "time": t + 20, "chunk": {"type": "finish", "reason": {"kind": "error", "failure": {"code": "E", "message": "cut"}}}},
     ]
@@ -813,8 +815,8 @@ def drawn_and_markdown(tmp_path) -> tuple[str, str]:
 def test_markdown_keeps_a_frame_bar_inside_tool_arguments(tmp_path):
     """Markdown takes the arguments as the log has them; it used to strip every "│ " from the drawing."""
     drawn, text = drawn_and_markdown(tmp_path)
-    assert '│ {"old": "│ a",\n│ "new": "│ b"}\n' in drawn
-    assert '**tool call** `edit`\n\n```json\n{"old": "│ a",\n"new": "│ b"}\n```' in text
+    assert '│ {"old": "│ a",\n│ "new": "│ b"} \n╰─ (not completed)\n' in drawn
+    assert '**tool call** `edit`\n\n```json\n{"old": "│ a",\n"new": "│ b"} \n```' in text
 
 
 def test_markdown_keeps_reasoning_that_begins_like_its_header(tmp_path):
@@ -825,8 +827,8 @@ def test_markdown_keeps_reasoning_that_begins_like_its_header(tmp_path):
 
 
 def test_markdown_leaves_out_the_layout_drawn_between_blocks(tmp_path):
-    """A frame closed or a header shown again before an item is the screen's layout, not the session's."""
+    """A frame's end or a line between blocks is the screen's layout, not the session's."""
     drawn, text = drawn_and_markdown(tmp_path)
-    assert "╭─ tool call edit (continued)\n│  \n╰─\n✗ attempt failed — E: cut" in drawn
+    assert '"new": "│ b"} \n╰─ (not completed)\n✻ thinking\n✻ thinking\nis what I wrote\n✗ attempt failed — E: cut' in drawn
     assert "(continued)" not in text and "╰─" not in text and "╭─" not in text
     assert "*✗ attempt failed — E: cut*" in text

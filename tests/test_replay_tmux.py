@@ -386,3 +386,76 @@ def test_ctrl_z_suspends_and_fg_restores_the_screen():
         assert "EXITED 0" in pane.wait(lambda s: "EXITED 0" in s or "EXITED 1" in s, "the status")
     finally:
         pane.close()
+
+
+# -- a large log: the player never blocks (#20 item 2) ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def large_log(tmp_path_factory) -> Path:
+    """dsh's benchmark shape (a zstd frame a row, 625 deltas a turn) grown to 80 MiB of JSON: building its
+    whole timeline takes seconds, so a key that waited for it would be seen waiting."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from stats_bench import write_bench_v0
+
+    path = tmp_path_factory.mktemp("large") / "session.jsonl.zstd"
+    write_bench_v0(path, turns=None, max_bytes=80 * 1024 * 1024)
+    return path
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def _exits_within(pane: Pane, pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or "EXITED" in pane.text():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_seek_on_a_large_log_answers_at_once_and_can_be_cancelled(large_log):
+    pane = Pane(replay_command(log=large_log), width=120, height=35)
+    try:
+        pane.wait(lambda s: "keys" in status_of(s), "the first frame")
+        pane.keys("9")  # 90 %: the duration is not known until the whole log is read
+        pane.wait(lambda s: "seeking" in status_of(s), "the seek to be answered", timeout=5)
+        pane.keys("Escape")
+        pane.wait(lambda s: "cancelled" in status_of(s), "the seek to be cancelled", timeout=5)
+        assert "seeking" not in status_of(pane.text())
+        pane.keys("9")
+        screen = pane.wait(lambda s: "90%" in status_of(s), "the seek to land", timeout=240)
+        pid = pane.pid()
+        # memory stays bounded: the timeline's text lives in chunks, the oldest spilled compressed
+        assert _peak_rss_mb(pid) < 220
+        clock, total = re.search(r"([\d:.]+) / ([\d:]+)", status_of(screen)).groups()
+        seconds = [sum(float(part) * 60**n for n, part in enumerate(reversed(value.split(":")))) for value in (clock, total)]
+        assert abs(seconds[0] - 0.9 * seconds[1]) < 1.5  # the clock shows 90 % of the recorded duration
+        pane.keys("C-c")
+        assert _exits_within(pane, pid, 3.0)
+        assert "EXITED 130" in pane.wait(lambda s: "EXITED" in s, "the exit status")
+    finally:
+        pane.close()
+
+
+@pytest.mark.parametrize("key", ["q", "C-c"])
+def test_quitting_while_a_seek_waits_for_the_log_is_immediate(large_log, key):
+    pane = Pane(replay_command(log=large_log), width=120, height=35)
+    try:
+        pane.wait(lambda s: "keys" in status_of(s), "the first frame")
+        pid = pane.pid()
+        pane.keys("9")
+        pane.wait(lambda s: "seeking" in status_of(s), "the seek to be answered", timeout=5)
+        pane.keys(key)
+        # the old player read the whole log before it looked at the keys again (seconds here, 45 s on
+        # 1 GB); measured with benchmarks/replay_seek.py: a few milliseconds
+        assert _exits_within(pane, pid, 2.0)
+        status = "EXITED 0" if key == "q" else "EXITED 130"
+        assert status in pane.wait(lambda s: "EXITED" in s, "the exit status")
+    finally:
+        pane.close()

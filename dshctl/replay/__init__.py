@@ -62,12 +62,16 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
         live = interactive and _stdin_is_terminal()
         if live and (options.turn is not None or options.from_ms is not None):
             raise UsageError("--turn and --from apply to replay --follow into a pipe; the live view starts at the live edge")
-        return run_replay_follow(
+        status = run_replay_follow(
             path, options.filters, partial(start_position, options=options), live=live, speed=options.speed,
             idle_limit=options.idle_limit, color=color, timestamps=options.timestamps,
         )
+        if live:
+            _exit_now(status)
+        return status
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
+    played = False
     try:
         timeline = Timeline(log, options.filters)
         start = start_position(timeline, options)
@@ -80,12 +84,28 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=options.timestamps)
             status = 0
         else:
+            played = _stdin_is_terminal()
             status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
-        return status or (EXIT_FINDINGS if log.gaps else 0)
+        status = status or (EXIT_FINDINGS if log.gaps else 0)
     finally:
         for text in held:
             warn(text)
         log.close()
+    if played:
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status: int) -> None:
+    """End the process once the interactive player is done: its output is flushed and the terminal
+    restored, and freeing a large timeline object by object (hundreds of milliseconds for a big log)
+    would only delay the shell's prompt after ``q``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def _stdin_is_terminal() -> bool:

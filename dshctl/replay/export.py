@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from .timeline import (
+from .items import (
     ATTEMPT_FAILED,
     BLOCK,
     COMMAND,
@@ -40,11 +40,11 @@ from .timeline import (
     TURN_END,
     USER,
     Item,
-    Timeline,
 )
+from .timeline import Timeline
 from ..textsafe import escape_json_text, visible, visible_line
-from . import view
-from .transcript import iter_fragments
+from . import layout, view
+from .frames import terminal_output
 from .view import format_clock
 
 DEFAULT_COLS = 100
@@ -76,8 +76,10 @@ def cast_header(timeline: Timeline, *, version: int, cols: int, rows: int, idle_
     return header
 
 
-def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True) -> Iterator[tuple[float, str, str]]:
-    """``(seconds from the first exported fragment, code, data)``: ``"o"`` output and ``"m"`` markers."""
+def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True, cols: int = DEFAULT_COLS, rows: int = DEFAULT_ROWS) -> Iterator[tuple[float, str, str]]:
+    """``(seconds from the first exported fragment, code, data)``: ``"o"`` output and ``"m"`` markers,
+    the output being what a ``cols``×``rows`` terminal is sent to show the replay as the player does
+    (:mod:`.frames`)."""
     timeline.ensure(start + 1)
     if start >= len(timeline):
         return
@@ -86,7 +88,7 @@ def cast_events(timeline: Timeline, start: int = 0, *, color: bool = True) -> It
     for item in timeline.items:
         if item.marker is not None and item.start >= start:
             markers[item.start] = item.marker
-    for fragment, text in iter_fragments(timeline, start, color=color):
+    for fragment, text in terminal_output(timeline, start, color=color, cols=cols, rows=rows):
         seconds = (timeline.times[fragment] - base) / 1000
         if marker := markers.get(fragment):
             yield seconds, "m", marker
@@ -101,7 +103,7 @@ def write_cast(timeline: Timeline, out: TextIO, *, version: int = 2, start: int 
     previous = 0.0
     count = 0
     lines: list[str] = []
-    for seconds, code, data in cast_events(timeline, start, color=color):
+    for seconds, code, data in cast_events(timeline, start, color=color, cols=cols, rows=rows):
         if version == 2:
             stamp = seconds
         else:
@@ -134,7 +136,8 @@ NDJSON_INFO: dict[str, tuple[str, ...]] = {
     RETRY: ("retry", "code"),
     TURN_END: ("reason",),
     TOOL_NAME: ("name",),
-    TOOL_START: ("name",),
+    TOOL_START: ("name", "dropped"),
+    TOOL_END: ("dropped",),
     NOTE: ("cwd",),
 }
 """The ``info`` keys an item record carries, by kind: the export's own schema (an item holds more, for
@@ -159,35 +162,54 @@ def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
         "syntheticTiming": timeline.synthetic,
         "start": start,
     }
-    times = timeline.times
     for item in timeline.items:
         if item.start + item.count <= start:
             continue
-        record: dict[str, Any] = {
-            "type": "replay/item",
-            "kind": item.kind,
-            "fragment": item.start,
-            "count": item.count,
-            "t": times[item.start] - origin,
-            "turn": item.turn,
-            "step": item.step,
-            "seq": item.seq,
-        }
-        if item.synthetic:
-            record["synthetic"] = True
-        if item.marker is not None:
-            record["marker"] = item.marker
-        if item.fragments is not None:
-            record["fragments"] = list(item.fragments)
-            record["offsets"] = [times[item.start + k] - origin for k in range(item.count)]
-            if item.prefix is not None:
-                record["lead"] = view.prefix_text(item.prefix)
-        else:
-            record["text"] = view.text(item, 0)
-        info = {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
-        if info:
-            record["info"] = info
-        yield record
+        yield _item_record(timeline, item)
+
+
+def _item_record(timeline: Timeline, item: Item) -> dict:
+    """One item's record; a region's parts are its ``parts``, in layout order, each with its ``block``
+    (the block index; absent for an event shown among the blocks) and the fragments it covers."""
+    origin = timeline.origin
+    times = timeline.times
+    record: dict[str, Any] = {
+        "type": "replay/item",
+        "kind": item.kind,
+        "fragment": item.start,
+        "count": item.count,
+        "t": times[item.start] - origin,
+        "turn": item.turn,
+        "step": item.step,
+        "seq": item.seq,
+    }
+    if item.synthetic:
+        record["synthetic"] = True
+    if item.marker is not None:
+        record["marker"] = item.marker
+    if item.region is not None:
+        if item.prefix is not None:
+            record["lead"] = view.prefix_text(item.prefix)
+        parts = []
+        for part in layout.in_order(item):
+            entry = _item_record(timeline, part)
+            del entry["type"], entry["turn"], entry["step"], entry["seq"]
+            if part.block_key is not None:
+                entry["block"] = part.block_key[1]
+            parts.append(entry)
+        record["parts"] = parts
+        return record
+    if item.fragments is not None:
+        record["fragments"] = list(item.fragments)
+        record["offsets"] = [times[item.start + k] - origin for k in range(item.count)]
+        if item.prefix is not None:
+            record["lead"] = view.prefix_text(item.prefix)
+    else:
+        record["text"] = view.text(item, 0)
+    info = {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
+    if info:
+        record["info"] = info
+    return record
 
 
 def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
@@ -244,7 +266,12 @@ def markdown(timeline: Timeline, start: int = 0) -> str:
     timeline.ensure_all()
     document = _Markdown(timeline)
     for item in timeline.items:
-        if item.start + item.count > start:
+        if item.start + item.count <= start:
+            continue
+        if item.region is not None:  # interleaved blocks: each once, whole, in the message's order
+            for part in layout.in_order(item):
+                document.add(part, first=0)
+        else:
             document.add(item, first=max(start - item.start, 0))
     document.flush()
     return visible("\n".join(document.lines).rstrip("\n") + "\n")
@@ -271,6 +298,9 @@ class _Markdown:
         self.gathered_kind: str | None = None
         self.gathered_block: Any = None
         self.tool_name: Any = None
+        """The name of the tool call being gathered (None until its name streamed)."""
+        self.dropped = False
+        """The tool call being gathered was dropped by a max-tokens finish."""
 
     def paragraph(self, text: str) -> None:
         self.lines += [text, ""]
@@ -280,6 +310,8 @@ class _Markdown:
         starts inside a run)."""
         kind = item.kind
         info = item.info or {}
+        if item.prefix is not None and item.prefix.dropped and self.gathered_kind == TOOL_ARGS:
+            self.dropped = True  # the frame this item closes was a dropped call's
         if kind in (REASONING, TEXT) and item.fragments is not None:
             self.gather(kind, item.block_key, "".join(item.fragments[first:]))
         elif kind == TOOL_ARGS:
@@ -293,14 +325,20 @@ class _Markdown:
         elif kind in (THINKING, STEP):
             pass
         elif kind == TOOL_END:
+            if info.get("end") == "whole":
+                self.gather(TOOL_ARGS, item.block_key, info["arguments"] if isinstance(info.get("arguments"), str) else "")
+                if info.get("name"):
+                    self.tool_name = info["name"]
+            if info.get("dropped"):
+                self.dropped = True
             self.flush()
         elif kind == TOOL_START:
             self.flush()
-            self.tool_name = info.get("name")
             if info.get("name") is not None:  # a whole tool-call block shown at once
-                arguments = info.get("arguments")
-                self.paragraph(f"**tool call** {_code(info['name'])}")
-                self.paragraph(_fence(arguments if isinstance(arguments, str) else "", "json"))
+                self.gather(TOOL_ARGS, item.block_key, info["arguments"] if isinstance(info.get("arguments"), str) else "")
+                self.tool_name = info["name"]
+                self.dropped = bool(info.get("dropped"))
+                self.flush()
             else:
                 self.gather(TOOL_ARGS, item.block_key, "")
         else:
@@ -338,6 +376,8 @@ class _Markdown:
             self.flush()
             self.gathered_kind = kind
             self.gathered_block = block
+            self.tool_name = None
+            self.dropped = False
         self.gathered.append(text)
 
     def flush(self) -> None:
@@ -355,6 +395,8 @@ class _Markdown:
         elif kind == TOOL_ARGS:
             self.paragraph(f"**tool call** {_code(self.tool_name)}")
             self.paragraph(_fence(text, "json"))
+            if self.dropped:
+                self.paragraph("*dropped: the reply was cut off by max tokens, so dsh never ran this call*")
         self.gathered.clear()
         self.gathered_kind = None
         self.gathered_block = None

@@ -51,7 +51,8 @@ from .terminal import (
     help_panel,
     overlay,
 )
-from .timeline import Filters, Timeline, built_items
+from .builder import built_items
+from .timeline import Filters, Timeline
 
 LIVE_HELP_LINES = HELP_LINES[:-1] + ("^Z     suspend       L     live edge",)
 """The player's keys with the one ``--follow`` adds (``?`` closes the panel like any key)."""
@@ -75,7 +76,10 @@ class _PreviewMore(str):
 
 class LiveTimeline(Timeline):
     """A timeline whose items arrive from another thread: building takes what has arrived and never
-    waits; it is complete once the reading thread has ended."""
+    waits; it is complete once the reading thread has ended. Its items are held like every timeline's
+    (:class:`~.store.ItemStore`: a compact index, the text in bounded memory)."""
+
+    live = True
 
     def __init__(self, filters: Filters, arrivals: "queue.SimpleQueue") -> None:
         super().__init__(SimpleNamespace(fixture=False, header=None), filters)
@@ -139,7 +143,7 @@ class _Preview:
             return self._end()
         else:
             return
-        self._publish(self.text.add(self.accumulator.records))
+        self._publish(self.text.update(self.accumulator.records))
 
     def _attempt(self, turn, step):
         from ..stream import Accumulator
@@ -149,12 +153,13 @@ class _Preview:
             self.text, self.started = PreviewText(), False
         return self.accumulator
 
-    def _publish(self, added: str) -> None:
-        if not self.started or len(added) > PREVIEW_LIMIT:
-            self.publish(_PreviewStart(bounded_tail(added)))
+    def _publish(self, change: tuple[bool, str]) -> None:
+        restart, text = change
+        if restart or not self.started or len(text) > PREVIEW_LIMIT:
+            self.publish(_PreviewStart(bounded_tail(self.text.whole() if restart else text)))
             self.started = True
-        elif added:
-            self.publish(_PreviewMore(added))
+        elif text:
+            self.publish(_PreviewMore(text))
 
     def _end(self) -> None:
         if self.accumulator is not None:
@@ -162,59 +167,86 @@ class _Preview:
             self.publish(_PreviewStart(""))
 
 
+class _PreviewBlock:
+    """The text one block of the pending attempt has streamed: its last :data:`PREVIEW_LIMIT` characters
+    at least (older text is dropped in batches, so appending stays linear)."""
+
+    __slots__ = ("order", "parts", "size")
+
+    def __init__(self, order: int) -> None:
+        self.order = order
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
+            self.size += len(text)
+            if self.size > 2 * PREVIEW_LIMIT:
+                kept = "".join(self.parts)[-PREVIEW_LIMIT - 1 :]  # one more: where the tail's first line starts
+                self.parts, self.size = [kept], len(kept)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def ends_line(self) -> bool:
+        return bool(self.parts) and self.parts[-1].endswith("\n")
+
+
 class PreviewText:
-    """What a pending attempt's stream says so far, built as its records grow: reasoning, text and
-    tool-call arguments in order, a new line where another block begins. The records must grow as an
+    """What a pending attempt's stream says so far, laid out as its settled items will be: its blocks
+    (reasoning, text, tool-call arguments) in first-seen order, each with its text so far, a line break
+    between two blocks. The records are walked by block (:func:`dshctl.stream.walk_blocks`, the
+    assembler's rules: nothing of a block after its end) as they grow, which they must do as an
     :class:`~dshctl.stream.Accumulator`'s do (new records at the end, new members on the last one), so
     each member is read once."""
 
     def __init__(self) -> None:
         self.position = 0  # the last record read
         self.members_read = 0  # of the record at position
-        self.block = None
-        self.ends_line = False  # whether the last block's record so far ends with a new line
+        self.walked: dict = {}  # the walk's blocks
+        self.shown: dict[int, _PreviewBlock] = {}  # index -> the blocks laid out (each has streamed a delta)
+        self.last: _PreviewBlock | None = None  # the block laid out last
 
-    def add(self, records) -> str:
-        """The text the records added since the last call."""
-        parts: list[str] = []
+    def update(self, records) -> tuple[bool, str]:
+        """What the records added since the last call: ``(False, text)`` when they only extend the end of
+        the layout (``text`` is what to append), ``(True, "")`` when a block above the last one grew or
+        a block took its place above it (the layout, :meth:`whole`, changed in place)."""
+        from ..stream import DELTA, walk_blocks
+
+        appended: list[str] = []
+        restart = False
         for position in range(self.position, len(records)):
             read = self.members_read if position == self.position else 0
             self.position, self.members_read = position, read
-            block = preview_block(records[position])
-            if block is None:
-                continue
-            key, members = block
-            if read == 0:
-                self._start_block(key, parts)
-            self._append(members[read:], parts)
-            self.members_read = len(members)
+            for step in walk_blocks((records[position],), self.walked):
+                if step.kind != DELTA:
+                    continue
+                self.members_read = len(step.members)
+                text = "".join(member for member in step.members[read:] if isinstance(member, str))
+                block = self.shown.get(step.block.index)
+                if block is None:
+                    block = self.shown[step.block.index] = _PreviewBlock(step.block.order)
+                    if self.last is not None and block.order < self.last.order:
+                        restart = True  # a block that began earlier: laid out above the last one
+                    else:
+                        if self.last is not None and not self.last.ends_line():
+                            appended.append("\n")
+                        self.last = block
+                elif block is not self.last and text:
+                    restart = True
+                block.add(text)
+                appended.append(text)
+        return (True, "") if restart else (False, "".join(appended))
+
+    def whole(self) -> str:
+        """The layout: every block's text so far in first-seen order, a line break between two blocks."""
+        parts: list[str] = []
+        for block in sorted(self.shown.values(), key=lambda block: block.order):
+            if parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
+            parts.append(block.text())
         return "".join(parts)
-
-    def _start_block(self, key, parts: list) -> None:
-        if self.block is not None and key != self.block and not self.ends_line:
-            parts.append("\n")
-        self.block, self.ends_line = key, False
-
-    def _append(self, members, parts: list) -> None:
-        for member in members:
-            if member:
-                self.ends_line = member.endswith("\n")
-        parts.extend(members)
-
-
-def preview_block(record):
-    """The block a record shows in the preview and its pieces of text, or None when it shows nothing."""
-    from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
-
-    cls = record.__class__
-    if cls is TextChunks or cls is ReasoningChunks:
-        return (cls, record.index), record.texts
-    if cls is ToolCallChunks:
-        return (cls, record.index), record.args
-    if cls is RawChunk and record.chunk.get("type") in ("text-delta", "reasoning-delta"):
-        text = record.chunk.get("text")
-        return (record.chunk["type"], record.chunk.get("index")), [text if isinstance(text, str) else ""]
-    return None
 
 
 def bounded_tail(text: str, limit: int = PREVIEW_LIMIT) -> str:
@@ -336,12 +368,15 @@ class _LiveLoopState(_LoopState):
         self.notes_shown = 0
 
     def take_arrivals(self, now: float) -> None:
-        """Take what the reading thread built; at the live edge, show it at once."""
+        """Take what the reading thread built (a batch: catching up on a long log, the keys come between
+        batches); at the live edge, show it at once."""
         player = self.player
         timeline = player.timeline
         edge = at_live_edge(player)
         before, complete, preview = len(timeline), timeline.complete, timeline.preview
-        timeline.extend(BUILD_BATCH)
+        deadline = time.monotonic() + 0.02
+        while timeline.extend(BUILD_BATCH) and time.monotonic() < deadline:
+            pass
         if timeline.preview != preview:
             self.dirty = True
         if len(timeline) != before or timeline.complete != complete:
@@ -409,6 +444,7 @@ def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspen
     while feed.failure is None:
         current = now()
         state.take_arrivals(current)
+        state.retry_pending(current)
         state.follow_player(current)
         state.draw_if_due(current)
         ready, _, _ = select.select([keys_fd, feed.wake_read], [], [], state.build_or_wait(current))

@@ -9,18 +9,33 @@ Positions reached by navigation:
 * a tool call (``n``/``p``) — just after its ``tool/call`` line;
 * a search match (``/``) — just after the fragment that completes the match;
 * one step (``.``/``,``) — the next/previous fragment that changes the screen.
+
+The player never waits for the log. A command that needs more of the timeline than is built while it
+is built in the background (a jump to 90 % before the duration is known, the next turn not read yet, a
+search that reached the end of what is built) returns :data:`PENDING`; the driver shows "seeking…",
+tries it again as the timeline grows and drops it when a key cancels it. A search scans a bounded slice
+each time it is tried (``budget``), so a search through a large log never holds up the keys either.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 
-from . import view
+from . import layout, view
 from .timeline import Timeline
 from .transform import PlaybackClock
 
 MIN_SPEED = 1 / 64
 MAX_SPEED = 2048.0
+
+
+class _Pending:
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return "PENDING"
+
+
+PENDING = _Pending()
+"""What a command returns when it needs more of the timeline than the background build has made."""
 
 
 class Player:
@@ -35,6 +50,7 @@ class Player:
         self.sought_ms: int | None = None
         """The recorded time a seek put the player at, between two fragments (a digit jump into an
         idle stretch); ``None``: the time of the last fragment shown."""
+        self.searching: _Search | None = None
         self._anchor(now, immediate=True)
 
     # -- playback clock ---------------------------------------------------------
@@ -177,12 +193,15 @@ class Player:
         self.seek(max(self._position_at(at_ms), self.position + 1), now, at_ms=at_ms)
         self.message = f"+{self.SEEK_SECONDS} s"
 
-    def jump_to_percent(self, percent: int, now: float) -> None:
+    def jump_to_percent(self, percent: int, now: float):
         """To ``percent`` of the recorded duration (asciinema's digits: 0 → 0 %, 9 → 90 %): the clock
-        shows that time, the screen what was shown by then."""
+        shows that time, the screen what was shown by then. :data:`PENDING` until the duration is known."""
         timeline = self.timeline
         timeline.ensure_all()
-        at_ms = (timeline.duration_ms or 0) * percent // 100
+        if not timeline.complete and percent and not timeline.live:
+            return PENDING
+        duration = timeline.duration_ms if timeline.complete else timeline.clock_ms(len(timeline))  # live: so far
+        at_ms = (duration or 0) * percent // 100
         self.seek(self._position_at(at_ms), now, at_ms=at_ms)
         self.message = f"{percent}%"
 
@@ -221,7 +240,7 @@ class Player:
         self.seek(q, now)
         return moved
 
-    def _marks_after(self, marks_of, position: int) -> int | None:
+    def _marks_after(self, marks_of, position: int):
         timeline = self.timeline
         while True:
             marks = marks_of()
@@ -231,7 +250,9 @@ class Player:
             if not timeline.extend(64):
                 marks = marks_of()
                 i = bisect_right(marks, position)
-                return marks[i] if i < len(marks) else None
+                if i < len(marks):
+                    return marks[i]
+                return PENDING if not timeline.complete and not timeline.live else None
 
     def _marks_before(self, marks: list[int], position: int) -> int | None:
         i = bisect_right(marks, position - 1) - 1
@@ -243,8 +264,10 @@ class Player:
     def _tool_positions(self) -> list[int]:
         return [start + 1 for start in self.timeline.tool_marks]
 
-    def next_turn(self, now: float) -> bool:
+    def next_turn(self, now: float):
         target = self._marks_after(self._turn_positions, self.position)
+        if target is PENDING:
+            return PENDING
         if target is None:
             self.message = "no later turn"
             return False
@@ -259,8 +282,10 @@ class Player:
         self.seek(target, now)
         return True
 
-    def next_tool(self, now: float) -> bool:
+    def next_tool(self, now: float):
         target = self._marks_after(self._tool_positions, self.position)
+        if target is PENDING:
+            return PENDING
         if target is None:
             self.message = "no later tool call"
             return False
@@ -275,57 +300,143 @@ class Player:
         self.seek(target, now)
         return True
 
-    def goto_turn(self, turn: int, now: float) -> bool:
+    def goto_turn(self, turn: int, now: float):
         start = self.timeline.ensure_turn(turn)
+        if start is None and not self.timeline.complete and not self.timeline.live:
+            return PENDING
         if start is None:
             self.message = f"no turn {turn}"
             return False
         self.seek(start + 1, now)
         return True
 
-    def search(self, query: str, now: float) -> bool:
-        """Jump to just after the next match of ``query`` (case-insensitive), wrapping around once."""
+    def search(self, query: str, now: float, budget: float | None = None):
+        """Jump to just after the next match of ``query`` (case-insensitive), wrapping around once.
+        ``budget``: seconds to scan before returning :data:`PENDING` (call :meth:`search_more`); None:
+        scan to the answer."""
         query = query or self.last_search or ""
         if not query:
             return False
         self.last_search = query
-        found = find_text(self.timeline, query, self.position)
-        wrapped = False
-        if found is None and self.position > 0:
-            found = find_text(self.timeline, query, 0, stop=self.position)
-            wrapped = found is not None
-        if found is None:
-            self.message = f"not found: {query}"
+        self.searching = _Search(self.timeline, query, self.position)
+        return self.search_more(now, budget)
+
+    def search_more(self, now: float, budget: float | None = None):
+        """Go on with the search :meth:`search` began."""
+        search = self.searching
+        if search is None:
             return False
-        self.message = f"/{query}" + (" (wrapped)" if wrapped else "")
+        found = search.run(budget)
+        if found is PENDING:
+            return PENDING
+        self.searching = None
+        if found is None:
+            self.message = f"not found: {search.query}"
+            return False
+        self.message = f"/{search.query}" + (" (wrapped)" if search.wrapped else "")
         self.seek(found, now)
         return True
 
 
-def find_text(timeline: Timeline, query: str, start: int, stop: int | None = None) -> int | None:
-    """Position just after the first fragment ≥ ``start`` that completes a match of ``query``."""
-    needle = query.lower()
+class _Search:
+    """A search from a position to the end, then from the start back to it, a slice at a time."""
+
+    def __init__(self, timeline: Timeline, query: str, start: int) -> None:
+        self.timeline = timeline
+        self.query = query
+        self.needle = query.lower()
+        self.origin = start
+        self.fragment = start
+        self.stop: int | None = None
+        self.carry = ""
+        self.wrapped = False
+
+    def run(self, budget: float | None = None):
+        """The position found, None when there is none, or :data:`PENDING` when the budget ran out or the
+        rest is not built yet."""
+        import time
+
+        deadline = None if budget is None else time.monotonic() + budget
+        while True:
+            found = _scan(self, deadline)
+            if found is not PENDING or not self._at_end():
+                return found
+            if not self.timeline.complete and not self.timeline.live:
+                return PENDING  # more will be built: look again then
+            if self.wrapped or self.origin == 0:
+                return None
+            self.wrapped, self.fragment, self.stop, self.carry = True, 0, self.origin, ""
+
+    def _at_end(self) -> bool:
+        end = len(self.timeline) if self.stop is None else min(self.stop, len(self.timeline))
+        return self.fragment >= end
+
+
+def _scan(search: _Search, deadline: float | None):
+    """Scan from the search's fragment on (see :func:`find_text`); PENDING when it stopped at the end of
+    what is built or at the deadline."""
+    import time
+
+    timeline = search.timeline
+    needle = search.needle
     keep = len(needle) - 1
     text_of = view.text
-    carry = ""
-    fragment = start
+    stop = search.stop
     while True:
+        fragment = search.fragment
         timeline.ensure(fragment + 1)
         if fragment >= len(timeline) or (stop is not None and fragment >= stop):
-            return None
+            return PENDING
+        if deadline is not None and time.monotonic() > deadline:
+            return PENDING
         item, k = timeline.locate(fragment)
         last = item.count if stop is None else min(item.count, stop - item.start)
+        if item.region is not None:
+            found = _find_in_region(item, needle, k, last)
+            if found is not None:
+                return found
+            search.carry = layout.text(item, last).lower()[-keep:] if keep > 0 else ""
+            search.fragment = item.start + last
+            continue
         texts = [text_of(item, m) for m in range(k, last)] if item.fragments is not None else [text_of(item, 0)]
         joined = "".join(texts)
-        haystack = (carry + joined).lower()
+        haystack = (search.carry + joined).lower()
         hit = haystack.find(needle)
         if hit >= 0:
-            end = hit + len(needle) - len(carry)  # exclusive end inside `joined`
+            end = hit + len(needle) - len(search.carry)  # exclusive end inside `joined`
             total = 0
             for offset, text in enumerate(texts):
                 total += len(text)
                 if total >= end:
                     return fragment + offset + 1
             return fragment + len(texts)
-        carry = haystack[-keep:] if keep > 0 else ""
-        fragment = item.start + last
+        search.carry = haystack[-keep:] if keep > 0 else ""
+        search.fragment = item.start + last
+
+
+def find_text(timeline: Timeline, query: str, start: int, stop: int | None = None) -> int | None:
+    """Position just after the first fragment ≥ ``start`` that completes a match of ``query``."""
+    search = _Search(timeline, query, start)
+    search.stop = stop
+    found = _scan(search, None)
+    return None if found is PENDING else found
+
+
+def _find_in_region(item, needle: str, first: int, last: int) -> int | None:
+    """Position just after the fragment of a region (``first`` … ``last - 1``) from which its layout holds
+    one more match of ``needle`` than before ``first``: its blocks grow in place, so a match is found in
+    the layout, not in the order the fragments streamed."""
+    def matches(shown: int) -> int:
+        return layout.text(item, shown).lower().count(needle)
+
+    before = matches(first)
+    if matches(last) <= before:
+        return None
+    low, high = first + 1, last  # the layout holds more matches at ``high``
+    while low < high:
+        middle = (low + high) // 2
+        if matches(middle) > before:
+            high = middle
+        else:
+            low = middle + 1
+    return item.start + low

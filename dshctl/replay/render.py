@@ -1,7 +1,8 @@
 """Rendering a position of a timeline: a pure function of (timeline, position, width, height).
 
 The screen shows the tail of the transcript up to the position — exactly what a terminal would show
-after the fragments so far were printed — wrapped at the width, with ``│`` frames continued on wrapped
+after the fragments so far were printed, the interleaved blocks of a message laid out block by block
+as far as they have streamed (:mod:`.layout`) — wrapped at the width, with ``│`` frames continued on wrapped
 rows. Only the tail is looked at (walking fragments backwards until the screen is full), so a frame
 costs O(screen), wherever the position is; stepping back is rendering at ``position - 1``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import view
+from . import layout, view
 from .timeline import Item, Timeline
 from .view import BAR, STYLES, Segment, format_clock
 
@@ -68,7 +69,11 @@ def tail_segments(timeline: Timeline, position: int, lines: int, max_chars: int)
 def _fragments_backwards(item: Item, last: int, lines_left: int, chars_left: int):
     """The segments of fragments ``last, last - 1 … 0`` of ``item``, one list per fragment — except
     that a plain run, one style throughout, comes as one piece: a frame reaches back over thousands of
-    streamed deltas, and a segment each made rendering cost more than the rest of a frame."""
+    streamed deltas, and a segment each made rendering cost more than the rest of a frame. A region comes
+    as one piece too: its layout at that fragment (its blocks grow in place)."""
+    if item.region is not None:
+        yield layout.segments(item, last + 1)
+        return
     if item.fragments is not None and not view.is_framed(item):
         first, text = _run_tail(item.fragments, last, lines_left, chars_left)
         lead = view.prefix_segments(item.prefix) if first == 0 and item.prefix is not None else []

@@ -17,7 +17,12 @@ is redirected): it prints the transcript with the recorded timing (idle limit an
 keys; Ctrl-C stops it.
 
 prompt_toolkit is imported after the first frame is on screen: it is the slowest import of the
-command, and the first frame must not wait for it.
+command, and the first frame must not wait for it. Once it is, the rest of the timeline is built in a
+thread of its own (:meth:`~.timeline.Timeline.build_in_background`): the loop only ever takes what is
+built, so keys are answered at once whatever the log's size. A command that needs more than is built
+(a digit jump before the duration is known, a search reaching the end of what is built) shows
+"seeking…" and is tried again as the timeline grows; Esc (or any other command) cancels it, ``q`` and
+Ctrl-C quit in every state.
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from functools import partial
 from typing import Callable
 
 from ..interrupt import EXIT_INTERRUPTED
-from .player import Player
+from .player import PENDING, Player
 from .render import screen_rows, status_text
 from .timeline import Timeline
-from .transcript import iter_fragments
+from .frames import terminal_output
 from .transform import PlaybackClock
 
 FRAME_INTERVAL = 1 / 30
@@ -44,6 +49,10 @@ FRAME_INTERVAL = 1 / 30
 drawn together (the screen cannot show a thousand tokens a second one by one anyway)."""
 POLL_INTERVAL = 0.25
 BUILD_BATCH = 32
+BUILDING_POLL = 0.05
+"""While the timeline is built in the background: how often the loop looks at what it has built."""
+SEARCH_SLICE = 0.02
+"""Seconds of searching between two looks at the keys."""
 MAX_SLEEP_SECONDS = 3600.0
 
 SYNC_BEGIN = "\x1b[?2026h"
@@ -62,6 +71,7 @@ HELP_LINES = (
     "/      search        + -   speed",
     "↑↓ PgUp PgDn  scroll back",
     "End G  follow        ^L    redraw",
+    "Esc    cancel a seek",
     "^Z     suspend       ?     close",
 )
 """The help overlay (``?``): one key a line, so it fits 40 columns; rows that do not fit a short
@@ -249,20 +259,25 @@ def play_interactive(
             try:
                 player.tick(now())
                 screen.draw(player, scroll=0, message=None, keys=True)
+                timeline.build_in_background()
                 from prompt_toolkit.input import create_input
 
                 source = create_input(sys.stdin)
                 with source.raw_mode():
                     suspend = partial(_suspend, screen, sys.stdin, cooked)
-                    return _loop(source, player, screen, now, suspend)
+                    status = _loop(source, player, screen, now, suspend)
             finally:
+                timeline.stop()
                 _leave_screen(console)
     except KeyboardInterrupt:
         from ..interrupt import interrupted_status
 
+        timeline.stop()
         return interrupted_status()  # the screen is restored by now: the message reaches a clean terminal
     finally:
         signal.signal(signal.SIGTERM, previous_term)
+    timeline.raise_failure()  # an error reading the log ended the player: reported on a restored terminal
+    return status
 
 
 def _enter_screen(console) -> None:
@@ -325,8 +340,9 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float], sus
 
     state = _LoopState(player, screen, Keys, suspend)
     fd = source.fileno()
-    while True:
+    while player.timeline.failure is None:
         current = now()
+        state.retry_pending(current)
         state.follow_player(current)
         state.draw_if_due(current)
         timeout = state.build_or_wait(current)
@@ -335,6 +351,7 @@ def _loop(source, player: Player, screen: _Screen, now: Callable[[], float], sus
             status = state.press(press.key, now())
             if status is not None:
                 return status
+    return 0
 
 
 class _LoopState:
@@ -351,6 +368,10 @@ class _LoopState:
         self.typed = ""
         self.message: str | None = None
         self.message_until = 0.0
+        self.pending: Callable[[float], object] | None = None
+        """A command waiting for more of the timeline (tried again each turn of the loop)."""
+        self.pending_size = -1
+        self.building_shown = False
         self.last_draw = 0.0
         self.dirty = True
         self.keys = keys
@@ -376,6 +397,37 @@ class _LoopState:
         }
 
     # -- each turn of the loop ------------------------------------------------------
+
+    def run(self, command: Callable[[float], object], now: float, label: str = "seeking…") -> None:
+        """Run a player command; one that needs more of the timeline waits, shown, until it can finish."""
+        self.pending = None
+        if command(now) is PENDING:
+            self.pending = command
+            self.pending_size = len(self.player.timeline)
+            self.message, self.message_until = f"{label} (Esc cancels)", float("inf")
+
+    def retry_pending(self, now: float) -> None:
+        """Try the waiting command again once the timeline has grown (a search goes on at once)."""
+        command = self.pending
+        timeline = self.player.timeline
+        if command is None:
+            return
+        if self.player.searching is None and len(timeline) == self.pending_size and not timeline.complete:
+            return
+        self.pending_size = len(timeline)
+        if command(now) is not PENDING:
+            self.pending = None
+            self.message, self.message_until = None, 0.0
+            self.dirty = True
+
+    def cancel_pending(self) -> bool:
+        if self.pending is None:
+            return False
+        self.pending = None
+        self.player.searching = None
+        self.message, self.message_until = None, 0.0
+        self.player.message = "cancelled"
+        return True
 
     def follow_player(self, now: float) -> None:
         """Advance the player to ``now``; take its message (shown for two seconds); notice a resize."""
@@ -407,10 +459,13 @@ class _LoopState:
         return self.message
 
     def build_or_wait(self, now: float) -> float:
-        """Build a batch more of the timeline (then look for keys without waiting), or the seconds to wait
-        for keys once it is complete."""
+        """The seconds to wait for keys: building in the background, look again soon (what was built
+        may be due, a waiting command may finish); a search goes on at once; building here (no thread),
+        a batch more first."""
         timeline = self.player.timeline
-        if not timeline.complete:
+        if self.pending is not None and self.player.searching is not None:
+            return 0.0
+        if not timeline.complete and not timeline.building:
             timeline.extend(BUILD_BATCH)
             if timeline.complete:  # the status line now shows the whole duration
                 self.dirty = True
@@ -418,6 +473,10 @@ class _LoopState:
         timeout = _wait(self.player.next_due(now), self.dirty, max(self.last_draw + FRAME_INTERVAL - now, 0.0))
         if self.message and self.prompt is None:
             timeout = min(timeout, max(self.message_until - now, 0.0) + 0.01)
+        if timeline.building or self.building_shown != timeline.complete:
+            self.dirty = self.dirty or self.building_shown != timeline.complete
+            self.building_shown = timeline.complete
+            timeout = min(timeout, BUILDING_POLL)
         return timeout
 
     # -- keys ---------------------------------------------------------------------------
@@ -429,6 +488,8 @@ class _LoopState:
             self._prompt_key(key, now)
         elif key in self.quit_keys:
             return self.quit_keys[key]
+        elif key == self.keys.Escape and self.cancel_pending():
+            pass
         elif self.view.help:
             self.view.help = False
         else:
@@ -440,9 +501,21 @@ class _LoopState:
         """A key while a prompt is open: Enter runs it, Escape (or ^C, ^G) drops it, Backspace erases."""
         if key in self.enter_keys:
             if self.prompt == "search":
-                self.player.search(self.typed, now)
+                typed = self.typed
+                first = [True]
+
+                def search(at: float):
+                    if first[0]:
+                        first[0] = False
+                        return self.player.search(typed, at, budget=SEARCH_SLICE)
+                    return self.player.search_more(at, budget=SEARCH_SLICE)
+
+                self.prompt = None
+                self.run(search, now, "searching…")
             elif self.typed.isdigit():
-                self.player.goto_turn(int(self.typed), now)
+                turn = int(self.typed)
+                self.prompt = None
+                self.run(lambda at: self.player.goto_turn(turn, at), now)
             elif self.typed:
                 self.player.message = f"not a turn number: {self.typed}"
             self.prompt = None
@@ -459,11 +532,12 @@ class _LoopState:
         command = self.commands.get(key)
         if command is not None:
             action, to_bottom = command
-            action(self.player, now)
+            self.run(partial(action, self.player), now)
             if to_bottom:
                 self._follow()
         elif isinstance(key, str) and len(key) == 1 and key.isdigit():
-            self.player.jump_to_percent(int(key) * 10, now)
+            percent = int(key) * 10
+            self.run(lambda at: self.player.jump_to_percent(percent, at), now)
             self._follow()
         elif key == "/":
             self.prompt, self.typed = "search", ""
@@ -517,7 +591,8 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
     clock = PlaybackClock(timeline, idle_limit)
     pending: list[str] = []
     began = base = None
-    for fragment, text in iter_fragments(timeline, 0, color=color, timestamps=timestamps):
+    cols, rows = _terminal_size(out)
+    for fragment, text in terminal_output(timeline, 0, color=color, timestamps=timestamps, cols=cols, rows=rows):
         if fragment >= start:
             if began is None:
                 began, base = now(), clock[fragment]
@@ -538,6 +613,14 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
         out.write("".join(pending))
     out.flush()
     return 0
+
+
+def _terminal_size(out) -> tuple[int, int]:
+    try:
+        size = os.get_terminal_size(out.fileno())
+        return size.columns, size.lines
+    except (AttributeError, ValueError, OSError):
+        return 80, 24
 
 
 def stdin_is_terminal() -> bool:

@@ -1,16 +1,13 @@
-"""The replay timeline: what the user saw, fragment by fragment, each at its recorded time.
+"""The replay timeline: what the user saw, fragment by fragment, each at its recorded time — the reading
+interface every output of ``dshctl replay`` (and the library's ``dshctl.Timeline``) draws from.
 
-A :class:`Timeline` is a pure data model built from the normalized events of one log
-(:mod:`dshctl.reader`). It is a sequence of **fragments** — the smallest things that appear on
-screen: one streamed delta, one tool-call name, one user message, one turn header … — grouped into
-:class:`Item` values. A stream run (a compact ``text-chunks`` / ``reasoning-chunks`` /
-``tool-call-chunks`` record) becomes **one** item whose fragments are the run's members, referenced,
-not copied; every other visible thing is a one-fragment item.
-
-An item holds what it means — its kind, its log text, its ``info`` and the layout marks that go before
-it (:class:`Prefix`) — never how it looks: :mod:`.view` owns every glyph, line layout and style, and
-each output (the screen, the transcript, a cast, NDJSON, markdown) draws items through it or reads
-their meaning directly.
+A :class:`Timeline` is built from the normalized events of one log (:mod:`dshctl.reader`) by
+:mod:`.builder`. It is a sequence of **fragments** — the smallest things that appear on screen: one
+streamed delta, one tool-call name, one user message, one turn header … — grouped into items
+(:class:`~.items.Item`: the kinds and what each holds are documented in :mod:`.items`). A stream run is
+one item whose fragments are the run's members; the interleaved blocks of one message are one
+:data:`~.items.BLOCKS` item whose parts carry their ``block_key`` (:class:`~.items.Region`); every other
+visible thing is a one-fragment item.
 
 A **position** ``p`` (``0 … len(timeline)``) means "the first ``p`` fragments are on screen". The
 recorded clock at ``p`` is the time of fragment ``p - 1``. Rendering a position, seeking, stepping,
@@ -18,253 +15,115 @@ searching and exporting are all functions of the timeline and a position (see :m
 :mod:`.transcript`, :mod:`.export`); playback pacing is a transformation of the fragment times
 (:mod:`.transform`).
 
-**Time axis.** Fragment times are milliseconds on one monotone axis. For a log with envelope times
-(every real log) the axis *is* the recorded epoch-ms clock: each stream member sits at its receipt
-time (``time0 + Σdt``), every other item at its event's time. The axis never runs backwards: a clock
-that stepped back (negative ``dt``) is held at the last time. Where the log lacks times the builder
-places items with fixed gaps and flags them ``synthetic``:
+Reading interface (positions are fragment indexes, times axis milliseconds, see :mod:`.builder`):
 
-* fixture-form logs (no envelope ``seq``/``time``): :data:`EVENT_GAP_MS` between visible events; stream
-  members keep their recorded spacing (v2+ record times; v0 rows keep only ``dt``);
-* streams whose record times are all ``0`` (scripted fixtures) or implausibly far from their
-  settlement: :data:`TOKEN_GAP_MS` between fragments.
+* ``len(timeline)`` — fragments built so far; ``complete`` — the log is read to its end;
+* ``item_count``, ``item(i)``, ``items`` (a read-only sequence of every item built), ``locate(fragment)``
+  → ``(item, member)``, ``times`` (a read-only sequence: ``times[fragment]``), ``origin``,
+  ``clock_ms(position)``, ``duration_ms``, ``first_at_or_after(ms)``;
+* ``turn_marks`` (``(fragment of the turn header, turn)``), ``tool_marks`` (fragments of ``tool/call``),
+  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic``.
 
-The real spacing between two timed points is kept even across synthetic items: a recorded gap between
-two stream members of different steps still shows, synthetic gaps only fill where nothing is known.
-
-The timeline builds lazily (:meth:`Timeline.ensure`): the first frame needs only the first few events.
+**Memory.** Items are held by an :class:`~.store.ItemStore`: a compact index (item starts, first and
+last times) in memory, the items' text in chunks, the oldest compressed into a temporary file once they
+pass a budget — so a timeline of a gigabyte log stays within a few hundred megabytes however far it is
+built. **Building.** Lazily, as far as a caller asks (:meth:`Timeline.ensure` and friends: the first
+frame needs only the first few events), or in a thread of its own (:meth:`Timeline.build_in_background`,
+the interactive player): then nothing waits for the log — the ``ensure`` calls take what is built, and
+``complete`` says whether more will come.
 """
 
 from __future__ import annotations
 
-from array import array
+import threading
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
-from itertools import accumulate
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, Sequence
 
-import msgspec
-
-from ..humanize import format_bytes
-from ..model import Event, tool_result_blocks, tool_result_call_id
-from ..stream import RawChunk, ReasoningChunks, TextChunks, ToolCallChunks, run_times
-from ..textsafe import has_unsafe, visible, visible_line
-from ..turns import Position
-
-EVENT_GAP_MS = 250
-"""Synthetic gap before a visible event whose time the log does not carry."""
-TOKEN_GAP_MS = 30
-"""Synthetic gap between stream fragments whose times the log does not carry."""
-
-_PLAUSIBLE_SKEW_MS = 24 * 3600 * 1000
-
-# Item kinds (also the ``kind`` field of the NDJSON export).
-SESSION = "session"
-TURN = "turn"
-STEP = "step"
-USER = "user"
-CONTEXT = "context"
-COMMAND = "command"
-TITLE = "title"
-THINKING = "thinking"  # reasoning block header
-REASONING = "reasoning"  # reasoning fragments
-TEXT = "text"  # text fragments
-TOOL_START = "tool-start"  # tool-call block header
-TOOL_NAME = "tool-name"  # the streamed tool name
-TOOL_ARGS = "tool-args"  # argument fragments
-TOOL_END = "tool-end"  # tool-call block footer
-BLOCK_END = "block-end"  # end of a text / reasoning block (a line break)
-BLOCK = "block"  # a whole block shown at once (no deltas were streamed for it)
-ATTEMPT_FAILED = "attempt-failed"
-INTERRUPTED = "interrupted"
-RETRY = "retry"
-RETRY_STARTED = "retry-started"
-TOOL_CALL = "tool-call"  # the tool/call event: execution starts
-TOOL_RESULT = "tool-result"
-TURN_END = "turn-end"
-NOTE = "note"
-
-# What an item's ``info`` holds, by kind (values as the log has them; None where it has none):
-#   session          id, version, cwd, createdAt; fixture (the log has no event times)
-#   user             text (the prompt; other blocks as placeholders); lines (as shown: trailing blank lines dropped)
-#   context          source (its kind); label (source_label); replacesHistory; chars
-#   command          name, args
-#   title            title (already one safe line)
-#   note             note = "todos" (todos) | "compaction" (summarised) | "inherited-prefix-ends"
-#                    | "damaged-stream" (settlement: the event type) | "max-tokens" | "unended-turn" (turn)
-#                    | "working-directory" (cwd: the session's new effective directory, as the log has it)
-#   retry            retry, code, maxRetries, delayMs;  retry-started: retry
-#   attempt-failed   code, message, kind ("error" | "aborted"; absent: the attempt ended without a result)
-#   tool-call        name, callId, arguments; streamed (the model's block for the call was shown already)
-#   tool-result      name, callId, isError, lines (the result as lines), error (the error object, or None)
-#   turn-end         reason, turn; by (aborted); code, message (error); durationMs (when known)
-#   tool-start       None for a header; name, arguments for a whole block shown at once
-#   tool-name        name (None: the arguments began before any name)
-#   tool-end         end = "closed" | "not-completed" | "max-tokens" | "whole" (with name, arguments)
-#   block            type; text (a whole text block) or placeholder (any other block)
-#   reasoning        None while streamed; type, text, header (show the header first) for a whole block
-#   every other kind: None.
-
-REASONING_KINDS = frozenset({THINKING, REASONING})
-TOOL_KINDS = frozenset({TOOL_START, TOOL_NAME, TOOL_ARGS, TOOL_END, TOOL_CALL, TOOL_RESULT})
-STREAMED_KINDS = frozenset({TEXT, REASONING, TOOL_ARGS})
-"""Kinds whose log text streams: a run's members, or one delta (``reasoning`` is also a whole block)."""
+from . import layout
+from .builder import Builder
+from .items import *  # noqa: F401,F403  (the item model, re-exported: kinds, Item, Prefix, Filters)
+from .items import TITLE, TOOL_CALL, TURN, Filters, Item
+from .store import ItemStore
 
 
-class Prefix(NamedTuple):
-    """Layout marks: what must come before an item's output so it reads in place (:mod:`.view` draws them).
+class _Items(Sequence):
+    """Every item built so far, read through the store."""
 
-    An item that does not continue the block shown last may first have to end the line, close a tool-call
-    frame that was left open, leave a blank line (before a turn), and show the header of its own block
-    again when that block was left earlier (blocks of one message can stream interleaved)."""
+    def __init__(self, store: ItemStore) -> None:
+        self._store = store
 
-    line_break: bool = False
-    """The output so far does not end a line."""
-    close_frame: bool = False
-    """A tool-call frame left open (its body begun) is closed first."""
-    blank_line: bool = False
-    resume: str | None = None
-    """``"reasoning"`` or ``"tool-call"``: the block the item belongs to was left earlier and resumes."""
-    resume_name: str | None = None
-    """The resumed tool call's name, when it had one."""
-    resume_body: bool = False
-    """The resumed tool call's frame body had begun (its arguments continue inside the frame)."""
+    def __len__(self) -> int:
+        return self._store.count
 
-    @property
-    def ends_line(self) -> bool:
-        """Whether the output ends at the start of a line after these marks: a resumed tool call's frame
-        stays open; every other mark ends its line."""
-        return self.resume != "tool-call"
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._store.item(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._store.item(index)
+
+    def __iter__(self) -> Iterator[Item]:
+        for index in range(len(self)):
+            yield self._store.item(index)
 
 
-class Item:
-    """One thing on the timeline, by what it means; :mod:`.view` decides how it looks.
+class _Times(Sequence):
+    """The axis time of every fragment built so far."""
 
-    A stream run (one compact record) is one item whose ``fragments`` are the record's member strings,
-    by reference, one fragment each. Every other item is one fragment: a single streamed delta carries
-    its ``text``; an event or a whole block carries what it means in ``info`` (the values as the log
-    has them, for the view to compose and the exports to read). ``prefix`` holds the layout marks that
-    go before the item's output (None when it continues the block shown last). ``marker`` names the
-    item for navigation (cast markers: a turn header, a tool call); ``block_key`` is the
-    ``(settlement seq, block index)`` of the stream block the item belongs to (None for events).
+    def __init__(self, store: ItemStore) -> None:
+        self._store = store
 
-    Log text reaches the screen through the item: ``fragments``, ``text`` and ``marker`` are made safe to
-    show here (:func:`dshctl.textsafe.visible`); the view makes ``info`` values safe as it composes them.
-    """
+    def __len__(self) -> int:
+        return self._store.fragments
 
-    __slots__ = (
-        "kind",
-        "fragments",
-        "text",
-        "info",
-        "prefix",
-        "marker",
-        "block_key",
-        "start",
-        "count",
-        "turn",
-        "step",
-        "seq",
-        "synthetic",
-    )
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            values = [value for run in self._store.times_from(start, stop) for value in run] if stop > start else []
+            return values[::step]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._store.time(index)
 
-    def __init__(
-        self,
-        kind: str,
-        *,
-        fragments: list[str] | None = None,
-        text: str | None = None,
-        info: dict | None = None,
-        prefix: Prefix | None = None,
-        marker: str | None = None,
-        block_key: Any = None,
-    ) -> None:
-        self.kind = kind
-        if fragments is not None and has_unsafe("".join(fragments)):
-            fragments = [visible(fragment) for fragment in fragments]
-        self.fragments = fragments
-        self.text = visible(text) if text is not None else None
-        self.info = info
-        self.prefix = prefix
-        self.marker = visible_line(marker) if marker is not None else None
-        self.block_key = block_key
-        self.count = len(fragments) if fragments is not None else 1
-        self.start = 0
-        self.turn: int | None = None
-        self.step: int | None = None
-        self.seq: int | None = None
-        self.synthetic = False
-
-    def ends_line(self) -> bool | None:
-        """Whether the output ends at the start of a line once this item is shown (None: it shows
-        nothing of its own, the output ends where its prefix or the item before left it).
-
-        Streamed text ends where its last visible piece ends, except that a tool call's frame stays
-        open while it streams (its header, its name, its argument pieces); every other item ends its line."""
-        kind = self.kind
-        if kind in STREAMED_KINDS and self.info is None:
-            pieces = self.fragments if self.fragments is not None else [self.text]
-            last = next((piece for piece in reversed(pieces) if piece), None)
-            if last is not None:
-                return kind != TOOL_ARGS and last.endswith("\n")
-            return self.prefix.ends_line if self.prefix is not None else None
-        if kind == TOOL_NAME or (kind == TOOL_START and self.info is None):
-            return False
-        return True
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"Item({self.kind!r}, start={self.start}, count={self.count}, turn={self.turn}, step={self.step})"
-
-
-@dataclass(frozen=True)
-class Filters:
-    """What the timeline leaves out (``--no-reasoning``, ``--no-tools``, ``--turns``)."""
-
-    reasoning: bool = True
-    tools: bool = True
-    turns: tuple[int, int | None] | None = None
-    """Inclusive turn range ``(first, last)``; ``last`` None = open-ended; None = every turn."""
-
-    def keeps_turn(self, turn: int | None) -> bool:
-        if self.turns is None:
-            return True
-        if turn is None:
-            return False
-        first, last = self.turns
-        return turn >= first and (last is None or turn <= last)
-
-    def keeps(self, kind: str, turn: int | None) -> bool:
-        if kind == SESSION:
-            return True
-        if not self.reasoning and kind in REASONING_KINDS:
-            return False
-        if not self.tools and kind in TOOL_KINDS:
-            return False
-        return self.keeps_turn(turn)
+    def __iter__(self) -> Iterator[int]:
+        for run in self._store.times_from(0, len(self)):
+            yield from run
 
 
 class Timeline:
-    """Fragments with their times, built lazily from one opened log.
+    """Fragments with their times, built from one opened log (see the module doc for what it offers).
 
     Attributes grow as the timeline is built: ``items``, ``times`` (axis ms per fragment),
     ``turn_marks`` (fragment index of each turn header, with the turn number), ``tool_marks``
     (fragment index of each ``tool/call``), ``titles``.
     """
 
+    live = False
+    """A timeline of a log still being written (``--follow``): it is never known to be complete, so
+    commands work on what has arrived instead of waiting for the rest."""
+
     def __init__(self, log, filters: Filters | None = None) -> None:
         self.log = log
         self.filters = filters or Filters()
-        self.items: list[Item] = []
-        self.item_starts: list[int] = []
-        self.times: array = array("q")
+        self.store = ItemStore()
+        self.items = _Items(self.store)
+        self.times = _Times(self.store)
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
         self.titles: list[tuple[int, str]] = []
         self.complete = False
         self.synthetic = bool(getattr(log, "fixture", False))
         self.max_turn: int | None = None
-        self._builder = _Builder(log, self.filters)
+        self._builder = Builder(log, self.filters)
         self._source: Iterator[tuple[Item, list[int]]] | None = self._builder.run()
+        self._thread: threading.Thread | None = None
+        self._stop = False
+        self.failure: BaseException | None = None
+        """What ended a background build other than the log's end (re-raised by :meth:`raise_failure`)."""
 
     @classmethod
     def open(cls, source: Any, filters: Filters | None = None) -> "Timeline":
@@ -277,23 +136,41 @@ class Timeline:
     # -- building ------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.times)
+        return self.store.fragments
+
+    @property
+    def item_count(self) -> int:
+        return self.store.count
+
+    def item(self, index: int) -> Item:
+        return self.store.item(index)
+
+    @property
+    def item_starts(self):
+        """The position of each item's first fragment (a read-only array)."""
+        return self.store.starts
 
     def _pull(self) -> bool:
-        """Add one item; False when the log is exhausted."""
-        if self._source is None:
+        """Add one item; False when the log is exhausted (or, building in the background, always: the
+        caller takes what the thread has built)."""
+        if self._thread is not None or self._source is None:
             return False
         try:
-            item, times = next(self._source)
+            entry = next(self._source)
         except StopIteration:
             self._source = None
             self.complete = True
             return False
-        start = len(self.times)
+        self.add(*entry)
+        return True
+
+    def add(self, item: Item, times) -> None:
+        """Place a built item after the others (the builder's, or a live feed's, one writer at a time)."""
+        start = self.store.fragments
         item.start = start
-        self.items.append(item)
-        self.item_starts.append(start)
-        self.times.extend(times)
+        if item.region is not None:
+            for part, offset in zip(item.region.parts, item.region.offsets):
+                part.start = start + offset
         if item.synthetic:
             self.synthetic = True
         if item.kind == TURN:
@@ -304,7 +181,45 @@ class Timeline:
             self.tool_marks.append(start)
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
-        return True
+        self.store.add(item, times)
+
+    # -- building in the background -----------------------------------------------
+
+    def build_in_background(self) -> None:
+        """Build the rest in a thread of its own; from now on nothing here waits for the log."""
+        if self._thread is not None or self._source is None:
+            return
+        self._thread = threading.Thread(target=self._build, name="dshctl-replay-build", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        source = self._source
+        try:
+            for entry in source:
+                if self._stop:
+                    return
+                self.add(*entry)
+        except BaseException as exc:  # the player reports it once the terminal is restored
+            self.failure = exc
+        finally:
+            if not self._stop:
+                self._source = None
+                self.complete = True
+
+    @property
+    def building(self) -> bool:
+        """A background build is under way."""
+        return self._thread is not None and not self.complete
+
+    def stop(self) -> None:
+        """End a background build (at its next item; the thread is a daemon, so a read that blocks does
+        not keep the process)."""
+        self._stop = True
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
 
     def ensure(self, fragments: int) -> None:
         """Build until at least ``fragments`` fragments exist (or the log ends)."""
@@ -324,50 +239,58 @@ class Timeline:
 
     def ensure_turn(self, turn: int) -> int | None:
         """Fragment index of the header of ``turn`` (building as far as needed), or None."""
-        for start, number in self.turn_marks:
-            if number == turn:
-                return start
-        while self._pull():
-            item = self.items[-1]
-            if item.kind == TURN and item.turn == turn:
-                return item.start
-        return None
+        seen = 0
+        while True:
+            marks = self.turn_marks
+            for start, number in marks[seen:]:
+                if number == turn:
+                    return start
+            seen = len(marks)
+            if not self._pull():
+                for start, number in self.turn_marks[seen:]:
+                    if number == turn:
+                        return start
+                return None
 
     def ensure_time(self, offset_ms: int) -> None:
         """Build until a fragment at or past ``origin + offset_ms`` exists."""
-        while not self.complete and (not self.times or self.times[-1] - self.times[0] < offset_ms):
-            self._pull()
+        store = self.store
+        while not self.complete and (not store.count or store.last_times[store.count - 1] - store.first_times[0] < offset_ms):
+            if not self._pull():
+                return
 
     # -- queries --------------------------------------------------------------
 
     @property
     def origin(self) -> int:
-        return self.times[0] if self.times else 0
+        return self.store.first_times[0] if self.store.count else 0
 
     def locate(self, fragment: int) -> tuple[Item, int]:
         """The item holding fragment index ``fragment`` and the member index inside it."""
-        i = bisect_right(self.item_starts, fragment) - 1
-        item = self.items[i]
+        item = self.store.item(self.store.locate(fragment))
         return item, fragment - item.start
 
     def clock_ms(self, position: int) -> int:
         """Recorded time at ``position`` (ms since the first fragment): the time of fragment ``position - 1``."""
-        if position <= 0 or not self.times:
+        length = len(self)
+        if position <= 0 or not length:
             return 0
-        return self.times[min(position, len(self.times)) - 1] - self.times[0]
+        return self.store.time(min(position, length) - 1) - self.origin
 
     def is_visible(self, fragment: int) -> bool:
         """Whether fragment ``fragment`` puts anything on screen (a run member may be empty)."""
         item, k = self.locate(fragment)
+        if item.region is not None:
+            item, k = layout.member(item, k)
         if item.fragments is None:
             return True
         return bool(item.fragments[k]) or (k == 0 and item.prefix is not None)
 
     def current(self, position: int) -> Item | None:
         """The item of the last fragment shown at ``position``."""
-        if position <= 0 or not self.items:
+        if position <= 0 or not len(self):
             return None
-        return self.locate(min(position, len(self.times)) - 1)[0]
+        return self.locate(min(position, len(self)) - 1)[0]
 
     def title_at(self, position: int) -> str | None:
         title = None
@@ -385,737 +308,24 @@ class Timeline:
         return item.turn, item.step
 
     def first_at_or_after(self, offset_ms: int) -> int:
-        """Index of the first fragment whose clock is ≥ ``offset_ms`` (len when none)."""
+        """Index of the first fragment whose clock is ≥ ``offset_ms`` (len when none built)."""
         self.ensure_time(offset_ms)
-        if not self.times:
+        store = self.store
+        count = store.count
+        if not count:
             return 0
-        return bisect_left(self.times, self.times[0] + offset_ms)
+        target = store.first_times[0] + offset_ms
+        index = bisect_left(store.last_times, target, 0, count)  # the first item reaching it
+        if index >= count:
+            return store.fragments
+        item = store.item(index)
+        first = store.starts[index]
+        times = next(store.times_from(first, first + item.count))
+        return first + bisect_left(times, target)
 
     @property
     def duration_ms(self) -> int | None:
-        if not self.complete or not self.times:
+        store = self.store
+        if not self.complete or not store.count:
             return None
-        return self.times[-1] - self.times[0]
-
-
-def built_items(log, filters: Filters | None = None) -> Iterator[tuple[Item, list[int]]]:
-    """The ``(item, fragment times)`` a :class:`Timeline` of ``log`` is built from, in order (the live
-    player builds them in a thread of its own)."""
-    return _Builder(log, filters or Filters()).run()
-
-
-# --------------------------------------------------------------------------------------------------
-# Building
-
-
-class _Block:
-    """What the builder knows of one content block of a message while its stream is read."""
-
-    __slots__ = ("type", "header", "named", "body", "streamed", "ended", "interrupted", "name")
-
-    def __init__(self, kind: str) -> None:
-        self.type = kind
-        self.header = False
-        """Its header is shown (``✻ thinking``, ``╭─ tool call``)."""
-        self.named = False
-        """A tool call's name is shown."""
-        self.body = False
-        """A tool call's frame body has begun (arguments follow inside it)."""
-        self.streamed = False
-        """Deltas of it were read (so its block-end does not show it whole)."""
-        self.ended = False
-        self.interrupted = False
-        """Another block's output came after it while it had not ended: it resumes under its header again."""
-        self.name: str | None = None
-
-
-_RUN_TYPES = {TextChunks: "text", ReasoningChunks: "reasoning", ToolCallChunks: "tool-call"}
-
-
-class _Builder:
-    """Walks the events once, placing every visible thing on the time axis."""
-
-    def __init__(self, log, filters: Filters) -> None:
-        self.log = log
-        self.filters = filters
-        self.v0_fixture = bool(getattr(log, "fixture", False)) and log.header.version <= 1
-        self.cursor: int | None = None
-        self.anchor: tuple[int, int] | None = None
-        self.pushed = False
-        self.position = Position()
-        self.turn: int | None = None
-        self.step: int | None = None
-        """The place of the event being read (see ``dshctl.turns``)."""
-        self.seq: int | None = None
-        self.line_start = True
-        self.first_item = True
-        self.active_key: Any = None
-        """The block key of the output shown last (None: an event's)."""
-        self.active_block: _Block | None = None
-        self.call_names: dict[str, str] = {}
-        self.streamed_calls: set[str] = set()
-        self.turn_start_time: dict[int, int] = {}
-        self.out: list[tuple[Item, list[int]]] = []
-
-    # -- time placement ------------------------------------------------------
-
-    def _place(self, real: int | None, gap: int) -> tuple[int, bool]:
-        """Axis time for something recorded at ``real`` (None = unknown: ``gap`` after the last item).
-
-        Timed points keep their recorded spacing (axis = recorded time + a fixed offset). A timed point
-        that would land before the cursor is held at the cursor: if the cursor got there through
-        synthetic gaps, the offset moves with it (the synthetic time stays); if the recorded clock
-        stepped back, the offset stays, so the clock resumes where it left off."""
-        cursor = self.cursor
-        if cursor is None:
-            t = real if real is not None else 0
-            synthetic = real is None
-            if real is not None:
-                self.anchor = (t, real)
-        elif real is not None:
-            anchor = self.anchor
-            if anchor is None:
-                t = cursor + gap
-                synthetic = True
-                self.anchor = (t, real)
-            else:
-                t = anchor[0] + (real - anchor[1])
-                if t < cursor:
-                    t = cursor
-                    if self.pushed:
-                        self.anchor = (t, real)
-                synthetic = False
-        else:
-            t = cursor + gap
-            synthetic = True
-        self.pushed = synthetic
-        self.cursor = t
-        return t, synthetic
-
-    def _run_times(self, record, anchored: bool, first_gap: int) -> tuple[list[int], bool]:
-        dt = record.dt
-        if anchored:
-            t0, synthetic = self._place(record.time0, first_gap)
-            if not dt:
-                return [t0], synthetic
-            offset = self.anchor[0] - self.anchor[1]
-            if t0 == record.time0 + offset and min(dt) >= 0:
-                times = list(accumulate(dt, initial=t0))
-            else:
-                times = [t0]
-                real = record.time0
-                last = t0
-                for gap in dt:
-                    real += gap
-                    value = real + offset
-                    if value > last:
-                        last = value
-                    times.append(last)
-            self.cursor = times[-1]
-            self.pushed = False
-            return times, synthetic
-        t0, synthetic = self._place(None, first_gap)
-        if dt and (self.v0_fixture and any(dt)):
-            gaps = [gap if gap > 0 else 0 for gap in dt]
-        else:
-            gaps = [TOKEN_GAP_MS] * len(dt)
-        times = list(accumulate(gaps, initial=t0))
-        self.cursor = times[-1]
-        return times, True
-
-    # -- emitting ------------------------------------------------------------
-
-    def _keeps(self, kind: str) -> bool:
-        return self.filters.keeps(kind, self.turn)
-
-    def _prefix(self, block_key: Any, block: _Block | None, blank: bool = False) -> Prefix | None:
-        """The layout marks before output of the block ``block_key`` (None for an event's output):
-        none when it continues the active block; else a line break unless a line just ended, the close
-        of a tool-call frame left open, a blank line when asked, and the header again when a block left
-        earlier resumes."""
-        if block_key is not None and block_key == self.active_key:
-            return None
-        line_break = not self.line_start
-        close_frame = False
-        previous = self.active_block
-        if previous is not None and not previous.ended:
-            previous.interrupted = True
-            close_frame = previous.type == "tool-call" and previous.body
-        blank_line = blank and not self.first_item
-        self.active_key = block_key
-        self.active_block = block
-        resume = None
-        if block is not None and block.interrupted:
-            block.interrupted = False
-            if block.header and block.type in ("reasoning", "tool-call"):
-                resume = block.type
-        if not (line_break or close_frame or blank_line or resume):
-            return None
-        if resume == "tool-call":
-            return Prefix(line_break, close_frame, blank_line, resume, block.name, block.body)
-        return Prefix(line_break, close_frame, blank_line, resume)
-
-    def _push(self, item: Item, times: list[int], synthetic: bool) -> None:
-        item.turn = self.turn
-        item.step = self.step
-        item.seq = self.seq
-        item.synthetic = synthetic
-        self.first_item = False
-        ends_line = item.ends_line()
-        if ends_line is not None:
-            self.line_start = ends_line
-        self.out.append((item, times))
-
-    def emit(
-        self,
-        kind: str,
-        real: int | None,
-        *,
-        info: dict | None = None,
-        text: str | None = None,
-        gap: int = EVENT_GAP_MS,
-        block_key: Any = None,
-        block: _Block | None = None,
-        blank: bool = False,
-        marker: str | None = None,
-    ) -> bool:
-        """Emit a one-fragment item; False if a filter dropped it."""
-        if not self._keeps(kind):
-            return False
-        prefix = self._prefix(block_key, block, blank)
-        t, synthetic = self._place(real, gap)
-        item = Item(kind, text=text, info=info, prefix=prefix, marker=marker, block_key=block_key)
-        self._push(item, [t], synthetic)
-        return True
-
-    def emit_run(self, kind: str, record, fragments: list[str], anchored: bool, *, first_gap: int, block_key: Any, block: _Block) -> bool:
-        if not self._keeps(kind):
-            return False
-        if not any(fragments):
-            # nothing visible; still advance the clock so later spacing stays honest
-            self._run_times(record, anchored, first_gap)
-            return True
-        prefix = self._prefix(block_key, block)
-        times, synthetic = self._run_times(record, anchored, first_gap)
-        item = Item(kind, fragments=fragments, prefix=prefix, block_key=block_key)
-        self._push(item, times, synthetic)
-        return True
-
-    # -- events ----------------------------------------------------------------
-
-    def run(self) -> Iterator[tuple[Item, list[int]]]:
-        out = self.out
-        header_done = False
-        for event in self.log.events():
-            if not header_done:
-                header_done = True
-                self._session_header(event)
-            self.seq = event.seq
-            self._event(event)
-            if out:
-                yield from out
-                out.clear()
-        if not header_done:
-            self._session_header(None)
-        if self.position.turn is not None:
-            info = {"note": "unended-turn", "turn": self.position.turn}
-            self.emit(NOTE, self.anchor[1] if self.anchor else None, gap=0, info=info)
-        if out:
-            yield from out
-            out.clear()
-
-    def _session_header(self, event: Event | None) -> None:
-        header = self.log.header
-        fixture = bool(getattr(self.log, "fixture", False))
-        real = event.time if event is not None else None
-        if event is None and not fixture and isinstance(header.createdAt, int):
-            real = header.createdAt
-        t, synthetic = self._place(real, 0)
-        info = {"id": header.id, "version": header.version, "cwd": header.cwd, "createdAt": header.createdAt, "fixture": fixture}
-        item = Item(SESSION, info=info)
-        item.synthetic = synthetic
-        self.first_item = False
-        self.line_start = True
-        self.out.append((item, [t]))
-
-    def _event(self, event: Event) -> None:
-        kind = event.type
-        data = event.data if isinstance(event.data, dict) else {}
-        open_turn = self.position.turn
-        self.turn, self.step = self.position.place(event)
-        if kind == "turn/start":
-            if event.time is not None and self.turn is not None:
-                self.turn_start_time[self.turn] = event.time
-            label = f"turn {self.turn}" if self.turn is not None else "turn"
-            self.emit(TURN, event.time, blank=True, marker=label)
-        elif kind == "step/start":
-            if self.step is not None and self.step > 1:
-                self.emit(STEP, event.time)
-        elif kind == "user/message":
-            self._user(event, data)
-        elif kind in ("assistant/message", "assistant/attempt"):
-            self._settlement(event, data)
-        elif kind == "tool/call":
-            self._tool_call(event, data)
-        elif kind == "tool/result":
-            self._tool_result(event)
-        elif kind == "llm/retry":
-            self._retry(event, data)
-        elif kind == "llm/retry-started":
-            self.emit(RETRY_STARTED, event.time, info={"retry": _int(data.get("retry"))})
-        elif kind == "turn/end":
-            self._turn_end(event, data, open_turn)
-        elif kind == "session/title":
-            title = data.get("title")
-            if isinstance(title, str) and title:
-                self.emit(TITLE, event.time, info={"title": visible_line(title)})
-        elif kind == "command/run":
-            name = data.get("name")
-            if isinstance(name, str) and name:
-                self.emit(COMMAND, event.time, info={"name": name, "args": data.get("args")})
-        elif kind == "todo/write":
-            todos = data.get("todos")
-            if isinstance(todos, list):
-                self.emit(NOTE, event.time, info={"note": "todos", "todos": todos})
-        elif kind == "compaction/summary":
-            shadowed = data.get("shadowedSeqs")
-            count = len(shadowed) if isinstance(shadowed, list) else None
-            self.emit(NOTE, event.time, info={"note": "compaction", "summarised": count})
-        elif kind == "working-directory/change":
-            self.emit(NOTE, event.time, info={"note": "working-directory", "cwd": data.get("cwd")})
-        elif kind == "session/end-seed":
-            # v2+: the last `inherited: true` marker; v0/v1: the marker at seq = header.seedLength
-            if data.get("inherited") is True or (self.log.header.version <= 1 and event.seq == self.log.cut):
-                self.emit(NOTE, event.time, info={"note": "inherited-prefix-ends"})
-
-    # -- per event type --------------------------------------------------------
-
-    def _user(self, event: Event, message: dict) -> None:
-        source = message.get("source")
-        source_kind = source.get("kind") if isinstance(source, dict) else None
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else []
-        if source_kind == "user":
-            lines: list[str] = []
-            texts: list[str] = []
-            for block in blocks:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    lines.extend(block["text"].split("\n"))
-                    texts.append(block["text"])
-                else:
-                    placeholder = block_placeholder(block)
-                    lines.append(placeholder)
-                    texts.append(placeholder)
-            while lines and not lines[-1].strip():
-                lines.pop()
-            self.emit(USER, event.time, info={"text": "\n".join(texts), "lines": lines})
-            return
-        chars = sum(len(b.get("text") or "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
-        replaces = event.surfaceOp is not None and isinstance(event.surfaceOp, dict)
-        info = {"source": source_kind, "label": source_label(source), "replacesHistory": replaces, "chars": chars}
-        self.emit(CONTEXT, event.time, info=info)
-
-    def _anchored(self, event: Event, stream: list) -> bool:
-        """Whether the stream's recorded times place it on the axis. Not when they are all ``0`` (a
-        scripted fixture), nor when any member lies more than a day from the settlement (from the first
-        record when the settlement has no time): such a clock is damaged, and following it would stretch
-        the axis by years."""
-        if self.v0_fixture or not stream:
-            return False
-        starts = [record.time if record.__class__ is RawChunk else record.time0 for record in stream]
-        if not any(starts):
-            return False
-        reference = event.time if event.time is not None else starts[0]
-        low, high = _time_span(stream)
-        return reference - _PLAUSIBLE_SKEW_MS <= low and high <= reference + _PLAUSIBLE_SKEW_MS
-
-    def _settlement(self, event: Event, data: dict) -> None:
-        damaged = event.stream is None  # the reader could not type it (FORMAT §4.4; validate names it)
-        if damaged:
-            self.emit(NOTE, event.time, info={"note": "damaged-stream", "settlement": event.type})
-        stream = event.stream or []
-        anchored = self._anchored(event, stream)
-        key = event.seq
-        blocks: dict[int, _Block] = {}
-        self.active_key = None
-        self.active_block = None
-        state = {"gap": EVENT_GAP_MS, "shown": False, "finish": None}
-
-        def gap() -> int:
-            value = state["gap"]
-            state["gap"] = TOKEN_GAP_MS
-            return value
-
-        def block_for(index: int, kind: str) -> _Block:
-            block = blocks.get(index)
-            if block is None:
-                block = blocks[index] = _Block(kind)
-            return block
-
-        for record in stream:
-            cls = record.__class__
-            if cls is RawChunk:
-                real = record.time if anchored else None
-                chunk = record.chunk
-                ctype = chunk.get("type")
-                index = chunk.get("index")
-                if ctype == "block-start":
-                    # headers wait for the block's first fragment, so blocks opened together do not
-                    # interleave empty headers
-                    if isinstance(index, int) and index not in blocks:
-                        block_type = chunk.get("blockType")
-                        block_for(index, block_type if isinstance(block_type, str) else "?")
-                elif ctype == "block-end":
-                    if not isinstance(index, int):
-                        continue
-                    payload = chunk.get("block")
-                    block_type = payload.get("type") if isinstance(payload, dict) else None
-                    block = block_for(index, block_type if isinstance(block_type, str) else "?")
-                    if block.ended:
-                        continue
-                    if self._block_end(key, index, block, payload, real, gap):
-                        state["shown"] = True
-                    block.ended = True
-                elif ctype in ("text-delta", "reasoning-delta", "tool-call-delta"):
-                    if self._delta(key, chunk, real, gap, block_for, anchored):
-                        state["shown"] = True
-                elif ctype == "finish":
-                    state["finish"] = chunk
-                    self._finish(key, chunk, blocks, real, gap)
-            else:
-                if self._run(key, record, anchored, gap, block_for):
-                    state["shown"] = True
-        # close a tool frame the stream left open (cancelled, or cut by max-tokens without block-end)
-        for index, block in blocks.items():
-            if block.type == "tool-call" and block.header and not block.ended:
-                block.ended = True
-                if self.active_key == (key, index):
-                    real = self.anchor[1] if anchored and self.anchor is not None else None
-                    self.emit(TOOL_END, real, gap=0, block_key=(key, index), block=block, info={"end": "not-completed"})
-        if event.type == "assistant/message":
-            if not state["shown"] and not stream:
-                self._whole_message(event, data)
-            if data.get("interrupted") is True:
-                self.emit(INTERRUPTED, event.time)
-        elif state["finish"] is None and not damaged:
-            self.emit(ATTEMPT_FAILED, event.time, info={"code": None})
-        self.active_key = None
-        self.active_block = None
-
-    def _delta(self, key, chunk: dict, real, gap, block_for, anchored: bool) -> bool:
-        ctype = chunk["type"]
-        index = chunk.get("index")
-        if not isinstance(index, int):
-            return False
-        if ctype == "tool-call-delta":
-            block = block_for(index, "tool-call")
-            if block.ended:
-                return False
-            if isinstance(chunk.get("id"), str):
-                self.streamed_calls.add(chunk["id"])
-            name = chunk.get("name")
-            shown = self._tool_prelude(key, index, block, name if isinstance(name, str) else None, real, gap)
-            text = chunk.get("argumentsDelta")
-            if isinstance(text, str) and text:
-                shown = self.emit(TOOL_ARGS, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
-            block.streamed = True
-            return shown
-        kind = "reasoning" if ctype == "reasoning-delta" else "text"
-        block = block_for(index, kind)
-        if block.ended:
-            return False
-        text = chunk.get("text")
-        shown = False
-        if kind == "reasoning" and not block.header:
-            if self.emit(THINKING, real, gap=gap(), block_key=(key, index), block=block):
-                block.header = True
-                shown = True
-        if isinstance(text, str) and text:
-            item_kind = REASONING if kind == "reasoning" else TEXT
-            shown = self.emit(item_kind, real, text=text, gap=gap(), block_key=(key, index), block=block) or shown
-        block.streamed = True
-        return shown
-
-    def _tool_prelude(self, key, index: int, block: _Block, name: str | None, real, gap) -> bool:
-        """Header, then the name, then the frame body — each at most once per block."""
-        shown = False
-        block_key = (key, index)
-        if not block.header:
-            if self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block):
-                block.header = True
-                shown = True
-            else:
-                return False
-        if name and not block.named:
-            block.named = True
-            block.name = name
-            block.body = True
-            shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": name}) or shown
-        elif not block.body and not name:
-            return shown
-        return shown
-
-    def _run(self, key, record, anchored: bool, gap, block_for) -> bool:
-        cls = record.__class__
-        index = record.index
-        kind = _RUN_TYPES[cls]
-        block = block_for(index, kind)
-        if block.ended:
-            return False
-        block_key = (key, index)
-        shown = False
-        if cls is ToolCallChunks:
-            self.streamed_calls.add(record.id)
-            name = record.name if record.name is not msgspec.UNSET else None
-            real = record.time0 if anchored else None
-            shown = self._tool_prelude(key, index, block, name, real, gap)
-            if not block.header:
-                block.streamed = True
-                return shown
-            if not block.body:
-                # arguments before any name: open the body without one
-                if not any(record.args):
-                    block.streamed = True
-                    return shown
-                block.body = True
-                shown = self.emit(TOOL_NAME, real, gap=gap(), block_key=block_key, block=block, info={"name": None}) or shown
-            fragments = record.args
-            if self.emit_run(TOOL_ARGS, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
-                shown = shown or any(fragments)
-            block.streamed = True
-            return shown
-        item_kind = REASONING if cls is ReasoningChunks else TEXT
-        if cls is ReasoningChunks and not block.header:
-            real = record.time0 if anchored else None
-            if self.emit(THINKING, real, gap=gap(), block_key=block_key, block=block):
-                block.header = True
-                shown = True
-        fragments = record.texts
-        if self.emit_run(item_kind, record, fragments, anchored, first_gap=0 if shown else gap(), block_key=block_key, block=block):
-            shown = shown or any(fragments)
-        block.streamed = True
-        return shown
-
-    def _block_end(self, key, index: int, block: _Block, payload: Any, real, gap) -> bool:
-        block_key = (key, index)
-        if block.type == "tool-call":
-            if isinstance(payload, dict) and isinstance(payload.get("id"), str):
-                self.streamed_calls.add(payload["id"])
-            if block.header and block.body:
-                if self.active_key != block_key:
-                    return False
-                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info={"end": "closed"})
-            if block.header:
-                # header shown, no name or arguments streamed: complete it from the block
-                name = payload.get("name") if isinstance(payload, dict) else None
-                arguments = payload.get("arguments") if isinstance(payload, dict) else None
-                info = {"end": "whole", "name": name, "arguments": arguments}
-                return self.emit(TOOL_END, real, gap=gap(), block_key=block_key, block=block, info=info)
-            if isinstance(payload, dict) and payload.get("type") == "tool-call":
-                info = {"name": payload.get("name"), "arguments": payload.get("arguments")}
-                return self.emit(TOOL_START, real, gap=gap(), block_key=block_key, block=block, info=info)
-            return False
-        if block.streamed:
-            if self.active_key == block_key and not self.line_start:
-                return self.emit(BLOCK_END, real, gap=gap(), block_key=block_key, block=block)
-            return False
-        # a block that arrived whole (no deltas): show its content now
-        if not isinstance(payload, dict):
-            return False
-        ptype = payload.get("type")
-        if ptype in ("text", "reasoning"):
-            text = payload.get("text")
-            if not isinstance(text, str) or not text:
-                return False
-            kind = BLOCK if ptype == "text" else REASONING
-            info = {"type": ptype, "text": text}
-            if ptype == "reasoning":
-                info["header"] = not block.header
-            return self.emit(kind, real, gap=gap(), block_key=block_key, block=block, info=info)
-        return self.emit(BLOCK, real, gap=gap(), block_key=block_key, block=block, info={"type": ptype, "placeholder": block_placeholder(payload)})
-
-    def _finish(self, key, chunk: dict, blocks: dict, real, gap) -> None:
-        reason = chunk.get("reason")
-        kind = reason.get("kind") if isinstance(reason, dict) else None
-        if kind in ("error", "aborted"):
-            failure = reason.get("failure") if isinstance(reason, dict) else None
-            code = failure.get("code") if isinstance(failure, dict) else None
-            message = failure.get("message") if isinstance(failure, dict) else None
-            self.emit(ATTEMPT_FAILED, real, gap=gap(), info={"code": code, "message": message, "kind": kind})
-        elif kind == "max-tokens":
-            for index, block in blocks.items():
-                if block.type == "tool-call" and block.header and not block.ended:
-                    block.ended = True
-                    if self.active_key == (key, index):
-                        self.emit(TOOL_END, real, gap=gap(), block_key=(key, index), block=block, info={"end": "max-tokens"})
-            self.emit(NOTE, real, gap=gap(), info={"note": "max-tokens"})
-
-    def _whole_message(self, event: Event, data: dict) -> None:
-        """A message without a stream (migrated legacy, synthetic writers): its content at once."""
-        message = data.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        key = event.seq
-        for index, block in enumerate(content):
-            if not isinstance(block, dict):
-                continue
-            holder = _Block(block.get("type") if isinstance(block.get("type"), str) else "?")
-            self._block_end(key, index, holder, block, event.time, lambda: EVENT_GAP_MS)
-            if block.get("type") == "tool-call" and isinstance(block.get("id"), str):
-                self.streamed_calls.add(block["id"])
-
-    def _tool_call(self, event: Event, data: dict) -> None:
-        name = data.get("name") if isinstance(data.get("name"), str) else "?"
-        call_id = data.get("callId")
-        if isinstance(call_id, str):
-            self.call_names[call_id] = name
-        streamed = isinstance(call_id, str) and call_id in self.streamed_calls
-        info = {"name": name, "callId": call_id, "arguments": data.get("arguments"), "streamed": streamed}
-        self.emit(TOOL_CALL, event.time, marker=f"tool: {name}", info=info)
-
-    def _tool_result(self, event: Event) -> None:
-        call_id = tool_result_call_id(event)
-        blocks, is_error = tool_result_blocks(event)
-        data = event.data if isinstance(event.data, dict) else {}
-        error = data.get("error")
-        if isinstance(error, dict):
-            is_error = True
-        else:
-            error = None
-        name = self.call_names.get(call_id or "", None)
-        info = {"name": name, "callId": call_id, "isError": is_error, "lines": result_lines(blocks), "error": error}
-        self.emit(TOOL_RESULT, event.time, info=info)
-
-    def _retry(self, event: Event, data: dict) -> None:
-        failure = data.get("failure")
-        info = {
-            "retry": _int(data.get("retry")),
-            "code": failure.get("code") if isinstance(failure, dict) else None,
-            "maxRetries": _int(data.get("maxRetries")),
-            "delayMs": data.get("delayMs"),
-        }
-        self.emit(RETRY, event.time, info=info)
-
-    def _turn_end(self, event: Event, data: dict, open_turn: int | None) -> None:
-        # the turn the user saw closing is the open one, whatever number a damaged turn/end names
-        reason = data.get("reason")
-        kind = reason.get("kind") if isinstance(reason, dict) else None
-        turn = open_turn if open_turn is not None else _int(data.get("turn"))
-        info: dict[str, Any] = {"reason": kind, "turn": turn}
-        if kind == "aborted":
-            inner = reason.get("reason")
-            info["by"] = inner.get("kind") if isinstance(inner, dict) else None
-        elif kind == "error":
-            error = reason.get("error")
-            info["code"] = error.get("code") if isinstance(error, dict) else None
-            info["message"] = error.get("message") if isinstance(error, dict) else None
-        start = self.turn_start_time.get(turn) if turn is not None else None
-        if start is not None and event.time is not None and event.time >= start:
-            info["durationMs"] = event.time - start
-        self.emit(TURN_END, event.time, info=info)
-
-
-# --------------------------------------------------------------------------------------------------
-# Helpers: message sources and non-text content blocks as words
-
-
-def _time_span(stream: list) -> tuple[int, int]:
-    """The earliest and the latest member time of a non-empty stream."""
-    lows: list[int] = []
-    highs: list[int] = []
-    for record in stream:
-        times = list(run_times(record))
-        lows.append(min(times))
-        highs.append(max(times))
-    return min(lows), max(highs)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_SAME_NAME_PRODUCERS = frozenset(
-    """agent-instructions session-reference team-message goal skill-invocation skill-catalog coordinator
-    subagent-report subagent-settled webhook agent-message model-selection plan-mode time-context tmux-context
-    user-approval repeat-tool-reminder tool-cordis cordis-host-runner tool-goal tool-jobs hooks-codex
-    hooks-claude-code schedule dsh-session-title-llm""".split()
-)
-_RENAMED_PRODUCERS = {
-    "compact": "compact-checkpoint",
-    "tools-code-mode": "ptc-mode",
-    "tools-ptc": "ptc-mode",
-    "dsh-compaction-basic": "compact-basic",
-    "dsh-system-prompt": "runtime-context",
-}
-
-
-def source_label(source: Any) -> str:
-    """A user-role message source as v4 names it (``{kind:"plugin", plugin:P}`` mapped as the v3→v4
-    edge maps it, FORMAT §2.10.3), plus its ``form``."""
-    if not isinstance(source, dict):
-        return "message"
-    kind = source.get("kind") if isinstance(source.get("kind"), str) else "message"
-    plugin = source.get("plugin")
-    if kind == "plugin" and isinstance(plugin, str) and plugin:
-        bare = plugin.rsplit("/", 1)[-1]
-        if bare in _RENAMED_PRODUCERS:
-            kind = _RENAMED_PRODUCERS[bare]
-        elif bare in _SAME_NAME_PRODUCERS:
-            kind = bare
-        else:
-            kind = "plugin:" + plugin
-    form = source.get("form")
-    return kind + (f" {form}" if isinstance(form, str) and form else "")
-
-
-def block_placeholder(block: Any) -> str:
-    """``[image name · image/png · 69 B · 1×1]`` and friends for non-text content blocks."""
-    if not isinstance(block, dict):
-        return "[?]"
-    kind = block.get("type")
-    attachment = block.get("attachment")
-    if kind == "image" and isinstance(attachment, dict):
-        bits = []
-        if isinstance(attachment.get("name"), str):
-            bits.append(attachment["name"])
-        if isinstance(attachment.get("mediaType"), str):
-            bits.append(attachment["mediaType"])
-        bits.append(format_bytes(attachment.get("bytes"), missing="? B", largest="MiB"))
-        width, height = attachment.get("width"), attachment.get("height")
-        if isinstance(width, int) and isinstance(height, int):
-            dims = f"{width}×{height}"
-            original = attachment.get("originalDimensions")
-            if isinstance(original, dict) and isinstance(original.get("width"), int) and isinstance(original.get("height"), int):
-                dims += f" (from {original['width']}×{original['height']})"
-            bits.append(dims)
-        if block.get("offloaded") is True:
-            bits.append("offloaded")
-        return "[image " + " · ".join(bits) + "]"
-    if kind == "file" and isinstance(attachment, dict):
-        bits = [str(attachment.get("name") or "file"), format_bytes(attachment.get("bytes"), missing="? B", largest="MiB")]
-        return "[file " + " · ".join(bits) + "]"
-    if kind == "tool-call":
-        return f"[tool call {block.get('name') or '?'}]"
-    if kind in ("tool-addition", "tool-removal"):
-        return f"[{kind} {block.get('toolName') or '?'}]"
-    return f"[{kind or 'block'}]"
-
-
-def result_lines(blocks: list) -> list[str]:
-    """The lines of a tool result's content blocks (text split on line breaks, others as placeholders)."""
-    lines: list[str] = []
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            text = block["text"]
-            if text.endswith("\n"):
-                text = text[:-1]
-            lines.extend(text.split("\n"))
-        elif isinstance(block, dict) and block.get("type") == "tool-result":
-            inner = block.get("content")
-            lines.extend(result_lines(inner if isinstance(inner, list) else []))
-        else:
-            lines.append(block_placeholder(block))
-    return lines
+        return store.last_times[store.count - 1] - store.first_times[0]

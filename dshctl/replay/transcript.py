@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import view
+from . import layout, view
 from .timeline import Timeline
 from .view import format_clock
 
 
-class _Stamper:
+class Stamper:
     """Puts the recorded clock at the start of each output line."""
 
     def __init__(self, timeline: Timeline, color: bool) -> None:
@@ -26,10 +26,31 @@ class _Stamper:
         self.color = color
         self.line_start = True
 
+    def clock(self, fragment: int, synthetic: bool) -> str:
+        return ("~" if synthetic else "") + format_clock(self.timeline.times[fragment] - self.timeline.origin)
+
+    def segments(self, segments, fragment: int, synthetic: bool, line_start: bool):
+        """``segments`` with the clock of ``fragment`` at each line they start (``line_start``: whether
+        the output before them ends a line); returns them and whether they end one."""
+        out = []
+        stamp = None
+        for text, style in segments:
+            for n, piece in enumerate(text.split("\n")):
+                if n:
+                    out.append(("\n", None))
+                    line_start = True
+                if piece:
+                    if line_start:
+                        stamp = stamp or self.clock(fragment, synthetic)
+                        out += [(f"[{stamp}]", "note"), (" ", None)]
+                        line_start = False
+                    out.append((piece, style))
+        return out, line_start
+
     def __call__(self, text: str, fragment: int, synthetic: bool) -> str:
         if not text:
             return text
-        clock = ("~" if synthetic else "") + format_clock(self.timeline.times[fragment] - self.timeline.origin)
+        clock = self.clock(fragment, synthetic)
         prefix = f"\x1b[2m[{clock}]\x1b[0m " if self.color else f"[{clock}] "
         out: list[str] = []
         for n, piece in enumerate(text.split("\n")):
@@ -48,8 +69,10 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
     """``(fragment index, output)`` for every fragment from ``start`` on, building the timeline as it goes.
 
     Output that starts mid-session (``start > 0``) drops the line breaks before its first visible text,
-    so it does not open with blank lines."""
-    stamp = _Stamper(timeline, color) if timestamps else None
+    so it does not open with blank lines. The interleaved blocks of a message (a region) are laid out
+    block by block: their fragments come in layout order, not in the order they streamed (a start
+    inside a region shows it whole)."""
+    stamp = Stamper(timeline, color) if timestamps else None
     trim = start > 0
     fragment = start
     while True:
@@ -57,6 +80,17 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
         if fragment >= len(timeline):
             return
         item, k = timeline.locate(fragment)
+        if item.region is not None:
+            for member_fragment, segments in layout.pieces(item):
+                text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
+                if trim and text:
+                    text = text.lstrip("\n")
+                    trim = not text
+                if stamp is not None:
+                    text = stamp(text, member_fragment, item.synthetic)
+                yield member_fragment, text
+            fragment = item.start + item.count
+            continue
         for member in range(k, item.count):
             text = view.ansi_text(item, member) if color else view.text(item, member)
             if trim and text:
@@ -81,7 +115,7 @@ def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, time
         if fragment >= len(timeline):
             return
         item, k = timeline.locate(fragment)
-        text = view.plain(item, k)
+        text = layout.text(item) if item.region is not None else view.plain(item, k)
         if trim and text:
             text = text.lstrip("\n")
             trim = not text

@@ -21,44 +21,75 @@ from .timeline import Filters, Timeline
 
 
 class PlaybackClock:
-    """Cumulative playback seconds (idle-capped, speed 1) of each fragment, from fragment 0."""
+    """Cumulative playback seconds (idle-capped, speed 1) of fragments, counted from an origin fragment.
+
+    Only differences between nearby fragments matter to the player (it anchors at a fragment and plays on
+    from there), so the clock covers a window: from its origin to as far as it was asked, computed from
+    the fragment times as the timeline grows. Asking for a fragment before the origin starts a new
+    window there (the values of the old one no longer compare with the new: re-anchor after a jump);
+    a window longer than :data:`WINDOW` drops its oldest values as the player moves on."""
+
+    WINDOW = 1 << 20
 
     def __init__(self, timeline: Timeline, idle_limit: float) -> None:
         self.timeline = timeline
         self.cap_ms = idle_limit * 1000 if idle_limit > 0 else None
         self.at: array = array("d")
+        self.origin = 0
+        """The fragment ``at[0]`` is for."""
+        self._last_time: int | None = None
 
-    def _extend(self) -> None:
-        times = self.timeline.times
+    def _extend(self, upto: int | None = None) -> None:
+        """Compute the window up to fragment ``upto`` (default: every fragment built)."""
+        end = len(self.timeline) if upto is None else min(upto + 1, len(self.timeline))
         at = self.at
-        n = len(at)
-        if n >= len(times):
+        n = self.origin + len(at)
+        if n >= end:
             return
         cap = self.cap_ms
-        total = at[-1] if n else 0.0
-        previous = times[n - 1] if n else times[0]
-        for i in range(n, len(times)):
-            t = times[i]
-            gap = t - previous
-            if gap > 0:
-                if cap is not None and gap > cap:
-                    gap = cap
-                total += gap / 1000
-            previous = t
-            at.append(total)
+        total = at[-1] if at else 0.0
+        previous = self._last_time
+        for times in self.timeline.store.times_from(n, end):
+            for t in times:
+                if previous is not None:
+                    gap = t - previous
+                    if gap > 0:
+                        if cap is not None and gap > cap:
+                            gap = cap
+                        total += gap / 1000
+                previous = t
+                at.append(total)
+        self._last_time = previous
+
+    def _restart(self, fragment: int) -> None:
+        self.origin = fragment
+        self.at = array("d")
+        self._last_time = None
 
     def __getitem__(self, fragment: int) -> float:
-        if fragment >= len(self.at):
-            self._extend()
-        return self.at[fragment]
+        if fragment < self.origin or fragment > self.origin + len(self.at) + 4096:
+            self._restart(fragment)  # a jump: the player anchors there (never the clock of all between)
+        if fragment >= self.origin + len(self.at):
+            self._extend(max(fragment, self.origin + len(self.at) + 4095))
+        return self.at[fragment - self.origin]
 
     def due_count(self, playback_seconds: float, start: int) -> int:
         """How many fragments are due (their playback time ≤ ``playback_seconds``), scanning from ``start``."""
-        self._extend()
-        at = self.at
-        n = len(at)
+        if start < self.origin:
+            self._restart(start)
+        if start - self.origin > self.WINDOW:  # forget what the player has left far behind
+            drop = start - self.origin - 1024
+            self.at = self.at[drop:]
+            self.origin += drop
+        length = len(self.timeline)
+        while True:
+            at = self.at
+            n = self.origin + len(at)
+            if n >= length or (at and at[-1] > playback_seconds + 1e-9) and n > start:
+                break
+            self._extend(max(n, start) + 4096)  # as far as the time asked for, in steps
         i = start
-        while i < n and at[i] <= playback_seconds + 1e-9:
+        while i < n and at[i - self.origin] <= playback_seconds + 1e-9:
             i += 1
         return i
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from ..humanize import format_clock, format_duration, utc_moment  # noqa: F401  (format_clock: the replay modules import it from here)
 from ..textsafe import visible, visible_line
-from .timeline import (
+from .items import (
     ATTEMPT_FAILED,
     BLOCK,
     BLOCK_END,
@@ -212,18 +212,9 @@ def _prefix_segments(prefix: Prefix) -> tuple[Segment, ...]:
     if prefix.line_break:
         out.append(NEWLINE)
     if prefix.close_frame:
-        out += [("╰─", "frame"), NEWLINE]
+        out += [(_TOOL_ENDS["max-tokens"] if prefix.dropped else "╰─", "frame"), NEWLINE]
     if prefix.blank_line:
         out.append(NEWLINE)
-    if prefix.resume == "reasoning":
-        out += [("✻ thinking (continued)", "reasoning-label"), NEWLINE]
-    elif prefix.resume == "tool-call":
-        out.append(("╭─ tool call", "frame"))
-        if prefix.resume_name:
-            out += [(" ", None), (visible(prefix.resume_name), "tool-name")]
-        out.append((" (continued)", "note"))
-        if prefix.resume_body:
-            out += [NEWLINE, (BAR, "frame")]
     return tuple(out)
 
 
@@ -436,7 +427,7 @@ def _tool_start(item: Item) -> list[Segment]:
     if item.info is None:
         return header
     # a whole tool-call block
-    return header + _tool_block_body(item.info["name"], item.info["arguments"])
+    return header + _tool_block_body(item.info["name"], item.info["arguments"], item.info.get("dropped", False))
 
 
 def _tool_name(item: Item) -> list[Segment]:
@@ -449,14 +440,17 @@ _TOOL_ENDS = {
     "closed": "╰─",
     "not-completed": "╰─ (not completed)",
     "max-tokens": "╰─ cut off by max tokens; the call was dropped",
+    "dropped": "╰─ dropped: the reply was cut off by max tokens",
 }
+"""A tool call's frame end, by how the call ended (``dropped``: complete, but its reply hit max tokens)."""
 
 
 def _tool_end(item: Item) -> list[Segment]:
     info = item.info
     if info["end"] == "whole":
-        return _tool_block_body(info["name"], info["arguments"])
-    return [NEWLINE, (_TOOL_ENDS[info["end"]], "frame"), NEWLINE]
+        return _tool_block_body(info["name"], info["arguments"], info.get("dropped", False))
+    end = "dropped" if info["end"] == "closed" and info.get("dropped") else info["end"]
+    return [NEWLINE, (_TOOL_ENDS[end], "frame"), NEWLINE]
 
 
 def _block_end(item: Item) -> list[Segment]:
@@ -510,13 +504,13 @@ def _framed(text: str, style: str) -> list[Segment]:
     return out
 
 
-def _tool_block_body(name: Any, arguments: Any) -> list[Segment]:
+def _tool_block_body(name: Any, arguments: Any, dropped: bool = False) -> list[Segment]:
     """The rest of a tool-call frame shown at once: the name, the arguments inside the frame, its end."""
     out: list[Segment] = [(" ", None), (name, "tool-name")] if isinstance(name, str) and name else []
     out += [NEWLINE, (BAR, "frame")]
     if isinstance(arguments, str) and arguments:
         out += _framed(arguments, "args")
-    return out + [NEWLINE, ("╰─", "frame"), NEWLINE]
+    return out + [NEWLINE, (_TOOL_ENDS["dropped" if dropped else "closed"], "frame"), NEWLINE]
 
 
 def _one_line(value: Any, limit: int) -> str:
