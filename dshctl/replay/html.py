@@ -338,6 +338,13 @@ def _whole_reasoning(record: dict, item: Item, redactor: Redactor, images) -> No
 def _tool_start(record: dict, item: Item, redactor: Redactor, images) -> None:
     if item.info is not None:  # a whole tool-call block
         _tool_whole(record, item.info, redactor)
+        _dropped_foot(record, item)
+
+
+def _dropped_foot(record: dict, item: Item) -> None:
+    """A whole call that a max-tokens finish dropped (dsh never ran it): the view's words for it."""
+    if item.info.get("dropped"):
+        record["foot"] = view.body_text(item).rstrip().rsplit("\n", 1)[-1].removeprefix("╰─").strip()
 
 
 def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
@@ -348,6 +355,7 @@ def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
     end = record["end"] = item.info["end"]
     if end == "whole":
         _tool_whole(record, item.info, redactor)
+        _dropped_foot(record, item)
     else:  # the view's words for how the call ended, without its frame
         record["foot"] = view.body_text(item).strip().removeprefix("╰─").strip()
 

@@ -550,17 +550,15 @@
       } else if (kind === 'tool-start' && item.args !== undefined) {
         block.name.textContent = item.name ? ' ' + item.name : '';
         this.wholeText(block, item.args);
+        if (item.foot) this.addFoot(block, 'dropped', item.foot);
       } else if (kind === 'tool-name') {
         block.name.textContent = item.name ? ' ' + item.name : '';
       } else if (kind === 'tool-end') {
         if (item.end === 'whole') {
           block.name.textContent = item.name ? ' ' + item.name : '';
           this.wholeText(block, item.args);
-        } else if (item.foot) {
-          block.foot = el('div', 'foot s-' + (item.end === 'max-tokens' ? 'retry' : 'note'), item.foot);
-          block.node.insertBefore(block.foot, block.body.nextSibling);
-          block.node.classList.add('ended-' + item.end);
         }
+        if (item.foot) this.addFoot(block, item.end, item.foot);
       } else if (kind === 'block') {
         if (item.ph !== undefined) {
           block.node.classList.add('placeholder');
@@ -574,8 +572,19 @@
       }
     }
 
+    addFoot(block, end, text) {
+      block.foot = el('div', 'foot s-' + (end === 'max-tokens' || end === 'dropped' ? 'retry' : 'note'), text);
+      block.node.insertBefore(block.foot, block.body.nextSibling);
+      block.node.classList.add('ended-' + end);
+    }
+
     unblockItem(block, item) {
       const kind = item.k;
+      if (kind === 'tool-start' && item.foot) {
+        if (block.foot) block.foot.remove();
+        block.foot = null;
+        block.node.classList.remove('ended-dropped');
+      }
       if (kind === 'tool-name' || (kind === 'tool-end' && item.end === 'whole')) block.name.textContent = '';
       if (kind === 'tool-end') {
         if (block.foot) block.foot.remove();
