@@ -99,6 +99,9 @@ FOLLOW = option(False, "-f", "--follow", help="Keep reading as dsh writes the lo
 VERBOSE = option(False, "--verbose", "-v", help="List every warning, not a summary by kind.")
 PRICES = option(None, "--prices", metavar="FILE", help="Price table (TOML) over the built-in and user ones.")
 NO_COST = option(False, "--no-cost", help="No costs: no cost column, no costs keys.")
+NO_CACHE = option(
+    False, "--no-cache", follows=False, help="Read every log: neither use nor update the stats cache of a run over many logs."
+)
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Option, option))
