@@ -257,3 +257,42 @@ def test_a_log_that_changes_while_it_is_read_is_not_kept(root, cache_home, monke
 def test_the_unpickler_knows_only_the_records():
     with pytest.raises(pickle.UnpicklingError):
         cache_module._RecordsUnpickler(__import__("io").BytesIO(pickle.dumps(os.getcwd))).load()
+
+
+def ls(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["ls", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def listed(monkeypatch) -> list[str]:
+    """The logs a listing reads in this process."""
+    ls_module = importlib.import_module("dshctl.ls")
+
+    seen: list[str] = []
+    original = ls_module.session_row
+
+    def counted(ref):
+        seen.append(ref.display)
+        return original(ref)
+
+    monkeypatch.setattr(ls_module, "session_row", counted)
+    return seen
+
+
+def test_ls_is_served_from_the_cache_and_reads_only_what_changed(root, cache_home, listed, tmp_path, monkeypatch):
+    for form in (["--json"], ["--ndjson", "--sort", "title"], ["--no-color"], ["--json", "--since", "2000-01-01"]):
+        expected = ls(*form, "--no-cache", str(root))
+        ls(*form, str(root))
+        listed.clear()
+        assert ls(*form, str(root)) == expected
+        assert listed == [broken(root)]  # an unreadable log is read again
+    log = next(root.rglob("session.v4.jsonl"))
+    with open(log, "ab") as f:
+        f.write(b"\n")
+    listed.clear()
+    warm = ls("--json", str(root))
+    assert sorted(listed) == sorted([str(log), broken(root)])
+    assert warm == ls("--json", "--no-cache", str(root))
+    monkeypatch.chdir(tmp_path)
+    assert ls("--json", "sessions") == ls("--json", "--no-cache", "sessions")  # named as this run names them

@@ -148,14 +148,21 @@ def run_context(options: Any, prices: Any) -> str:
 FileKey = tuple  # (device, inode, size, mtime_ns)
 
 
-def file_key(ref: Any) -> FileKey | None:
-    """What identifies a log file's content for the cache; None for standard input or a file that
-    cannot be stat'ed (it is read, and fails as it would)."""
+def file_status(ref: Any) -> os.stat_result | None:
+    """The log file's status; None for standard input or a file that cannot be stat'ed (it is read, and
+    fails as it would)."""
     if ref.path is None or ref.problem is not None:
         return None
     try:
-        status = os.stat(ref.path)
+        return os.stat(ref.path)
     except OSError:
+        return None
+
+
+def file_key(ref: Any, status: os.stat_result | None = None) -> FileKey | None:
+    """What identifies a log file's content for the cache (None: it cannot be cached)."""
+    status = status or file_status(ref)
+    if status is None:
         return None
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
@@ -235,7 +242,7 @@ class StatsCache:
         except OSError:
             return False
 
-    def get(self, key: FileKey) -> LogStats | None:
+    def get(self, key: FileKey) -> Any:
         """The cached result for the file as ``key`` says it is now, or None."""
         db = self._db
         if db is None:
@@ -254,20 +261,29 @@ class StatsCache:
         if not isinstance(entry, bytes) or hashlib.blake2b(entry, digest_size=16).digest() != row[2]:
             return None
         try:
-            result = _RecordsUnpickler(io.BytesIO(entry)).load()
+            result = self._load(entry)
         except Exception:
             return None
-        if type(result) is not LogStats or result.skipped or result.samples is None:
-            return None
-        self.hits += 1
+        if result is not None:
+            self.hits += 1
         return result
 
-    def put(self, key: FileKey, result: LogStats) -> None:
+    def put(self, key: FileKey, result: Any) -> None:
         """Keep ``result`` for the file as ``key`` said it was before it was read (written at :meth:`close`)."""
         if self._db is None:
             return
-        entry = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        self._pending.append((key, entry))
+        self._pending.append((key, self._dump(result)))
+
+    @staticmethod
+    def _load(entry: bytes) -> LogStats | None:
+        result = _RecordsUnpickler(io.BytesIO(entry)).load()
+        if type(result) is not LogStats or result.skipped or result.samples is None:
+            return None
+        return result
+
+    @staticmethod
+    def _dump(result: LogStats) -> bytes:
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
 
     def close(self) -> None:
         db, self._db = self._db, None
@@ -295,6 +311,46 @@ class StatsCache:
         finally:
             self._pending = []
             db.close()
+
+
+LISTED = ("id", "cwd", "createdAt", "created", "turns", "durationMs", "generation", "compression", "title")
+"""What ``dshctl ls`` reads from a log (its size, time and path come from the file and the run)."""
+
+
+class ListingCache(StatsCache):
+    """``dshctl ls`` rows in the same file: what the listing read from each log, as JSON."""
+
+    @staticmethod
+    def _load(entry: bytes) -> dict | None:
+        import msgspec
+
+        row = msgspec.json.decode(entry)
+        if not isinstance(row, dict) or tuple(row) != LISTED:
+            return None
+        return row
+
+    @staticmethod
+    def _dump(row: dict) -> bytes:
+        import msgspec
+
+        return msgspec.json.encode({name: row[name] for name in LISTED})
+
+
+def open_listing_cache(no_cache: bool) -> ListingCache | None:
+    """The cache of ``dshctl ls`` rows, or None (``--no-cache``, or it cannot be opened)."""
+    if no_cache:
+        return None
+    from ..source import max_line_bytes_from_env
+
+    try:
+        context = hashlib.blake2b(
+            f"listing\nschema={SCHEMA}\ncode={_code_signature()}\nmax_line_bytes={max_line_bytes_from_env()}".encode(),
+            digest_size=16,
+        ).hexdigest()
+        cache = ListingCache(cache_path(), context)
+    except Exception:
+        return None
+    return cache if cache.enabled else None
 
 
 def open_stats_cache(options: Any, prices: Any) -> StatsCache | None:
@@ -362,3 +418,38 @@ def _as_named(result: LogStats, display: str) -> LogStats:
             for row in rows or ():
                 row.path = display
     return result
+
+
+def cached_rows(
+    cache: ListingCache, row_of: Callable[[Any], dict], refs: list, mapper: Callable[..., Iterator[tuple[Any, Any]]], **settings: Any
+) -> Iterator[dict]:
+    """``dshctl ls`` rows: ``mapper(row_of, refs, **settings)`` over the logs the cache does not hold, the
+    cached reading of the others completed with the file's size and time and the run's path, in order."""
+    statuses = [file_status(ref) for ref in refs]
+    keys = [file_key(ref, status) for ref, status in zip(refs, statuses)]
+    cached: dict[int, dict] = {}
+    for index, key in enumerate(keys):
+        if key is not None:
+            found = cache.get(key)
+            if found is not None:
+                cached[index] = found
+    to_read = [ref for index, ref in enumerate(refs) if index not in cached]
+    read = mapper(row_of, to_read, **settings) if to_read else iter(())
+    for index, ref in enumerate(refs):
+        found = cached.get(index)
+        if found is not None:
+            status = statuses[index]
+            assert status is not None
+            row = {name: found[name] for name in LISTED[:8]}
+            row["bytes"] = status.st_size
+            row["modifiedAt"] = int(status.st_mtime * 1000)
+            row["title"] = found["title"]
+            row["path"] = ref.display
+            row["error"] = None
+            yield row
+            continue
+        _, row = next(read)
+        key = keys[index]
+        if key is not None and isinstance(row, dict) and row.get("error") is None and file_key(ref) == key:
+            cache.put(key, row)
+        yield row
