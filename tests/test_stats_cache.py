@@ -296,3 +296,34 @@ def test_ls_is_served_from_the_cache_and_reads_only_what_changed(root, cache_hom
     assert warm == ls("--json", "--no-cache", str(root))
     monkeypatch.chdir(tmp_path)
     assert ls("--json", "sessions") == ls("--json", "--no-cache", "sessions")  # named as this run names them
+
+
+def test_an_entry_is_typed_where_that_gives_back_the_same_records_and_pickled_where_not():
+    from dshctl.options import StatsOptions
+    from dshctl.stats import log_stats
+
+    result = log_stats(SAMPLES / "tour.session.v4.jsonl.zstd", StatsOptions(by="turn"))
+    typed = cache_module.StatsCache._dump(result)
+    assert typed[:1] == b"T"
+    back = cache_module.StatsCache._load(typed)
+    encode = __import__("msgspec").json.encode
+    assert back.turns and encode([back.session, back.turns]) == encode([result.session, result.turns])
+    assert pickle.dumps(back.samples) == pickle.dumps(result.samples)
+    result.session.title = 5  # not what the record's type says: msgspec would refuse it on the way back
+    kept = cache_module.StatsCache._dump(result)
+    assert kept[:1] == b"\x80"
+    assert cache_module.StatsCache._load(kept).session.title == 5
+
+
+def test_a_typed_entry_with_a_foreign_samples_pickle_is_refused(tmp_path):
+    from dshctl.options import StatsOptions
+    from dshctl.stats import log_stats
+
+    result = log_stats(SAMPLES / "tour.session.v4.jsonl.zstd", StatsOptions())
+    marker = tmp_path / "pwned"
+    entry = cache_module._TYPED + __import__("msgspec").msgpack.encode(
+        cache_module._Entry(result.session, None, None, pickle.dumps(_Hostile(str(marker))))
+    )
+    with pytest.raises(pickle.UnpicklingError):
+        cache_module.StatsCache._load(entry)
+    assert not marker.exists()

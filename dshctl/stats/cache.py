@@ -35,7 +35,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .results import LogStats
+import msgspec
+
+from .records import SessionRecord, StepRecord, TurnRecord
+from .results import LogStats, StatsSamples
 
 __all__ = ["CACHE_FILE", "FOLD_VERSION", "StatsCache", "cache_path", "open_stats_cache"]
 
@@ -81,6 +84,22 @@ class _RecordsUnpickler(pickle.Unpickler):
         if names is None and not isinstance(found, type):
             raise pickle.UnpicklingError(f"{module}.{name} is not a stats record")
         return found
+
+
+_TYPED = b"T"
+"""The first byte of a typed entry (a pickle starts with its protocol opcode, 0x80)."""
+
+
+class _Entry(msgspec.Struct, array_like=True):
+    """A typed entry: the records, and the samples pickled (arrays and a Counter msgspec does not type)."""
+
+    session: SessionRecord
+    turns: list[TurnRecord] | None
+    steps: list[StepRecord] | None
+    samples: bytes
+
+
+_entry_decoder = msgspec.msgpack.Decoder(_Entry).decode
 
 
 def cache_path() -> Path:
@@ -272,10 +291,19 @@ class StatsCache:
         """Keep ``result`` for the file as ``key`` said it was before it was read (written at :meth:`close`)."""
         if self._db is None:
             return
-        self._pending.append((key, self._dump(result)))
+        try:
+            self._pending.append((key, self._dump(result)))
+        except Exception:  # a result the cache cannot keep is read again next time
+            pass
 
     @staticmethod
     def _load(entry: bytes) -> LogStats | None:
+        if entry[:1] == _TYPED:
+            typed = _entry_decoder(memoryview(entry)[1:])
+            samples = _RecordsUnpickler(io.BytesIO(typed.samples)).load()
+            if type(samples) is not StatsSamples:
+                return None
+            return LogStats(session=typed.session, turns=typed.turns, steps=typed.steps, samples=samples, skipped=False)
         result = _RecordsUnpickler(io.BytesIO(entry)).load()
         if type(result) is not LogStats or result.skipped or result.samples is None:
             return None
@@ -283,7 +311,19 @@ class StatsCache:
 
     @staticmethod
     def _dump(result: LogStats) -> bytes:
-        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        """The records as typed MessagePack (decoded many times faster than their pickle), the samples
+        pickled; the whole result pickled instead when the typed form would not give back the same
+        records to the byte (a number msgspec would read back as another type)."""
+        samples = pickle.dumps(result.samples, protocol=pickle.HIGHEST_PROTOCOL)
+        entry = _TYPED + msgspec.msgpack.encode(_Entry(result.session, result.turns, result.steps, samples))
+        try:
+            back = _entry_decoder(memoryview(entry)[1:])
+        except msgspec.ValidationError:
+            back = None
+        encode = msgspec.json.encode
+        if back is None or encode([back.session, back.turns, back.steps]) != encode([result.session, result.turns, result.steps]):
+            return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        return entry
 
     def close(self) -> None:
         db, self._db = self._db, None
@@ -322,8 +362,6 @@ class ListingCache(StatsCache):
 
     @staticmethod
     def _load(entry: bytes) -> dict | None:
-        import msgspec
-
         row = msgspec.json.decode(entry)
         if not isinstance(row, dict) or tuple(row) != LISTED:
             return None
@@ -331,8 +369,6 @@ class ListingCache(StatsCache):
 
     @staticmethod
     def _dump(row: dict) -> bytes:
-        import msgspec
-
         return msgspec.json.encode({name: row[name] for name in LISTED})
 
 
