@@ -395,8 +395,24 @@
       else if (kind === 'tool-result') node = this.result(item);
       else node = segmentsNode('div', 'ev k-' + kind, item.g);
       node.dataset.item = String(i);
-      this.parent().appendChild(node);
+      this.place(node, item);
       this.nodes.set(i, node);
+    }
+
+    // a node goes at the end, except among the interleaved blocks of one message (a region, `rg`):
+    // there its place is its block's rank in the message's block order (`o`), whichever streamed first
+    place(node, item) {
+      const parent = this.parent();
+      if (item.rg === undefined) {
+        parent.appendChild(node);
+        return;
+      }
+      const region = String(item.rg);
+      node.dataset.rg = region;
+      node.dataset.o = String(item.o);
+      let after = parent.lastChild;
+      while (after && after.dataset && after.dataset.rg === region && Number(after.dataset.o) > item.o) after = after.previousSibling;
+      parent.insertBefore(node, after ? after.nextSibling : parent.firstChild);
     }
 
     leave(i) {
@@ -537,7 +553,7 @@
       node.dataset.lines = '0';
       if (type !== 'text') this.collapsible(node);
       this.copyButton(node, () => block.textNode.data + (block.whole || ''));
-      this.parent().appendChild(node);
+      this.place(node, this.model.items[i]);
     }
 
     blockItem(block, item) {
