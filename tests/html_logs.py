@@ -181,3 +181,16 @@ def assembled_blocks(timed: list[tuple[int, dict]]) -> list[dict]:
         accumulator.push(at, value)
     return assemble(accumulator.records).blocks()
 
+
+def dropped_call_log(folder: Path, how: str) -> Path:
+    """A call, then a text block, then a max-tokens finish (dsh drops the call, FORMAT §4.6) — not
+    interleaved. ``how`` the call ends: ``closed`` (its block-end came), ``open`` (none: the text's output
+    closed its frame) or ``whole`` (no deltas, only its block-end)."""
+    t = T0 + 1000
+    deltas = [{"type": "tool-call-chunks", "time0": t + 10, "index": 0, "dt": [5], "id": "c0", "name": "bash", "args": ['{"cmd": ', '"ls"}']}]
+    closing = [chunk(t + 20, {"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": "c0", "name": "bash", "arguments": '{"cmd": "ls"}'}})]
+    stream = {"closed": deltas + closing, "open": deltas, "whole": closing}[how] + [
+        {"type": "text-chunks", "time0": t + 30, "index": 1, "dt": [5], "texts": ["and ", "then"]},
+        chunk(t + 40, {"type": "finish", "reason": {"kind": "max-tokens"}})]
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_log(folder / f"dropped-{how}.session.v4.jsonl", one_turn(1, t, "go", stream, [{"type": "text", "text": "and then"}]))

@@ -350,8 +350,8 @@ def test_hostile_text_stays_inside_the_data(tmp_path):
 
 # -- interleaved blocks (parallel tool calls, text beside a call) -----------------------------------------------
 
-from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, assembled_blocks, crossed, interleaved_log,  # noqa: E402
-                       message)
+from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, assembled_blocks, crossed, dropped_call_log,  # noqa: E402
+                       interleaved_log, message)
 from test_replay_parallel import GENERATIONS  # noqa: E402
 
 
@@ -440,3 +440,17 @@ def test_interleaved_calls_a_max_tokens_finish_dropped_say_so(tmp_path, generati
     assert [(name, streamed) for _, _, name, streamed in block_texts(data)] == [
         ("grep", '{"pattern": "needle", "path": "src"}'), ("bash", '{"command": "ls -la"}')]
 
+
+@pytest.mark.parametrize("how, where", [("closed", "tool-end"), ("open", "text"), ("whole", "tool-start")])
+def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, how, where):
+    """Not interleaved: a call, a text block, a max-tokens finish. However the call's frame ended — its own
+    block-end, the text's output closing it (the terminal's words are in the text's layout marks, which the
+    page leaves out), a whole block — the page data marks the call's block dropped, in the view's words."""
+    data = page_data(Timeline(open_log(str(dropped_call_log(tmp_path, how)))))
+    call = next(record["b"] for record in data["items"] if record["k"] == "tool-start")
+    marked = [record for record in data["items"] if record.get("foot", "").startswith("dropped") or "drop" in record]
+    assert [record["k"] for record in marked] == [where]
+    if how == "open":
+        assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
+    else:
+        assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, SAMPLES, T0, assembled_blocks, assistant, chunk, interleaved_log,
-                        logs_to_compare, message, one_turn, tool_result, without_layout, write_log)
+from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, SAMPLES, T0, assembled_blocks, assistant, chunk, dropped_call_log,
+                        interleaved_log, logs_to_compare, message, one_turn, tool_result, without_layout, write_log)
 from test_replay_parallel import GENERATIONS
 
 CHROMIUM = "/usr/bin/chromium"
@@ -392,6 +392,28 @@ def test_redaction_holds_in_every_part_of_interleaved_blocks_at_every_moment(tmp
     page.js("window.dshctlReplay.seek('end')")
     redacted = Redactor(secrets=True).redact(instant_text(log, monkeypatch))
     assert redacted.count(MARKER) == 2 and without_layout(page.text()) == without_layout(redacted)
+
+
+@pytest.mark.parametrize("how", ["closed", "open", "whole"])
+def test_a_call_dropped_by_max_tokens_is_marked_on_its_node_however_its_frame_ended(tmp_path, how, open_page, monkeypatch):
+    log = dropped_call_log(tmp_path, how)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    timeline = timeline_of(log)
+    clock = PlaybackClock(timeline, 0.0)
+    page = open_page(target)
+    page.js("window.dshctlReplay.seek('end')")
+    assert without_layout(page.text()) == without_layout(instant_text(log, monkeypatch))
+    words = DROPPED if how == "open" else "dropped: the reply was cut off by max tokens"
+    assert page.js(BLOCK_NODES) == [["tool", " bash", '{"cmd": "ls"}', words], ["text", "", "and then", ""]]
+    assert page.js("document.querySelector('.blk.tool .foot').className") == "foot s-retry"
+    assert page.js("(q) => window.dshctlReplay.search(q)", words) == 1
+    # before the output that closed the frame, the call is not marked yet; after it, it is
+    text = next(item for item in timeline.items if item.kind == "text")
+    page.js("(t) => window.dshctlReplay.seek(t)", clock[text.start] - 0.001)
+    assert page.js(BLOCK_NODES)[0][3] == ("" if how == "open" else words)
+    page.js("(t) => window.dshctlReplay.seek(t)", clock[text.start])
+    assert page.js(BLOCK_NODES)[0][3] == words
 
 
 # -- playing ----------------------------------------------------------------------------------------------

@@ -19,7 +19,10 @@ style (by hash) and ``data:`` images.
   JavaScript slices strings); ``g`` the view's wording of a one-line event (the session line, a tool
   result's header) as ``[text, style]`` segments; ``u`` and ``label`` of a turn; ``lines`` of a prompt or
   tool result (``err``: an error result); ``hd`` a whole reasoning block shows its header; ``name``,
-  ``args``, ``end``, ``foot`` of a tool-call block; ``ph`` a placeholder; ``im`` embedded image keys.
+  ``args``, ``end``, ``foot`` of a tool-call block (``dr``: a max-tokens finish dropped the call after its
+  frame closed); ``drop`` ``[block, words]`` on the item whose output closed the frame of a call that a
+  max-tokens finish then dropped (the terminal says so in that item's layout marks; the page on the
+  call's node); ``ph`` a placeholder; ``im`` embedded image keys.
   The interleaved blocks of one message (a :data:`~.items.BLOCKS` item, its parts in a
   :class:`~.items.Region`) are no record of their own: each part is one, in fragment order like every
   other, with ``rg`` its region (numbered from 0) and ``o`` its block's rank in the message's block order
@@ -67,6 +70,7 @@ from .timeline import (
     TURN,
     USER,
     Item,
+    Prefix,
     Timeline,
 )
 
@@ -231,7 +235,10 @@ def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor
     index = 0
     while index < len(items):
         if index not in places:
-            yield _record(items[index], streamed.get(index), redactor, blocks, images)
+            record = _record(items[index], streamed.get(index), redactor, blocks, images)
+            if index and items[index].prefix is not None and items[index].prefix.dropped:
+                _dropped_by_prefix(record, items[index - 1], blocks)
+            yield record
             index += 1
             continue
         region = places[index][0]
@@ -245,6 +252,15 @@ def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor
             record["rg"], record["o"] = places[member]
         for member in members:
             yield made[member]
+
+
+def _dropped_by_prefix(record: dict, previous: Item, blocks: "_Blocks") -> None:
+    """A streamed call whose frame another block's output (or an event) closed before a max-tokens finish
+    dropped it: the terminal says so in the closing item's marks, the page on the call's own node (the
+    block of the item before, whose frame those marks close)."""
+    block = blocks.ids.get(previous.block_key) if previous.block_key is not None else None
+    if block is not None:
+        record["drop"] = [block, view.prefix_text(Prefix(close_frame=True, dropped=True)).strip().removeprefix("╰─").strip()]
 
 
 def _turns_shown(items: list[Item]) -> set[int]:
@@ -401,6 +417,8 @@ def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
 
 def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
     end = record["end"] = item.info["end"]
+    if item.info.get("dropped"):
+        record["dr"] = True
     if end == "whole":
         _tool_whole(record, item.info, redactor)
         _dropped_foot(record, item)

@@ -210,7 +210,7 @@
         }
         if (item.k === 'turn') this.turns.push({ turn: item.u, item: i, fragment: item.s });
         if (item.k === 'tool-call') this.tools.push(item.s);
-        if (item.k === 'block-end' || (item.k === 'tool-end' && item.end === 'closed')) this.quiet[item.s] = 1;
+        if (item.k === 'block-end' || (item.k === 'tool-end' && item.end === 'closed' && !item.foot)) this.quiet[item.s] = 1;
       });
       this.blocks.forEach((block, b) => {
         block.text = texts[b].join('');
@@ -377,6 +377,7 @@
       const model = this.model;
       const item = model.items[i];
       const kind = item.k;
+      if (item.drop) this.droppedBy(item, true);
       if (item.b !== undefined) {
         const block = model.blocks[item.b];
         if (!block.node) this.openBlock(block, i);
@@ -418,6 +419,7 @@
     leave(i) {
       const model = this.model;
       const item = model.items[i];
+      if (item.drop) this.droppedBy(item, false);
       if (item.b !== undefined) {
         const block = model.blocks[item.b];
         if (block.first === i) {
@@ -574,7 +576,7 @@
           block.name.textContent = item.name ? ' ' + item.name : '';
           this.wholeText(block, item.args);
         }
-        if (item.foot) this.addFoot(block, item.end, item.foot);
+        if (item.foot) this.addFoot(block, item.end, item.foot, item.dr);
       } else if (kind === 'block') {
         if (item.ph !== undefined) {
           block.node.classList.add('placeholder');
@@ -588,10 +590,24 @@
       }
     }
 
-    addFoot(block, end, text) {
-      block.foot = el('div', 'foot s-' + (end === 'max-tokens' || end === 'dropped' ? 'retry' : 'note'), text);
+    addFoot(block, end, text, dropped) {
+      block.foot = el('div', 'foot s-' + (dropped || end === 'max-tokens' || end === 'dropped' ? 'retry' : 'note'), text);
       block.node.insertBefore(block.foot, block.body.nextSibling);
       block.node.classList.add('ended-' + end);
+    }
+
+    // a call another block's output closed before a max-tokens finish dropped it: the item that closed
+    // it (`drop`: [block, words]) marks it so, on the call's own node
+    droppedBy(item, entering) {
+      const block = this.model.blocks[item.drop[0]];
+      if (!block.node) return;
+      if (entering) {
+        this.addFoot(block, 'dropped', item.drop[1], true);
+      } else if (block.foot) {
+        block.foot.remove();
+        block.foot = null;
+        block.node.classList.remove('ended-dropped');
+      }
     }
 
     unblockItem(block, item) {
@@ -660,6 +676,7 @@
       model.items.forEach((item, i) => {
         const position = item.s + 1;
         const add = (part, text) => { if (text) docs.push({ item: i, part, text, position }); };
+        if (item.drop) add('drop', item.drop[1]);
         if (item.b !== undefined) {
           const block = model.blocks[item.b];
           if (item.l) {
@@ -735,7 +752,10 @@
         return range;
       }
       const item = this.model.items[doc.item];
-      if (item.b !== undefined) {
+      if (doc.part === 'drop') {
+        const block = this.model.blocks[item.drop[0]];
+        container = block.node ? block.foot : null;
+      } else if (item.b !== undefined) {
         const block = this.model.blocks[item.b];
         if (!block.node) return null;
         container = { head: block.head, label: block.label, name: block.name, body: block.body, ph: block.node.querySelector('.ph'),
