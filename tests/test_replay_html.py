@@ -174,7 +174,7 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
-@pytest.mark.parametrize("what, sample, kept", [
+PATTERN_SAMPLES = [
     ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", ""),
     ("private key", "-----BEGIN PRIVATE KEY-----\nMIIEow (cut)", ""),
     ("api key", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", ""),
@@ -187,11 +187,21 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     ("stripe key", "sk_live_" + "a" * 24, ""),
     ("hugging face token", "hf_" + "a" * 34, ""),
     ("json web token", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", ""),
+    ("json web token", "id-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK.", "id-."),
+    ("json web token", "x-eyJh-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", "x-"),
     ("bearer token", "Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer "),
     ("assigned secret", 'API_KEY="0123456789abcdef"', 'API_KEY=""'),
     ("assigned secret", "password: correct-horse", "password: "),
     ("password in url", "postgres://admin:s3cr3t@db.local/app", "postgres://admin:@db.local/app"),
-])
+    ("password in url", "-https://u:pw@h", "-https://u:@h"),
+    ("password in url", "s3://AKID:s3cr3t+key@bucket", "s3://AKID:@bucket"),
+    ("password in url", "a.b+c-d://u:p:q@h", "a.b+c-d://u:@h"),
+    ("password in url", "9https://u:pw@h", "9https://u:@h"),
+]
+"""``(what, a sample it redacts, what is left)``: every built-in pattern has one."""
+
+
+@pytest.mark.parametrize("what, sample, kept", PATTERN_SAMPLES)
 def test_each_built_in_pattern(what, sample, kept):
     assert what in dict(SECRET_PATTERNS)
     redacted = Redactor(secrets=True).redact(sample)
