@@ -1426,7 +1426,11 @@
     // -- deep links: #t=42.5, #turn=3 --
 
     fromHash() {
-      const hash = decodeURIComponent(location.hash.replace(/^#/, ''));
+      let hash = location.hash.replace(/^#/, '');
+      try {
+        hash = decodeURIComponent(hash);
+      } catch (malformed) {  // #% or #t=%E0: not a link the page knows, as any other
+      }
       if (!hash) return false;
       const params = new URLSearchParams(hash);
       if (params.has('t')) {
