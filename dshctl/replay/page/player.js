@@ -175,25 +175,26 @@
       this.blocks = (data.blocks || []).map(([type, seq, index]) => ({
         type, seq, index, text: '', runs: [], first: -1, last: -1, end: 0, node: null,
       }));
-      const texts = this.blocks.map(() => []);
-      const lengths = this.blocks.map(() => 0);
       this.turns = [];
       this.tools = [];
-      const ends = [];
       this.quiet = new Uint8Array(this.count);
+      const ends = this.indexItems();
+      this.unitEnds = Int32Array.from(new Set(ends)).sort();
+      this.turnPositions = Int32Array.from(this.turns.map((turn) => turn.fragment + 1));
+      this.toolPositions = Int32Array.from(this.tools.map((fragment) => fragment + 1));
+      this.setIdleLimit(data.idle);
+    }
+
+    // Each item's place: its start, its run's cumulative lengths, its block's text and extent, the turns,
+    // the tool calls and the fragments that show nothing. Returns where each unit (event, block) ends.
+    indexItems() {
+      const texts = this.blocks.map(() => []);
+      const lengths = this.blocks.map(() => 0);
+      const ends = [];
       this.items.forEach((item, i) => {
         this.starts[i] = item.s;
         const n = item.n || 1;
-        if (item.l) {
-          const cum = new Int32Array(item.l.length);
-          let total = 0;
-          item.l.forEach((length, k) => {
-            total += length;
-            cum[k] = total;
-            if (!length) this.quiet[item.s + k] = 1;
-          });
-          item.cum = cum;
-        }
+        if (item.l) item.cum = this.runEnds(item);
         if (item.b !== undefined) {
           const block = this.blocks[item.b];
           if (block.first < 0) block.first = i;
@@ -216,10 +217,19 @@
         block.text = texts[b].join('');
         ends.push(block.end);
       });
-      this.unitEnds = Int32Array.from(new Set(ends)).sort();
-      this.turnPositions = Int32Array.from(this.turns.map((turn) => turn.fragment + 1));
-      this.toolPositions = Int32Array.from(this.tools.map((fragment) => fragment + 1));
-      this.setIdleLimit(data.idle);
+      return ends;
+    }
+
+    // a run's text length after each of its fragments (an empty delta shows nothing: quiet)
+    runEnds(item) {
+      const cum = new Int32Array(item.l.length);
+      let total = 0;
+      item.l.forEach((length, k) => {
+        total += length;
+        cum[k] = total;
+        if (!length) this.quiet[item.s + k] = 1;
+      });
+      return cum;
     }
 
     // dshctl's PlaybackClock rule (dshctl/replay/transform.py): playback seconds of each fragment
