@@ -418,3 +418,29 @@ def test_a_window_wrapping_midnight_and_a_utc_window(tmp_path):
     assert pricer.charge("n/m", at("2026-10-03T22:30:00+00:00"), (0, 1_000_000, 0, 0)) == ("EUR", (0, 5 * 10**8, 0, 0))
     assert pricer.charge("n/m", at("2026-10-04T12:00:00+00:00"), (1_000_000, 1_000_000, 0, 0)) == ("EUR", (10**9, 0, 0, 0))
     assert pricer.charge("n/m", None, (1, 0, 0, 0)) == (None, "no time to choose between its windowed prices")
+
+
+# -- review of wave 1 (items 8, 25) --------------------------------------------------------------------
+
+
+def test_a_price_file_that_is_not_utf8_is_status_2_naming_the_file(tmp_path, config):
+    bad = tmp_path / "p.toml"
+    bad.write_bytes(b"\xff\xfe")
+    log = _write(tmp_path, "s", _straddling_session())
+    for command in (["stats", str(log), "--prices", str(bad)], ["prices", "--prices", str(bad)]):
+        result = invoke(*command)
+        assert result.exit_code == 2, result.output
+        assert f"price file {bad}: not UTF-8 text" in result.stderr and "Traceback" not in result.stderr
+    config.mkdir(parents=True)
+    (config / "prices.toml").write_bytes(b'[models."a/b"]\ncurrency = "\xe9"\n')  # Latin-1, not UTF-8
+    result = invoke("stats", str(log))
+    assert result.exit_code == 2 and f"price file {config / 'prices.toml'}: not UTF-8 text" in result.stderr
+
+
+@pytest.mark.parametrize("hours", ["09:00-12:00\n", "\u0660\u0669:00-12:00", "09:00-1\uff12:00", "9:00-12:00"])
+def test_hours_are_two_ascii_digits_each_and_nothing_after(tmp_path, hours):
+    table = tmp_path / "p.toml"
+    table.write_text('[models."a/b"]\ncurrency = "USD"\ninput = 1\noutput = 1\n'
+                     f'windows = [{{ hours = [{json.dumps(hours)}], input = 2 }}]\n', encoding="utf-8")
+    with pytest.raises(price_module.UsageError, match="is not a range"):
+        read_price_file(table)

@@ -49,7 +49,7 @@ _WINDOW_KEYS = frozenset(_BUCKETS) | {"zone", "days", "hours", "note"}
 _TABLE_KEYS = frozenset({"name", "source", "version", "url", "note"})
 _TOP_KEYS = ("table", "providers", "aliases", "models")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_HOURS = re.compile(r"^(\d{2}):(\d{2})-(\d{2}):(\d{2})$")
+_HOURS = re.compile(r"([0-9]{2}):([0-9]{2})-([0-9]{2}):([0-9]{2})\Z")  # ASCII digits only; \Z: no newline after
 
 
 class Rates(msgspec.Struct, frozen=True):
@@ -316,6 +316,8 @@ def read_price_file(path: Path, *, name: str | None = None) -> PriceTable:
         raise UsageError(f"cannot read price file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"price file {path}: not TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: tomllib decodes the bytes before it parses them
+        raise UsageError(f"price file {path}: not UTF-8 text, as TOML must be ({exc.reason} at byte {exc.start})") from None
     try:
         return _table(document, name, str(path))
     except ValueError as exc:
