@@ -246,7 +246,11 @@ def test_a_session_straddling_a_price_change_and_a_peak_boundary_is_priced_call_
     turns = log_stats(path, StatsOptions(by="turn"), prices=load_prices()).turns
     assert [turn.costs.total for turn in turns] == [float(expected[0] + expected[1]), float(expected[2])]
     days = json.loads(invoke("stats", "--by", "day", "--tz", "UTC", "--json", str(path)).stdout)
-    assert [(row["key"], row["costs"]["total"]) for row in days["rows"]] == [("2026-09-09", 0.07272)]  # a session counts on its start day
+    # each call's cost on the day it was made: the first before midnight UTC, the others after
+    assert [(row["key"], row["costs"]["total"]) for row in days["rows"]] == [("2026-09-09", 0.02367), ("2026-09-10", 0.04905)]
+    assert days["total"]["costs"]["total"] == 0.07272
+    beijing = json.loads(invoke("stats", "--by", "day", "--tz", "Asia/Shanghai", "--json", str(path)).stdout)
+    assert [(row["key"], row["costs"]["total"]) for row in beijing["rows"]] == [("2026-09-10", 0.07272)]  # 07:58 to 09:02
     assert days["costBasis"]["tables"][0]["version"] == genai_prices.__version__
 
 
