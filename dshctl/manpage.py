@@ -123,11 +123,12 @@ def plain(source: str) -> str:
 
 
 def validate_rules() -> list[str]:
-    from .validate.rules import BEYOND_DSH_LEVELS, LEVELS, RULES
+    from .validate.rules import BEYOND_DSH_LEVELS, LEVEL_SUMMARIES, LEVELS, RULES
 
     lines = [".ad l", ".RS"]
     for level in LEVELS:
-        lines += [".TP", f".B {level}" + (" (beyond dsh's load)" if level in BEYOND_DSH_LEVELS else ""), ".RS"]
+        lines += [".TP", f".B {level}" + (" (beyond dsh's load)" if level in BEYOND_DSH_LEVELS else "")]
+        lines += _fill(_escape(LEVEL_SUMMARIES[level][0].upper() + LEVEL_SUMMARIES[level][1:]) + ".") + [".RS"]
         for rule in RULES.values():
             if rule.level != level:
                 continue
