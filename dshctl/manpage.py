@@ -80,9 +80,10 @@ def _escape(text: str) -> str:
 
 
 def troff(text: str) -> str:
-    """A docstring paragraph as troff text: ````code```` bold, characters escaped (one line)."""
+    """A docstring paragraph as troff text: ````code```` bold and never hyphenated, characters escaped
+    (one line)."""
     pieces = re.split(r"``(.+?)``", " ".join(text.split()))
-    return "".join(f"\\fB{_escape(piece)}\\fR" if index % 2 else _escape(piece) for index, piece in enumerate(pieces))
+    return "".join(f"\\%\\fB{_escape(piece)}\\fR" if index % 2 else _escape(piece) for index, piece in enumerate(pieces))
 
 
 def _fill(text: str, width: int = 110) -> list[str]:
@@ -95,7 +96,7 @@ def _fill(text: str, width: int = 110) -> list[str]:
 _PLAIN = [(r"\\f[BIRP]", ""), (r"\\\(em", "—"), (r"\\\(en", "–"), (r"\\\(->", "→"), (r"\\\(mu", "×"),
           (r"\\\(sc", "§"), (r"\\\(aq", "'"), (r"\\\(pc", "·"), (r"\\\(ua", "↑"), (r"\\\(\+-", "±"), (r"\\\(ha", "^"),
           (r"\\\(<=", "≤"), (r"\\\(>=", "≥"), (r"\\\[\*S\]", "Σ"), (r"\\\(mc", "µ"), (r"\\\(bu", "•"),
-          (r"\\\[u([0-9A-F]{4,5})\]", lambda m: chr(int(m.group(1), 16))), (r"\\-", "-"), (r"\\&", ""),
+          (r"\\\[u([0-9A-F]{4,5})\]", lambda m: chr(int(m.group(1), 16))), (r"\\-", "-"), (r"\\&", ""), (r"\\%", ""),
           (r"\\e", "\\\\")]
 
 
@@ -241,18 +242,18 @@ def record_lines(doc: RecordDoc, documented: dict[type, str]) -> list[str]:
     if re.search(r":(class|func|mod|data|meth|attr):", intro + " ".join(t for *_, t in rows) + " ".join(after)):
         raise DocError(f"{cls.__name__}: its docstring refers to Python objects; the man page shows it to users")
 
-    key_list = ", ".join(f"\\fB{_escape(key)}\\fR" for key in order)
+    key_list = ", ".join(f"\\%\\fB{_escape(key)}\\fR" for key in order)
     heading = f"Keys: {key_list}."
     if base is not None:
         heading = f"Keys: those of \\fB{_escape(documented[base])}\\fR, then {key_list}."
     sometimes = [wire for _, wire, absent in own if absent]
     if sometimes:
-        heading += " Left out where they do not apply: " + ", ".join(f"\\fB{_escape(key)}\\fR" for key in sometimes) + "."
+        heading += " Left out where they do not apply: " + ", ".join(f"\\%\\fB{_escape(key)}\\fR" for key in sometimes) + "."
     title = f"\\fB{_escape(doc.title)}\\fR" + ("" if intro.startswith("(") else ":")
     lines = [".PP"] + _fill(f"{title} {troff(intro)} {heading}")
     for keys, spec, text in sorted(rows, key=lambda row: order.index(row[0][0])):
         tag = re.sub(r"``([^`]+)``", r"\1", spec).replace(" … ", " ... ")
-        lines += [".TP", ".B " + _escape(tag)] + _fill(troff(text))
+        lines += [".TP", ".B " + " ".join("\\%" + word for word in _escape(tag).split())] + _fill(troff(text))
     for paragraph in after:
         lines += [".PP"] + _fill(troff(paragraph))
     return lines
@@ -262,10 +263,10 @@ def _records(*docs: RecordDoc, elsewhere: dict[type, str] | None = None) -> list
     """The blocks of ``docs``; ``elsewhere``: records documented in another block, whose keys a
     subclass here refers to by title."""
     documented = {**(elsewhere or {}), **{doc.cls: doc.title for doc in docs}}
-    lines: list[str] = []
+    lines = [".ad l"]  # long key names: justified lines would gape around them
     for doc in docs:
         lines += record_lines(doc, documented)
-    return lines
+    return lines + [".ad"]
 
 
 STATS_RECORDS = (

@@ -166,4 +166,4 @@ def test_text_outside_the_blocks_is_kept_and_a_missing_marker_is_an_error(tmp_pa
 
 
 def test_plain_reads_the_page_as_words():
-    assert manpage.plain(".TP\n.B \\-\\-in\nsearch \\fBonly\\fR these \\(em kinds\n") == "--in search only these — kinds"
+    assert manpage.plain(".TP\n.B \\-\\-in\nsearch \\%\\fBonly\\fR these \\(em kinds\n") == "--in search only these — kinds"
