@@ -174,7 +174,7 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
-@pytest.mark.parametrize("what, sample, kept", [
+PATTERN_SAMPLES = [
     ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", ""),
     ("private key", "-----BEGIN PRIVATE KEY-----\nMIIEow (cut)", ""),
     ("api key", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", ""),
@@ -187,11 +187,21 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     ("stripe key", "sk_live_" + "a" * 24, ""),
     ("hugging face token", "hf_" + "a" * 34, ""),
     ("json web token", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", ""),
+    ("json web token", "id-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK.", "id-."),
+    ("json web token", "x-eyJh-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", "x-"),
     ("bearer token", "Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer "),
     ("assigned secret", 'API_KEY="0123456789abcdef"', 'API_KEY=""'),
     ("assigned secret", "password: correct-horse", "password: "),
     ("password in url", "postgres://admin:s3cr3t@db.local/app", "postgres://admin:@db.local/app"),
-])
+    ("password in url", "-https://u:pw@h", "-https://u:@h"),
+    ("password in url", "s3://AKID:s3cr3t+key@bucket", "s3://AKID:@bucket"),
+    ("password in url", "a.b+c-d://u:p:q@h", "a.b+c-d://u:@h"),
+    ("password in url", "9https://u:pw@h", "9https://u:@h"),
+]
+"""``(what, a sample it redacts, what is left)``: every built-in pattern has one."""
+
+
+@pytest.mark.parametrize("what, sample, kept", PATTERN_SAMPLES)
 def test_each_built_in_pattern(what, sample, kept):
     assert what in dict(SECRET_PATTERNS)
     redacted = Redactor(secrets=True).redact(sample)
@@ -282,6 +292,70 @@ def test_per_turn_figures_come_from_the_stats_library(tmp_path):
     assert builtin["fig"]["1"]["cur"] == "USD" and 0 < builtin["fig"]["1"]["cost"] != 0.00430626 and builtin["fig"]["1"]["ttft"] == 300
 
 
+FLASH = '[models."deepseek-official/deepseek-v4-flash"]\ncurrency = "USD"\ninput = {}\ncacheRead = 0.028\ncacheWrite = 0.28\noutput = 0.42\n'
+
+
+def test_the_page_costs_at_prices_and_leaves_them_out_with_no_cost(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    (tmp_path / "p.toml").write_text(FLASH.format(0.28))
+    _, priced = exported(TOUR, tmp_path, "--prices", str(tmp_path / "p.toml"), env=env)
+    assert priced["fig"]["1"]["cost"] == 0.00430626 and priced["fig"]["1"]["cur"] == "USD"
+    (tmp_path / "p.toml").write_text(FLASH.format(2.8))  # ten times the input price
+    _, dearer = exported(TOUR, tmp_path, "--prices", str(tmp_path / "p.toml"), env=env)
+    assert dearer["fig"]["1"]["cost"] > priced["fig"]["1"]["cost"]
+    _, free = exported(TOUR, tmp_path, "--no-cost", env=env)
+    assert free["fig"] and not any("cost" in figures or "cur" in figures for figures in free["fig"].values())
+    assert free["fig"]["1"] == {key: value for key, value in priced["fig"]["1"].items() if key not in ("cost", "cur")}
+
+
+def test_prices_and_no_cost_are_page_options(tmp_path):
+    (tmp_path / "bad.toml").write_text("[models\n")
+    for extra, message in [
+        (["--prices", str(tmp_path / "bad.toml")], "not TOML"),
+        (["--prices", str(tmp_path / "missing.toml")], "cannot read price file"),
+        (["--prices", str(tmp_path / "bad.toml"), "--no-cost"], "use one"),
+    ]:
+        result = export(TOUR, tmp_path / "x.html", *extra)
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+        assert not (tmp_path / "x.html").exists()
+    for extra in (["--no-cost"], ["--prices", str(tmp_path / "bad.toml")]):
+        result = export(TOUR, tmp_path / "x.md", *extra)
+        assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
+
+
+def test_the_figures_come_from_the_same_read_as_the_timeline(tmp_path, monkeypatch):
+    """One read of the log: the figures folded from the timeline's events are the stats library's own
+    (``stats --by turn``, read separately), on every sample and corpus log; from standard input too."""
+    import sys
+
+    from dshctl.options import StatsOptions
+    from dshctl.replay.html import FiguresLog, HtmlOptions, _by_turn, _figures_of, page_prices
+    from dshctl.stats import log_stats
+    from html_logs import logs_to_compare
+
+    prices = page_prices(HtmlOptions())
+    compared = 0
+    for log in logs_to_compare():
+        try:
+            opened = open_log(str(log), salvage=True)
+        except Exception:  # not a readable log: the browser tests skip it too
+            continue
+        timeline = Timeline(FiguresLog(opened, HtmlOptions()))
+        timeline.ensure_all()
+        expected = _by_turn(log_stats(str(log), StatsOptions(by="turn", salvage=True), prices=prices).turns)
+        assert _figures_of(timeline, HtmlOptions(), None) == expected, log
+        opened.close()
+        compared += bool(expected)
+    assert compared >= 5
+    second_reads = []
+    monkeypatch.setattr(sys.modules["dshctl.stats"], "log_stats", lambda *args, **kwargs: second_reads.append(args))
+    target = tmp_path / "stdin.html"
+    result = runner.invoke(app, ["--no-color", "replay", "-", "--export", str(target), "--no-cost"], input=TOUR.read_bytes())
+    assert result.exit_code == 0, result.output
+    assert "standard input is read once" not in result.stderr and second_reads == []
+    assert page_data_of(target.read_text(encoding="utf-8"))["fig"]["1"]["ttft"] == 300
+
+
 def test_turn_figures_read_a_record_or_a_struct():
     import msgspec
 
@@ -346,3 +420,111 @@ def test_hostile_text_stays_inside_the_data(tmp_path):
     body = embedded_bytes(text).decode()
     assert HOSTILE_RESULT in body and "\x1b" not in body and "␛]0;owned␇" in body
     assert "{{data}}" in body and "{{title}}" in body  # the template is filled once: log text is never a placeholder
+
+
+# -- interleaved blocks (parallel tool calls, text beside a call) -----------------------------------------------
+
+from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, assembled_blocks, crossed, dropped_call_log,  # noqa: E402
+                       interleaved_log, message)
+from test_replay_parallel import GENERATIONS  # noqa: E402
+
+
+def block_texts(data: dict) -> list[tuple[str, int, str | None, str]]:
+    """Per block of the page data, by its rank in its message (then by number): ``(type, block index,
+    name, streamed text)``, its streamed text joined from its records in fragment order."""
+    texts: dict[int, list] = {}
+    ranks: dict[int, tuple] = {}
+    for record in data["items"]:
+        if "b" not in record:
+            continue
+        entry = texts.setdefault(record["b"], [data["blocks"][record["b"]][0], data["blocks"][record["b"]][2], None, ""])
+        ranks.setdefault(record["b"], (record.get("rg", -1), record.get("o", -1), record["b"]))
+        if "l" in record:
+            entry[3] += record["x"]
+        if record.get("name"):
+            entry[2] = record["name"]
+    return [tuple(texts[b]) for b in sorted(texts, key=lambda b: ranks[b])]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("name", [name for name in MESSAGES if name != "dropped"])
+def test_interleaved_blocks_are_records_of_their_own_blocks(tmp_path, name, generation):
+    timed, content, _ = message(name)
+    log = interleaved_log(tmp_path, generation, timed, content)
+    timeline = Timeline(open_log(str(log)))
+    data = page_data(timeline)
+    assert any(item.kind == "blocks" for item in timeline.items)
+    # every fragment is in exactly one record, in order: the page's clock and seek stay exact
+    assert [record["s"] for record in data["items"]] == list(accumulate_starts(data["items"]))
+    assert sum(record.get("n", 1) for record in data["items"]) == len(data["dt"]) == len(timeline)
+    # each block once, in the message's block order, with its whole text: the assembled block's
+    expected = [("text" if block["type"] == "text" else "tool", None if block["type"] == "text" else block["name"],
+                 block["text"] if block["type"] == "text" else block["arguments"]) for block in assembled_blocks(timed)]
+    assert [(kind, name, text) for kind, _, name, text in block_texts(data)] == expected
+    assert [index for _, index, _, _ in block_texts(data)] == list(range(len(expected)))
+    # a record never mixes two blocks of a region, and a region's records say where their node goes
+    region = [record for record in data["items"] if "rg" in record]
+    assert region and {record["rg"] for record in region} == {0}
+    assert all(record["o"] == data["blocks"][record["b"]][2] for record in region if "b" in record)
+
+
+def accumulate_starts(records):
+    at = 0
+    for record in records:
+        yield at
+        at += record.get("n", 1)
+
+
+def test_the_block_order_is_the_messages_not_the_order_blocks_first_streamed(tmp_path):
+    timed, content = crossed()
+    data = page_data(Timeline(open_log(str(interleaved_log(tmp_path, "v4", timed, content)))))
+    region = [record for record in data["items"] if "rg" in record]
+    first_streamed = []
+    for record in region:
+        if data["blocks"][record["b"]][2] not in first_streamed:
+            first_streamed.append(data["blocks"][record["b"]][2])
+    assert first_streamed == [2, 1, 0]  # the read call streams first, the text last …
+    assert region[0]["k"] == "tool-start" and data["blocks"][region[0]["b"]][2] == region[0]["o"] == 2  # its node goes last
+    assert [name for _, _, name, _ in block_texts(data)] == [None, "bash", "read"]  # … the message has text, bash, read
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_a_secret_split_across_deltas_or_parts_of_interleaved_blocks_is_redacted(tmp_path, generation):
+    timed, content = crossed()
+    log = interleaved_log(tmp_path, generation, timed, content)
+    plain, _ = exported(log, tmp_path)
+    shown = embedded_bytes(plain).decode()
+    assert CROSSED_KEY in shown and CROSSED_TOKEN[:9] in shown and CROSSED_TOKEN[9:] in shown  # the token's halves: two records
+    text, data = exported(log, tmp_path, "--redact-secrets")
+    inflated = embedded_bytes(text)
+    for secret in (CROSSED_KEY, CROSSED_TOKEN, "DEF123456789", "XYZ0000", CROSSED_TOKEN[:9], CROSSED_TOKEN[9:]):
+        assert secret.encode() not in text.encode() and secret.encode() not in inflated, secret
+    texts = {index: streamed for _, index, _, streamed in block_texts(data)}
+    assert texts[0] == "Checking the key [redacted] before anything, then reporting."
+    assert texts[1] == "{\"command\": \"curl -H 'Authorization: Bearer [redacted]' https://example.com\"}"
+    assert sum(record.get("n", 1) for record in data["items"]) == len(data["dt"])  # as many fragments: the times still apply
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_interleaved_calls_a_max_tokens_finish_dropped_say_so(tmp_path, generation):
+    timed, content, finish = message("dropped")
+    data = page_data(Timeline(open_log(str(interleaved_log(tmp_path, generation, timed, content, finish)))))
+    ends = [(record["b"], record["end"], record.get("foot")) for record in data["items"] if record["k"] == "tool-end"]
+    assert sorted(ends) == [(0, "max-tokens", DROPPED), (1, "max-tokens", DROPPED)]
+    assert [(name, streamed) for _, _, name, streamed in block_texts(data)] == [
+        ("grep", '{"pattern": "needle", "path": "src"}'), ("bash", '{"command": "ls -la"}')]
+
+
+@pytest.mark.parametrize("how, where", [("closed", "tool-end"), ("open", "text"), ("whole", "tool-start")])
+def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, how, where):
+    """Not interleaved: a call, a text block, a max-tokens finish. However the call's frame ended — its own
+    block-end, the text's output closing it (the terminal's words are in the text's layout marks, which the
+    page leaves out), a whole block — the page data marks the call's block dropped, in the view's words."""
+    data = page_data(Timeline(open_log(str(dropped_call_log(tmp_path, how)))))
+    call = next(record["b"] for record in data["items"] if record["k"] == "tool-start")
+    marked = [record for record in data["items"] if record.get("foot", "").startswith("dropped") or "drop" in record]
+    assert [record["k"] for record in marked] == [where]
+    if how == "open":
+        assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
+    else:
+        assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"

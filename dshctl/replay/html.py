@@ -19,7 +19,15 @@ style (by hash) and ``data:`` images.
   JavaScript slices strings); ``g`` the view's wording of a one-line event (the session line, a tool
   result's header) as ``[text, style]`` segments; ``u`` and ``label`` of a turn; ``lines`` of a prompt or
   tool result (``err``: an error result); ``hd`` a whole reasoning block shows its header; ``name``,
-  ``args``, ``end``, ``foot`` of a tool-call block; ``ph`` a placeholder; ``im`` embedded image keys;
+  ``args``, ``end``, ``foot`` of a tool-call block (``dr``: a max-tokens finish dropped the call after its
+  frame closed); ``drop`` ``[block, words]`` on the item whose output closed the frame of a call that a
+  max-tokens finish then dropped (the terminal says so in that item's layout marks; the page on the
+  call's node); ``ph`` a placeholder; ``im`` embedded image keys.
+  The interleaved blocks of one message (a :data:`~.items.BLOCKS` item, its parts in a
+  :class:`~.items.Region`) are no record of their own: each part is one, in fragment order like every
+  other, with ``rg`` its region (numbered from 0) and ``o`` its block's rank in the message's block order
+  (:mod:`.layout`'s: first seen, as the assembler orders them), which is where the page places the
+  block's node among the region's, whichever block streamed first;
 * ``blocks`` — ``[type, settlement seq, block index]`` per content block: each block is one node on
   the page that grows as its fragments arrive, wherever its fragments interleave with other blocks';
 * ``fig`` — per turn number, dsh's figures from the stats library (TTFT, duration, tokens, cost when
@@ -42,7 +50,7 @@ import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 from ..textsafe import visible, visible_line
 from . import view
@@ -62,6 +70,7 @@ from .timeline import (
     TURN,
     USER,
     Item,
+    Prefix,
     Timeline,
 )
 
@@ -80,6 +89,10 @@ class HtmlOptions:
     embed_images: bool = False
     store: Path | None = None
     """``--store DIR`` for ``--embed-images`` (default: the export's ``media/``, else dsh's store)."""
+    prices: str | None = None
+    """``--prices FILE``: the price table over the built-in and user ones, for the per-turn costs."""
+    no_cost: bool = False
+    """``--no-cost``: no costs on the page."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -92,7 +105,7 @@ def write_html(timeline: Timeline, out: TextIO, *, start: int = 0, idle_limit: f
     options = options or HtmlOptions()
     redactor = Redactor(options.redact, secrets=options.redact_secrets)
     data = page_data(timeline, start=start, idle_limit=idle_limit, speed=speed, redactor=redactor,
-                     figures=session_figures(timeline, on_note=on_note),
+                     figures=_figures_of(timeline, options, on_note),
                      images=_images(timeline, options.store, on_note) if options.embed_images else None)
     page = render_page(data)
     out.write(page)
@@ -155,13 +168,12 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     """The JSON document the page replays (see the module docstring)."""
     timeline.ensure_all()
     redactor = redactor or Redactor()
-    items = timeline.items
+    items, places = _flattened(timeline.items)
     blocks = _Blocks()
     streamed = _redacted_streams(items, redactor)
     records: list[dict] = []
     image_slots = _ImageSlots(images)
-    for index, item in enumerate(items):
-        record = _record(item, streamed.get(index), redactor, blocks, image_slots)
+    for record in _records(items, places, streamed, redactor, blocks, image_slots):
         previous = records[-1] if records else None
         if previous is not None and _continues(previous, record):
             _merge(previous, record)
@@ -197,6 +209,62 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     if kept_images:
         data["im"] = kept_images
     return data
+
+
+def _flattened(items: list[Item]) -> tuple[list[Item], dict[int, tuple[int, int]]]:
+    """The items with every region's parts in its place, in fragment order (the order they streamed), and
+    the place of each part in its region's layout: ``{index: (region number, rank)}``, the rank being
+    its block's place in the message's block order (an event shown among the blocks is a block of its own)."""
+    flat: list[Item] = []
+    places: dict[int, tuple[int, int]] = {}
+    regions = 0
+    for item in items:
+        region = item.region
+        if region is None:
+            flat.append(item)
+            continue
+        rank_of = {index: rank for rank, block in enumerate(region.blocks) for index in block}
+        for index, part in enumerate(region.parts):
+            places[len(flat)] = (regions, rank_of[index])
+            flat.append(part)
+        regions += 1
+    return flat, places
+
+
+def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor, blocks: "_Blocks",
+             images: "_ImageSlots") -> Iterator[dict]:
+    """Each item's record, in fragment order. A region's parts are read in its layout order (so the k-th
+    picture of a message goes with its k-th image block, and its blocks are numbered as they are laid
+    out) and placed in fragment order, each with its region ``rg`` and its block's rank ``o``."""
+    index = 0
+    while index < len(items):
+        if index not in places:
+            record = _record(items[index], streamed.get(index), redactor, blocks, images)
+            if index and items[index].prefix is not None and items[index].prefix.dropped:
+                _dropped_by_prefix(record, items[index - 1], blocks)
+            yield record
+            index += 1
+            continue
+        region = places[index][0]
+        members = []
+        while index < len(items) and places.get(index, (None,))[0] == region:
+            members.append(index)
+            index += 1
+        made: dict[int, dict] = {}
+        for member in sorted(members, key=lambda member: places[member][1]):  # stable: a block's parts as they streamed
+            record = made[member] = _record(items[member], streamed.get(member), redactor, blocks, images)
+            record["rg"], record["o"] = places[member]
+        for member in members:
+            yield made[member]
+
+
+def _dropped_by_prefix(record: dict, previous: Item, blocks: "_Blocks") -> None:
+    """A streamed call whose frame another block's output (or an event) closed before a max-tokens finish
+    dropped it: the terminal says so in the closing item's marks, the page on the call's own node (the
+    block of the item before, whose frame those marks close)."""
+    block = blocks.ids.get(previous.block_key) if previous.block_key is not None else None
+    if block is not None:
+        record["drop"] = [block, view.prefix_text(Prefix(close_frame=True, dropped=True)).strip().removeprefix("╰─").strip()]
 
 
 def _turns_shown(items: list[Item]) -> set[int]:
@@ -257,7 +325,7 @@ def _js_length(text: str) -> int:
 def _continues(previous: dict, record: dict) -> bool:
     """Whether ``record`` is the next fragments of the run ``previous`` (same kind, block, adjacent)."""
     return ("l" in record and "l" in previous and previous["k"] == record["k"] and previous.get("b") == record.get("b")
-            and previous["s"] + previous["n"] == record["s"])
+            and previous.get("rg") == record.get("rg") and previous["s"] + previous["n"] == record["s"])
 
 
 def _merge(previous: dict, record: dict) -> None:
@@ -353,6 +421,8 @@ def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
 
 def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
     end = record["end"] = item.info["end"]
+    if item.info.get("dropped"):
+        record["dr"] = True
     if end == "whole":
         _tool_whole(record, item.info, redactor)
         _dropped_foot(record, item)
@@ -440,9 +510,75 @@ def turn_figures(record: Any) -> dict:
     return {key: value for key, value in figures.items() if value is not None and value is not False}
 
 
-def session_figures(timeline: Timeline, *, on_note=None) -> dict[int, dict]:
-    """dsh's per-turn figures of the timeline's log, by turn number ({} when the log cannot be read
-    again: standard input is read once)."""
+def page_prices(options: HtmlOptions, on_note=None):
+    """The price table of the page's costs: none with ``--no-cost``; ``--prices FILE`` that cannot be read
+    is an error (as in ``stats``); the user's table that cannot be read, a note and no costs."""
+    from ..errors import DshctlError
+    from ..stats.prices import load_prices
+
+    if options.no_cost:
+        return None
+    if options.prices is not None:
+        table = load_prices(options.prices)
+    else:
+        try:
+            table = load_prices()
+        except (ValueError, OSError, DshctlError) as exc:
+            if on_note is not None:
+                on_note(f"no costs on the page: {exc}")
+            return None
+    return table if table.models else None
+
+
+class FiguresLog:
+    """A log read for a page: the timeline is built from it (it answers as the log does), and every event
+    the timeline reads also goes through dsh's stats fold, so the page's per-turn figures come from the
+    same read of the log — standard input included — instead of a second one."""
+
+    def __init__(self, log, options: HtmlOptions | None = None, *, on_note=None) -> None:
+        from ..stats import stats_fold
+
+        self._log = log
+        self._fold = stats_fold(log, prices=page_prices(options or HtmlOptions(), on_note), keep_turns=True)
+        self._read = False
+
+    def __getattr__(self, name: str):
+        return getattr(self._log, name)
+
+    def events(self):
+        feed = self._fold.feed
+        for event in self._log.events():
+            feed(event)
+            yield event
+        self._read = True
+
+    def figures(self) -> dict[int, dict] | None:
+        """By turn number, once the timeline has read the whole log (None before)."""
+        from ..stats.results import folded_stats
+
+        if not self._read:
+            return None
+        self._fold.finish()
+        return _by_turn(folded_stats(self._log, self._fold, by="turn", salvage=self._log.salvage).turns)
+
+
+def _figures_of(timeline: Timeline, options: HtmlOptions, on_note) -> dict[int, dict]:
+    read = timeline.log.figures() if isinstance(timeline.log, FiguresLog) else None
+    return read if read is not None else session_figures(timeline, options=options, on_note=on_note)
+
+
+def _by_turn(records) -> dict[int, dict]:
+    figures: dict[int, dict] = {}
+    for record in records or []:
+        turn = record.get("turn") if isinstance(record, dict) else getattr(record, "turn", None)
+        if isinstance(turn, int):
+            figures[turn] = turn_figures(record)
+    return figures
+
+
+def session_figures(timeline: Timeline, *, options: HtmlOptions | None = None, on_note=None) -> dict[int, dict]:
+    """dsh's per-turn figures of the timeline's log, read again, by turn number, for a timeline not built
+    from a :class:`FiguresLog` ({} when the log cannot be read again: standard input is read once)."""
     log = timeline.log
     if log.ref.path is None:
         if on_note is not None:
@@ -451,27 +587,15 @@ def session_figures(timeline: Timeline, *, on_note=None) -> dict[int, dict]:
     from ..errors import DshctlError
     from ..options import StatsOptions
     from ..stats import log_stats
-    from ..stats.prices import load_prices
 
-    try:
-        prices = load_prices()
-    except (ValueError, OSError, DshctlError) as exc:
-        if on_note is not None:
-            on_note(f"no costs on the page: {exc}")
-        prices = None
+    prices = page_prices(options or HtmlOptions(), on_note)
     try:
         result = log_stats(log.ref, StatsOptions(by="turn", salvage=log.salvage), prices=prices)
     except DshctlError as exc:  # the log changed since it was read
         if on_note is not None:
             on_note(f"no per-turn figures: {exc}")
         return {}
-    figures: dict[int, dict] = {}
-    for record in result.turns or []:
-        data = turn_figures(record)
-        turn = record.get("turn") if isinstance(record, dict) else getattr(record, "turn", None)
-        if isinstance(turn, int):
-            figures[turn] = data
-    return figures
+    return _by_turn(result.turns)
 
 
 # --------------------------------------------------------------------------------------------------
