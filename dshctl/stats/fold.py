@@ -758,7 +758,10 @@ class StatsFold:
         self.step_rows: list[StepRecord] = []
         self.observed = StatsSamples.empty()
         self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
-        self.observed.billing = {}  # what the meter counts, by the minute of each call and its model
+        # what the meter counts, by the minute of each call and its model (the samples' field, typed here
+        # as never None: the compiled build needs the fold to type-check)
+        self._billing: dict = {}
+        self.observed.billing = self._billing
         # the turns and steps still open
         self.turn_records: dict[Any, TurnFigures] = {}
         self.current_turn: TurnFigures | None = None
@@ -1208,7 +1211,7 @@ class StatsFold:
             previous_model = model_of(meter.slot_route)
             if pricing is not None and meter.slot_charge is not None:
                 self._charge(meter.slot_charge, sum(previous), previous_step, previous_model, -1)
-            bill(self.observed.billing, meter.slot_minute, meter.slot_route, previous, meter.slot_reasoning, meter.slot_charge, -1)
+            bill(self._billing, meter.slot_minute, meter.slot_route, previous, meter.slot_reasoning, meter.slot_charge, -1)
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
                 if meter.slot_reasoning is not None:  # it added them to the step's: never None here
@@ -1224,7 +1227,7 @@ class StatsFold:
             charge = pricing.charge(route, call_time, buckets)
             self._charge(charge, sum(buckets), record, model_of(route), 1)
         minute = minute_of(call_time)
-        bill(self.observed.billing, minute, route, buckets, reasoning, charge, 1)
+        bill(self._billing, minute, route, buckets, reasoning, charge, 1)
         meter.slot_charge = charge
         meter.slot_minute = minute
         if share is not None:
