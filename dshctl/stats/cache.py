@@ -54,6 +54,7 @@ _ALLOWED = {
     "dshctl.stats.records": None,  # any class of these modules (checked to be a class below)
     "dshctl.stats.results": None,
     "dshctl.stats.costs": None,
+    "dshctl.stats.billing": None,  # the samples' billing per minute and model
     "array": {"array", "_array_reconstructor"},
     "collections": {"Counter", "OrderedDict"},
     "msgspec._core": {"UNSET"},
