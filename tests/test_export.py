@@ -258,13 +258,30 @@ def test_docs_schema_page_is_the_generated_one():
     assert (ROOT / "docs" / "schema.md").read_text() == markdown(), "regenerate: python -m dshctl.export.schema > docs/schema.md"
 
 
-def test_columns_are_only_ever_added():
-    """Every column of schema version 1 is still there, with its type (docs/schema-v1-columns.txt)."""
-    from dshctl.export.schema import TABLES as SPEC
+def _widened(old: str, new: str) -> bool:
+    """A type a later schema may give a column instead: the same, or with DECIMALs of more digits (same
+    scale), inside a STRUCT too."""
+    import re
 
-    now = {f"{t.name}.{c.name} {c.type}" for t in SPEC.values() for c in t.columns}
-    kept = (ROOT / "tests" / "export_schema_v1.txt").read_text().splitlines()
-    assert [line for line in kept if line not in now] == []
+    decimal = re.compile(r"DECIMAL\((\d+),(\d+)\)")
+    if decimal.sub(r"DECIMAL(\2)", old) != decimal.sub(r"DECIMAL(\2)", new):
+        return False
+    return all(int(b[0]) >= int(a[0]) for a, b in zip(decimal.findall(old), decimal.findall(new)))
+
+
+def test_columns_are_only_ever_added_or_widened():
+    """Every column of every schema version (tests/export_schema_v*.txt) is still there, with its type or
+    a wider decimal; the current version's list is the current schema."""
+    from dshctl.export.schema import SCHEMA_VERSION, TABLES as SPEC
+
+    now = {f"{t.name}.{c.name}": c.type for t in SPEC.values() for c in t.columns}
+    versions = sorted(ROOT.joinpath("tests").glob("export_schema_v*.txt"))
+    assert [p.name for p in versions][-1] == f"export_schema_v{SCHEMA_VERSION}.txt"
+    for listed in versions:
+        for line in listed.read_text().splitlines():
+            name, kind = line.split(" ", 1)
+            assert name in now and _widened(kind, now[name]), (listed.name, line, now.get(name))
+    assert versions[-1].read_text().splitlines() == [f"{name} {kind}" for name, kind in now.items()]
 
 
 # -- partitions -------------------------------------------------------------------------------------------
@@ -447,3 +464,45 @@ def test_hostile_text_round_trips_as_data(tmp_path):
     assert con.execute("SELECT name FROM tool_calls").fetchone()[0] == 'na"me\'\x01'
     assert con.execute("SELECT tools FROM steps").fetchone()[0] == ['na"me\'\x01']
     assert con.execute("SELECT prompt FROM turns").fetchone()[0] == "') or 1=1 --\x00"
+
+
+def _priced_log(tmp_path, name: str, tokens: list[tuple]) -> Path:
+    steps = [rollup_step(start=T1 + 1000 * i, first=T1 + 1000 * i + 100, end=T1 + 1000 * i + 500, tokens=t) for i, t in enumerate(tokens)]
+    path = tmp_path / f"{name}.session.v4.jsonl"
+    path.write_text(rollup_session(name, created=T1, turns=[steps]))
+    return path
+
+
+def test_costs_above_a_billion_and_beyond_float_precision_are_exact_decimals(tmp_path):
+    """Costs are DECIMAL(38,9) from the fold's integer nano-units: a session above a billion (which
+    DECIMAL(18,9) refused, failing the whole export) and amounts beyond 2**53 nano-units (where a float
+    amount is not exact) equal stats' integer sums to the nano-unit; the other logs are written too."""
+    import dshctl
+    from dshctl.stats.records import cost_nanos
+
+    prices = tmp_path / "dear.toml"
+    prices.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 999999.999\noutput = 999999.999\ncacheRead = 0.001\n')
+    per_token = 999_999_999  # nano-units
+    beyond = _priced_log(tmp_path, "beyond", [(3_000_001, 7_000_003, 0, 0), (1, 3, 3, 0)])
+    billion = _priced_log(tmp_path, "billion", [(1_234_567_891, 0, 0, 0)])
+    small = SAMPLES / "tour.session.v4.jsonl"
+    dataset = tmp_path / "ds"
+    export(beyond, billion, small, out=dataset, extra=("--prices", str(prices)))
+    con = connect(dataset)
+    got = dict(con.execute("SELECT session_id, cost_total FROM sessions").fetchall())
+    steps = dict(con.execute("SELECT session_id, sum(cost_total) FROM steps GROUP BY ALL").fetchall())
+    assert set(got) >= {"beyond", "billion"} and len(got) == 3
+    by_hand = {"beyond": (3_000_001 + 7_000_003 + 1 + 3) * per_token + 3 * 1, "billion": 1_234_567_891 * per_token}
+    assert by_hand["beyond"] > 2**53 and by_hand["billion"] > 10**18
+    for name, path in (("beyond", beyond), ("billion", billion)):
+        record = dshctl.stats(path, prices=str(prices)).sessions[0]
+        nanos = cost_nanos(record.costs)
+        assert sum(nanos) == by_hand[name]  # stats' integer sum
+        exact = Decimal(sum(nanos)).scaleb(-9)
+        assert got[name] == exact and steps[name] == exact, name
+        assert name == "billion" or round(record.costs.total * 10**9) != sum(nanos)  # the float does not hold it
+        parts = con.execute("SELECT cost_input, cost_output, cost_cache_read FROM sessions WHERE session_id = ?", [name]).fetchone()
+        assert parts == tuple(Decimal(n).scaleb(-9) for n in (nanos[0], nanos[3], nanos[1]))
+    # the integers stay off the wire: stats --json is what it was
+    text = invoke("stats", "--json", str(beyond), "--prices", str(prices)).stdout
+    assert "nanos" not in text and json.loads(text)["sessions"][0]["costs"]["total"] == float(by_hand["beyond"] / 10**9)

@@ -81,12 +81,17 @@ class Record(msgspec.Struct, kw_only=True, rename="camel"):
 # -- shared parts ------------------------------------------------------------------------------------
 
 
-class CostRecord(Record, kw_only=True):
+class CostRecord(Record, kw_only=True, dict=True):
     """What the token meter's billed buckets cost (:mod:`dshctl.stats.prices`; dsh has no cost figure).
 
     One amount per bucket and their total, each the exact sum of integer nano-units shown as a number
     with at most nine decimals (``0`` when nothing was billed); ``currency`` is None only for a record
-    without tokens (it costs 0 in no currency)."""
+    without tokens (it costs 0 in no currency).
+
+    Beside the fields, a record the fold made (:func:`dshctl.stats.costs.cost_record`) carries ``nanos``,
+    the integer nano-units ``(input, cache_read, cache_write, output)`` its amounts come from: exact at
+    any size, where a float amount is not beyond 2**53 nano-units. It is an attribute, not a field, so it
+    is never in the JSON; a record decoded, copied or pickled has none (:func:`cost_nanos`)."""
 
     input: Number
     cache_read: Number
@@ -94,6 +99,11 @@ class CostRecord(Record, kw_only=True):
     output: Number
     total: Number
     currency: str | None
+
+
+def cost_nanos(cost: CostRecord) -> tuple[int, int, int, int] | None:
+    """A cost record's integer nano-units ``(input, cache_read, cache_write, output)``, when it has them."""
+    return cost.__dict__.get("nanos")
 
 
 class Percentiles(Record, kw_only=True):
