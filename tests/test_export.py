@@ -506,3 +506,17 @@ def test_costs_above_a_billion_and_beyond_float_precision_are_exact_decimals(tmp
     # the integers stay off the wire: stats --json is what it was
     text = invoke("stats", "--json", str(beyond), "--prices", str(prices)).stdout
     assert "nanos" not in text and json.loads(text)["sessions"][0]["costs"]["total"] == float(by_hand["beyond"] / 10**9)
+
+
+def test_an_out_of_range_image_dimension_is_null_not_a_failed_export(tmp_path):
+    """Numbers in a log are JavaScript's (jsvalues.safe_int): a width beyond 2**53 is no integer dsh wrote
+    (and one beyond INT64 failed the whole export); a whole float is the integer it is."""
+    text = (SAMPLES / "tour.session.v4.jsonl").read_text()
+    assert '"width":2,' in text
+    log = tmp_path / "big.session.v4.jsonl"
+    log.write_text(text.replace('"width":2,', '"width":100000000000000000000000,', 1).replace('"height":2,', '"height":2.0,', 1))
+    export(log, out=tmp_path / "ds")
+    export(SAMPLES / "tour.session.v4.jsonl", out=tmp_path / "plain")
+    query = "SELECT width, height FROM images ORDER BY seq, n"
+    rows, plain = (connect(tmp_path / name).execute(query).fetchall() for name in ("ds", "plain"))
+    assert plain[0] == (2, 2) and rows[0] == (None, 2) and rows[1:] == plain[1:]

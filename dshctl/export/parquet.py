@@ -456,8 +456,6 @@ def _remove_empty_dirs(directory: Path) -> None:
                     os.rmdir(dirpath)
                 except OSError:
                     pass
-            elif Path(dirpath) != root:
-                pass
 
 
 def remove_strays(directory: Path, manifest: Manifest | None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..jsvalues import safe_int
 from ..stats.records import ImageRecord, SessionRecord
 
 BATCH_ROWS = 2048
@@ -38,10 +39,6 @@ def main_model(session: SessionRecord) -> str | None:
     return best.model if best is not None else None
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -62,12 +59,12 @@ def image_record(ref) -> ImageRecord:
         n=ref.n,
         attachment_id=_str(attachment.get("attachmentId")),
         media_type=_str(attachment.get("mediaType")),
-        bytes=_int(attachment.get("bytes")),
-        width=_int(attachment.get("width")),
-        height=_int(attachment.get("height")),
+        bytes=safe_int(attachment.get("bytes")),
+        width=safe_int(attachment.get("width")),
+        height=safe_int(attachment.get("height")),
         name=_str(attachment.get("name")),
-        original_width=_int(original.get("width")),
-        original_height=_int(original.get("height")),
+        original_width=safe_int(original.get("width")),
+        original_height=safe_int(original.get("height")),
         offloaded=ref.offloaded,
         offloaded_by=ref.offloaded_by,
     )
