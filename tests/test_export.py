@@ -520,3 +520,13 @@ def test_an_out_of_range_image_dimension_is_null_not_a_failed_export(tmp_path):
     query = "SELECT width, height FROM images ORDER BY seq, n"
     rows, plain = (connect(tmp_path / name).execute(query).fetchall() for name in ("ds", "plain"))
     assert plain[0] == (2, 2) and rows[0] == (None, 2) and rows[1:] == plain[1:]
+
+
+def test_partition_by_is_checked_through_its_choices():
+    from dshctl.export import ExportOptions
+    from dshctl.options.export import PARTITIONS
+
+    assert ExportOptions.fields["partition_by"].choices == PARTITIONS
+    result = invoke("export", str(SAMPLES), "--out", "x", "--partition-by", "week")
+    assert result.exit_code == 2 and "week" in result.output
+    assert "day|month|project" in invoke("export", "--help").output
