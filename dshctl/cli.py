@@ -234,11 +234,11 @@ def export(paths: list[str] | None, options: ExportOptions) -> int:
 
 @_command(
     SqlOptions,
-    _Argument("query", str, typer.Argument(..., help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
+    _Argument("query", str, typer.Argument(..., metavar="QUERY", help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
     _Argument(
         "paths",
         Optional[List[str]],
-        typer.Argument(None, help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
     ),
     cls=_PlainUsage,
 )

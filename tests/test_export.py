@@ -466,6 +466,33 @@ def test_hostile_text_round_trips_as_data(tmp_path):
     assert con.execute("SELECT prompt FROM turns").fetchone()[0] == "') or 1=1 --\x00"
 
 
+# -- wave-1 review: prices digest, exact costs, broken parts, hostile numbers ---------------------------------
+
+
+def test_a_price_table_whose_alias_or_provider_changed_re_exports_the_costs(tmp_path):
+    """The dataset's costs depend on the whole table in force (models, providers, aliases): a change of
+    any of them re-reads every log, and the costs are then stats' at the new table."""
+    log = SAMPLES / "tour.session.v4.jsonl"
+    models = '[[models."x/cheap"]]\ncurrency = "USD"\ninput = 1\ncacheRead = 1\ncacheWrite = 1\noutput = 1\n' \
+             '[[models."x/dear"]]\ncurrency = "USD"\ninput = 1000\ncacheRead = 1000\ncacheWrite = 1000\noutput = 1000\n'
+    tables = {}
+    for name, alias, provider in (("a", "x/cheap", "x"), ("b", "x/dear", "x"), ("c", "y/dear", "y")):
+        tables[name] = tmp_path / f"{name}.toml"
+        tables[name].write_text(f'[providers]\ndeepseek-official = "{provider}"\n[aliases]\n"{provider}/deepseek-v4-flash" = "{alias}"\n'
+                                + models.replace('"x/', f'"{provider}/'))
+    dataset = tmp_path / "ds"
+    seen = set()
+    for name in ("a", "b", "c"):
+        result = export(log, out=dataset, extra=("--prices", str(tables[name])))
+        assert "1 logs read, 0 unchanged" in result.output, name
+        cost = connect(dataset).execute("SELECT cost_total FROM sessions").fetchone()[0]
+        expected = stats_json(log, extra=("--prices", str(tables[name])))["sessions"][0]["costs"]["total"]
+        assert cost == Decimal(str(expected)), name
+        seen.add(cost)
+    assert len(seen) == 2  # a and b differ by the alias only; c is b under another provider name
+    assert "0 logs read, 1 unchanged" in export(log, out=dataset, extra=("--prices", str(tables["c"]))).output
+
+
 def _priced_log(tmp_path, name: str, tokens: list[tuple]) -> Path:
     steps = [rollup_step(start=T1 + 1000 * i, first=T1 + 1000 * i + 100, end=T1 + 1000 * i + 500, tokens=t) for i, t in enumerate(tokens)]
     path = tmp_path / f"{name}.session.v4.jsonl"
@@ -506,6 +533,24 @@ def test_costs_above_a_billion_and_beyond_float_precision_are_exact_decimals(tmp
     # the integers stay off the wire: stats --json is what it was
     text = invoke("stats", "--json", str(beyond), "--prices", str(prices)).stdout
     assert "nanos" not in text and json.loads(text)["sessions"][0]["costs"]["total"] == float(by_hand["beyond"] / 10**9)
+
+
+def test_a_dataset_missing_a_part_file_is_repaired_by_the_next_export(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    texts = _logs()
+    for name in ("s1", "s2"):
+        (logs / f"{name}.session.v4.jsonl").write_text(texts[name])
+    dataset = tmp_path / "ds"
+    export(logs, out=dataset)
+    counts = _dataset_counts(dataset)
+    next((dataset / "turns").glob("*.parquet")).unlink()
+    result = export(logs, out=dataset)
+    assert "2 logs read" in result.output
+    assert _dataset_counts(dataset) == counts
+    manifest = json.loads((dataset / "_dshctl_dataset.json").read_text())
+    named = {str(dataset / f) for part in manifest["parts"].values() for f in part["files"].values()}
+    assert {str(p) for p in dataset.rglob("*.parquet")} == named
 
 
 def test_an_out_of_range_image_dimension_is_null_not_a_failed_export(tmp_path):

@@ -222,3 +222,35 @@ def test_stdout_and_refusing_to_overwrite(tmp_path):
         json_format.Parse(line, trace_pb2.TracesData())
     decoded = base64.b64decode  # proto3 JSON reads hex ids as base64: the OTLP encoding differs there, on purpose
     assert decoded
+
+
+def test_out_naming_a_log_being_read_is_refused_even_with_force(tmp_path):
+    log = tmp_path / "victim.session.v4.jsonl"
+    log.write_bytes((SAMPLES / "tour.session.v4.jsonl").read_bytes())
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(log)
+    before = log.read_bytes()
+    for out in (log, link):
+        result = invoke("export", "--format", "otlp", "--out", str(out), "--force", str(SAMPLES / "fork-child.session.v4.jsonl"), str(log))
+        assert result.exit_code == 2 and "never writes to a log it reads" in result.output, result.output
+    assert log.read_bytes() == before and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "victim.session.v4.jsonl"]
+
+
+def test_an_interrupted_export_leaves_no_file_nor_temporary(tmp_path, monkeypatch):
+    from dshctl.export import ExportOptions, export_logs
+    from dshctl.export import otlp as O
+
+    def interrupted(results, out):
+        out.write(b'{"resourceSpans": []}\n')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(O, "write_traces", interrupted)
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        export_logs([str(SAMPLES / "tour.session.v4.jsonl")], ExportOptions(format="otlp", out=str(out)))
+    assert list(tmp_path.iterdir()) == []
+    out.write_text("keep")
+    with pytest.raises(KeyboardInterrupt):
+        export_logs([str(SAMPLES / "tour.session.v4.jsonl")], ExportOptions(format="otlp", out=str(out), force=True))
+    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"] and out.read_text() == "keep"
