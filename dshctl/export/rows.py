@@ -73,7 +73,7 @@ def image_record(ref) -> ImageRecord:
 class LogPass:
     """Read one opened log once and feed ``sink``. ``extra`` readers get every event too (``feed``)."""
 
-    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = (), path: str | None = None):
+    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = (), path: str | None = None, per_turn: bool = False):
         from ..images.scan import ImageScan, ImageScanner
         from ..stats import stats_fold
 
@@ -81,6 +81,7 @@ class LogPass:
         self.path = path if path is not None else log.display  # the rows' ``path`` (a dataset's key of the log)
         self.sink = sink
         self.extra = extra
+        self.per_turn = per_turn  # hand rows over at every turn's end (the OTLP sink builds a turn at a time)
         self.fold = stats_fold(log, prices=prices, keep_turns=True, keep_settlements=True)
         self.images = ImageScanner(ImageScan(path=log.display))
         header = log.header
@@ -112,6 +113,8 @@ class LogPass:
                 prefix = fold.prefix
                 self._drain()
                 self.at_cut = dict(self.sent)
+            elif self.per_turn and fold.turn_rows:
+                self._drain()
             pending += 1
             if pending >= 256:
                 pending = 0
