@@ -101,11 +101,12 @@ _runner = None
 
 
 def invoke(*args, env: dict | None = None, color: bool = False, status: int | None = None,
-           input: str | bytes | None = None, cwd: Path | str | None = None):
+           home: Path | str | None = None, input: str | bytes | None = None, cwd: Path | str | None = None):
     """``dshctl ARGS`` in process; its ``Result``.
 
     Without ``color`` the command runs as ``dshctl --no-color ARGS`` with ``NO_COLOR=1``; ``env`` is set
-    on top for the run (a value of None unsets the variable), ``cwd`` is the working directory for it.
+    on top for the run (a value of None unsets the variable), ``home`` is its ``DSH_HOME`` and ``cwd``
+    its working directory.
     A traceback fails the test: whatever the input, a command ends in a status and a message. With
     ``status``, the exit status must be it."""
     global _runner
@@ -117,6 +118,8 @@ def invoke(*args, env: dict | None = None, color: bool = False, status: int | No
         _runner = CliRunner()
     argv = [str(arg) for arg in args]
     variables = dict(env or {})
+    if home is not None:
+        variables["DSH_HOME"] = str(home)
     if not color:
         argv.insert(0, "--no-color")
         variables = {"NO_COLOR": "1", **variables}
