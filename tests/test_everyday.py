@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-import conftest
-from conftest import REPO, SAMPLES, sample
+from conftest import REPO, SAMPLES, invoke as run_cli, sample
 
 TOUR = sample("tour.session.v4.jsonl")
 TORN = sample("torn-tail.session.v4.jsonl")
@@ -22,7 +21,7 @@ LONG_ID = "session-7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57-with-a-long-agent-suffix
 
 def invoke(*args: str, columns: int | None = None, home: Path | None = None, cwd: Path | None = None):
     env = {"COLUMNS": str(columns) if columns else None, "DSH_HOME": str(home) if home else None}
-    return conftest.invoke(*args, env=env, cwd=cwd)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def session_log(root: Path, session_id: str, *, cwd: str = "/home/alice/proj", source: Path = TOUR,
