@@ -19,14 +19,13 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.options import StatsOptions
 from dshctl.stats import log_stats
 from dshctl.stats import prices as price_module
 from dshctl.stats.prices import Pricer, load_prices, read_price_file
 
+from conftest import invoke, samples
 from stats_logs import rollup_session, rollup_step
 
 genai_prices = pytest.importorskip("genai_prices", reason="genai-prices is a test dependency: pip install -e '.[test]'")
@@ -202,10 +201,6 @@ def _write(tmp_path, name, text):
     path = tmp_path / f"{name}.session.v4.jsonl"
     path.write_text(text)
     return path
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture()
@@ -393,10 +388,7 @@ def test_dshctl_prices_lists_the_tables_and_the_entries_of_the_models_found(tmp_
 
 
 def test_every_deepseek_official_sample_session_has_a_cost(config):
-    from pathlib import Path
-
-    samples = Path(__file__).resolve().parent.parent / "samples"
-    for path in sorted(samples.glob("*.jsonl*")):
+    for path in samples("*.jsonl*"):
         session = log_stats(path, prices=load_prices()).session
         routes = {model.model for model in session.dshctl.models}
         if routes <= {"deepseek-official/deepseek-v4-flash"} and session.billed_input_tokens:
