@@ -64,15 +64,16 @@ def corpus_file(relative: str) -> Path:
     return path
 
 
-def corpus_files(pattern: str) -> list:
+def corpus_files(pattern: str, *, names: bool = False) -> list:
     """For ``parametrize``: the corpus files matching ``pattern`` (at least one where the corpus is
-    present), or one placeholder that skips with the corpus reason where it is absent."""
+    present; with ``names``, their paths relative to the corpus), or one placeholder that skips with
+    the corpus reason where it is absent."""
     if not HAS_CORPUS:
         return [pytest.param(None, id="no-corpus", marks=pytest.mark.corpus)]
     found = sorted(CORPUS.glob(pattern))
     if not found:
         raise MissingSample(f"no file of the corpus at {CORPUS} matches {pattern!r}")
-    return found
+    return sorted(str(path.relative_to(CORPUS)) for path in found) if names else found
 
 
 def pytest_configure(config: pytest.Config) -> None:
