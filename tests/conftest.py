@@ -64,16 +64,19 @@ def corpus_file(relative: str) -> Path:
     return path
 
 
-def corpus_files(pattern: str, *, names: bool = False) -> list:
-    """For ``parametrize``: the corpus files matching ``pattern`` (at least one where the corpus is
-    present; with ``names``, their paths relative to the corpus), or one placeholder that skips with
-    the corpus reason where it is absent."""
+def corpus_files(*patterns: str, names: bool = False) -> list:
+    """For ``parametrize``: the corpus files matching each pattern in turn (each matching at least one
+    where the corpus is present; with ``names``, their paths relative to the corpus), or one
+    placeholder that skips with the corpus reason where it is absent."""
     if not HAS_CORPUS:
         return [pytest.param(None, id="no-corpus", marks=pytest.mark.corpus)]
-    found = sorted(CORPUS.glob(pattern))
-    if not found:
-        raise MissingSample(f"no file of the corpus at {CORPUS} matches {pattern!r}")
-    return sorted(str(path.relative_to(CORPUS)) for path in found) if names else found
+    found = []
+    for pattern in patterns:
+        matched = sorted(CORPUS.glob(pattern))
+        if not matched:
+            raise MissingSample(f"no file of the corpus at {CORPUS} matches {pattern!r}")
+        found += sorted(str(path.relative_to(CORPUS)) for path in matched) if names else matched
+    return found
 
 
 def pytest_configure(config: pytest.Config) -> None:
