@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from conftest import REPO, SAMPLES
 from dshctl.follow import follow_target
 from grow import Grower, batches, zstd_frames
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]
 
 # each command's follow form and the non-follow form its final output must equal
