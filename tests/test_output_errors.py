@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-LOG = str(SAMPLES / "tour.session.v4.jsonl.zstd")
-TORN = str(SAMPLES / "torn-tail.session.v4.jsonl.zstd")
-ROOT = str(SAMPLES / "sessions")
-STORE = str(SAMPLES / "attachments")
+from conftest import REPO, sample
+
+LOG = str(sample("tour.session.v4.jsonl.zstd"))
+TORN = str(sample("torn-tail.session.v4.jsonl.zstd"))
+ROOT = str(sample("sessions"))
+STORE = str(sample("attachments"))
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
