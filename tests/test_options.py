@@ -31,7 +31,7 @@ from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions
 from dshctl.options import base
 from dshctl.options.window import Window
 
-from conftest import REPO as ROOT, SAMPLES, sample
+from conftest import REPO as ROOT, sample
 
 TOUR = sample("tour.session.v4.jsonl")
 
