@@ -457,7 +457,7 @@ def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspen
 
 def _report(feed: _Feed) -> None:
     """Once the terminal is restored: the warnings and notes held back, then the error that ended it."""
-    from ..output import note, warn
+    from ..stdio import note, warn
 
     for text in feed.warnings:
         warn(text)

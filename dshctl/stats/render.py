@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..humanize import utc_moment
-from ..output import Tables, number, text
+from ..tables import Tables, number, text
 from ..textsafe import visible_line
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 from .records import (
