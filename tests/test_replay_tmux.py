@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, sample
-from dshctl.replay.view import format_clock
+from dshctl.humanize import format_clock
 
 SAMPLE = sample("tour.session.v4.jsonl.zstd")
 TMUX = shutil.which("tmux")

@@ -16,11 +16,10 @@ import pytest
 
 from dshctl.stats import LogStats
 from dshctl.stats import log_stats as library_log_stats
+from dshctl.humanize import format_duration, format_ms
 from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,
-    format_duration,
-    format_ms,
     format_rate,
     format_tokens,
     occupancy_percent,

@@ -45,7 +45,7 @@ from .timeline import Timeline
 from ..textsafe import escape_json_text, visible, visible_line
 from . import layout, view
 from .frames import terminal_output
-from .view import format_clock
+from ..humanize import format_clock
 
 DEFAULT_COLS = 100
 DEFAULT_ROWS = 30

@@ -13,7 +13,8 @@ from functools import lru_cache
 
 from . import layout, view
 from .timeline import Item, Timeline
-from .view import BAR, STYLES, Segment, format_clock
+from ..humanize import format_clock
+from .view import BAR, STYLES, Segment
 
 
 @lru_cache(maxsize=64)
