@@ -7,7 +7,8 @@
   ``$DSHCTL_CORPUS`` says. Where it is absent every corpus test (marked ``@pytest.mark.corpus``, or
   calling :func:`need_corpus`) skips with one reason, printed once in the header and once in the
   summary. A ``$DSHCTL_CORPUS`` that names no directory is a usage error, not a skip.
-* :func:`invoke` runs ``dshctl ARGS`` in process (typer's ``CliRunner`` over ``dshctl.cli.app``).
+* :func:`invoke` runs ``dshctl ARGS`` in process (typer's ``CliRunner`` over ``dshctl.cli.app``);
+  :func:`sigint_on_import` starts the console script in a process that a Ctrl-C hits while it starts.
 
 Test modules import these names (``from conftest import SAMPLES, invoke``): tests/ is on ``sys.path``
 under pytest, and for the scripts beside them (``golden.py``, ``mutate.py``) as their own directory.
@@ -99,6 +100,32 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def corpus() -> Path:
     """The corpus directory (the test skips where it is absent)."""
     return need_corpus()
+
+
+_SIGINT_ON_IMPORT = """
+import builtins, os, signal, sys
+sys.argv = ["dshctl", *sys.argv[1:]]
+at, real_import = MODULES, builtins.__import__
+
+def hooked(name, *args, **kwargs):
+    if at and name == at[0]:
+        at.pop(0)
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = hooked
+from dshctl.entry import main
+main()
+"""
+
+
+def sigint_on_import(*modules: str) -> list[str]:
+    """The command line (``python -c SCRIPT``; the dshctl arguments follow) of the console script
+    (``dshctl.entry.main``) that sends itself SIGINT as it first imports each of ``modules`` in turn:
+    a Ctrl-C while the command line is still being imported."""
+    import sys
+
+    return [sys.executable, "-c", _SIGINT_ON_IMPORT.replace("MODULES", repr(list(modules)))]
 
 
 _runner = None
