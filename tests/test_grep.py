@@ -624,7 +624,8 @@ def test_help_says_what_the_readme_says(v0_split):
 def test_context_is_searched_only_when_named():
     """Harness-injected messages (a runtime snapshot here) are what replay shows as one ``· context:`` line:
     ``--in context`` searches them, the default does not."""
-    from dshctl.replay.timeline import CONTEXT, Timeline
+    from dshctl.replay.items import CONTEXT
+    from dshctl.replay.timeline import Timeline
     from dshctl.replay.transform import make_filters
 
     log = str(SAMPLES / "tour.session.v4.jsonl")

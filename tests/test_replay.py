@@ -27,7 +27,8 @@ from dshctl.replay.export import cast_events, cast_header, markdown, timeline_re
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
 from dshctl.replay.terminal import play_stream, scroll_amount
-from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay.items import EVENT_GAP_MS, TOKEN_GAP_MS
+from dshctl.replay.timeline import Timeline
 from dshctl.replay import view
 from dshctl.replay.view import BAR
 from dshctl.replay.transcript import iter_fragments, transcript

@@ -52,7 +52,8 @@ from .terminal import (
     overlay,
 )
 from .builder import built_items
-from .timeline import Filters, Timeline
+from .items import Filters
+from .timeline import Timeline
 
 LIVE_HELP_LINES = HELP_LINES[:-1] + ("^Z     suspend       L     live edge",)
 """The player's keys with the one ``--follow`` adds (``?`` closes the panel like any key)."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import layout, view
-from .timeline import Item, Timeline
+from .items import Item
+from .timeline import Timeline
 from ..humanize import format_clock
 from .view import BAR, STYLES, Segment
 
