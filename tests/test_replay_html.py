@@ -11,24 +11,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay.html import page_data, render_page, turn_figures
 from dshctl.replay.html_redact import MARKER, SECRET_PATTERNS, Redactor
 from dshctl.replay.timeline import Timeline
 from dshctl.replay.transform import PlaybackClock
+from conftest import invoke
 from html_logs import SAMPLES, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, tool_result, write_log
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
-runner = CliRunner()
 
 
 def export(log: Path, target: Path, *extra: str, env: dict | None = None):
-    result = runner.invoke(app, ["--no-color", "replay", str(log), "--export", str(target), *extra], env=env)
-    return result
+    return invoke("replay", log, "--export", target, *extra, env=env)
 
 
 def exported(log: Path, tmp_path: Path, *extra: str, env: dict | None = None) -> tuple[str, dict]:
@@ -237,7 +234,7 @@ def test_filters_leave_the_omitted_content_out_of_the_file(tmp_path):
 
 def test_html_options_apply_to_html_exports_only(tmp_path):
     for extra in (["--redact", "x"], ["--redact-secrets"], ["--embed-images"]):
-        result = runner.invoke(app, ["replay", str(TOUR), "--instant", *extra])
+        result = invoke("replay", TOUR, "--instant", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
         result = export(TOUR, tmp_path / "x.md", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr

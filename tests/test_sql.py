@@ -10,21 +10,12 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import REPO as ROOT, SAMPLES, invoke
 
 pytest.importorskip("duckdb")
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture(autouse=True)

@@ -219,7 +219,7 @@ def _otlp(paths: list[str], options: ExportOptions, color: bool) -> ExportResult
 
 def run_export(paths: list[str], options: ExportOptions) -> int:
     """The ``dshctl export`` command: export, then one summary line on stderr. Returns the exit status."""
-    from ..output import note
+    from ..stdio import note
 
     result = export_logs(paths, options)
     if result.format == "parquet":

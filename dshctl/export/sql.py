@@ -77,7 +77,7 @@ def _cached_export(paths: list[str], options: SqlOptions) -> Path:
                                    no_cost=options.no_cost, verbose=options.verbose, no_color=options.no_color)
     result = export_logs(named, export_options)
     if result.errors:
-        from ..output import warn
+        from ..stdio import warn
 
         warn(f"{len(result.errors):,} log(s) could not be read; the tables leave them out")
     return directory
@@ -270,7 +270,7 @@ def run_sql(query: str, paths: list[str], options: SqlOptions) -> int:
 
 
 def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
-    from ..output import Column, print_table
+    from ..tables import Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)

@@ -55,7 +55,7 @@ from typing import Any, Iterator, TextIO
 from ..textsafe import visible, visible_line
 from . import view
 from .html_redact import Redactor
-from .timeline import (
+from .items import (
     BLOCK,
     BLOCK_END,
     REASONING,
@@ -71,8 +71,8 @@ from .timeline import (
     USER,
     Item,
     Prefix,
-    Timeline,
 )
+from .timeline import Timeline
 
 PAGE_FORMAT = "dshctl-replay-html/1"
 _BLOCK_TYPES = {REASONING: "reasoning", THINKING: "reasoning", TEXT: "text", TOOL_ARGS: "tool", TOOL_START: "tool",
