@@ -8,11 +8,11 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO as ROOT, sample
+
 API_PAGE = ROOT / "docs" / "api.md"
 EXAMPLES = re.findall(r"```python\n(.*?)```", API_PAGE.read_text(), re.S)
 
@@ -134,7 +134,7 @@ def test_api_page_example_runs(number, monkeypatch):
 def test_functions_take_a_path_object_or_a_logref():
     import dshctl
 
-    path = ROOT / "samples" / "tour.session.v4.jsonl"
+    path = sample("tour.session.v4.jsonl")
     (ref,) = dshctl.resolve(str(path))
     for source in (str(path), path, ref, [path]):
         assert dshctl.validate(source).reports[0].events == 58

@@ -12,18 +12,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from dshctl.cli import app
 
 duckdb = pytest.importorskip("duckdb")
 
 from stats_logs import log_lines, rollup_session, rollup_step  # noqa: E402
+from conftest import CORPUS, REPO as ROOT, SAMPLES, invoke  # noqa: E402
 from test_stats_rollups import PRICES, T1, _logs  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = Path(os.environ.get("DSHCTL_CORPUS") or ROOT.parent / "shared" / "corpus")
 TABLES = ("sessions", "turns", "steps", "tool_calls", "images")
 SAMPLE_PRICES = PRICES + """
 [models."deepseek-official/deepseek-v4-flash"]
@@ -33,10 +28,6 @@ cacheRead = 0.028
 cacheWrite = 0.28
 output = 0.42
 """
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture(autouse=True)

@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from dshctl.cli import app
 
 json_format = pytest.importorskip("google.protobuf.json_format")
 trace_pb2 = pytest.importorskip("opentelemetry.proto.trace.v1.trace_pb2")
 
 from stats_logs import rollup_session, rollup_step  # noqa: E402
+from conftest import CORPUS, SAMPLES, corpus_file, invoke  # noqa: E402
 from test_stats_rollups import T1  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = Path(os.environ.get("DSHCTL_CORPUS") or ROOT.parent / "shared" / "corpus")
-
-
-def invoke(*args):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1"})
 
 
 @pytest.fixture(autouse=True)
@@ -153,11 +141,10 @@ def test_content_only_with_include_content(tmp_path):
     assert any("gen_ai.tool.call.arguments" in attrs(s) for s in rich if s["name"].startswith("execute_tool"))
 
 
+@pytest.mark.corpus
 def test_subagent_session_sits_under_its_parents_tool_call(tmp_path):
-    parent = CORPUS / "v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl"
-    child = CORPUS / "v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl"
-    if not parent.is_file():
-        pytest.skip("../shared/corpus not present")
+    parent = corpus_file("v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl")
+    child = corpus_file("v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl")
     spans = spans_of(traces(tmp_path, parent, child))
     check_tree(spans)
     roots = [s for s in spans if s["name"].startswith("invoke_agent")]

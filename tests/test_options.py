@@ -31,9 +31,9 @@ from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions
 from dshctl.options import base
 from dshctl.options.window import Window
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-TOUR = SAMPLES / "tour.session.v4.jsonl"
+from conftest import REPO as ROOT, sample
+
+TOUR = sample("tour.session.v4.jsonl")
 
 COMMANDS = {
     "cat": CatOptions,

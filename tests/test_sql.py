@@ -13,18 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import REPO as ROOT, SAMPLES, invoke
 
 pytest.importorskip("duckdb")
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture(autouse=True)
@@ -250,12 +242,12 @@ def test_sql_days_are_stats_days_in_the_local_zone_by_default(tmp_path, zone):
     env = {"TZ": zone}
     days = json.loads(invoke("sql", "SELECT strftime(date_trunc('day', created_at), '%Y-%m-%d') AS day, count(*) AS n "
                                     "FROM sessions GROUP BY 1 ORDER BY 1", str(logs), "--json", env=env).stdout)
-    stats = CliRunner().invoke(app, ["--no-color", "stats", str(logs), "--by", "day", "--json"], env={"NO_COLOR": "1", **env})
+    stats = invoke("stats", str(logs), "--by", "day", "--json", env=env)
     assert [(row["day"], row["n"]) for row in days] == [(row["key"], row["sessions"]) for row in json.loads(stats.stdout)["rows"]]
     assert len(days) >= 2
     query = "SELECT strftime(date_trunc('day', created_at), '%Y-%m-%d') AS day, count(*) AS n FROM sessions GROUP BY 1 ORDER BY 1"
     utc = json.loads(invoke("sql", query, str(logs), "--json", "--tz", "UTC", env=env).stdout)
-    stats = CliRunner().invoke(app, ["--no-color", "stats", str(logs), "--by", "day", "--json", "--tz", "UTC"], env={"NO_COLOR": "1", **env})
+    stats = invoke("stats", str(logs), "--by", "day", "--json", "--tz", "UTC", env=env)
     assert [(row["day"], row["n"]) for row in utc] == [(row["key"], row["sessions"]) for row in json.loads(stats.stdout)["rows"]] != days
 
 

@@ -243,7 +243,7 @@ def _refuse_the_logs_themselves(target: Path, refs) -> None:
 def run_export(paths: list[str], options: ExportOptions) -> int:
     """The ``dshctl export`` command: export, the logs' warnings, then one summary line on stderr.
     Returns the exit status."""
-    from ..output import note
+    from ..stdio import note
 
     result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
     report_logs(result.failures, result.warnings, verbose=options.verbose)

@@ -464,7 +464,7 @@ def _csv(columns: list[str], rows: "_Rows", *, shown) -> None:
 
 
 def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
-    from ..output import Column, print_table
+    from ..tables import Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)

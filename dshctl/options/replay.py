@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from .base import FOLLOW, SALVAGE, PathOptions, option
+from .base import FOLLOW, NO_COST, PRICES, SALVAGE, PathOptions, option
 
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl", ".html", ".htm")
 HTML_SUFFIXES = (".html", ".htm")
@@ -16,7 +16,7 @@ class ReplayOptions(PathOptions):
     """``dshctl replay``: where to start, what to show, how fast, or which file to export.
 
     Derived when built: ``from_ms`` (``--from`` in ms, or None) and ``filters`` (what ``--turns``,
-    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.timeline.Filters`)."""
+    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.items.Filters`)."""
 
     speed: float = option(1.0, "--speed", metavar="X", help="Playback speed multiplier, 1/64 (0.015625) to 2048.")
     idle_limit: float = option(2.0, "--idle-limit", metavar="S", help="Cap pauses longer than this many seconds (0 = no cap).")
@@ -44,6 +44,8 @@ class ReplayOptions(PathOptions):
     store: Path | None = option(
         None, "--store", metavar="DIR", convert=Path, help="With --embed-images: the attachment store (default: the export's media/, else $DSH_HOME/attachments)."
     )
+    prices: str | None = PRICES.with_help("With --export FILE.html: price table (TOML) over the built-in and user ones, for the page's costs.")
+    no_cost: bool = NO_COST.with_help("With --export FILE.html: no costs on the page.")
     salvage: bool = SALVAGE
     follow: bool = FOLLOW.with_help(
         "Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."
@@ -90,6 +92,8 @@ class ReplayOptions(PathOptions):
                 ("redact_secrets", self.redact_secrets),
                 ("embed_images", self.embed_images),
                 ("store", self.store is not None),
+                ("prices", self.prices is not None),
+                ("no_cost", self.no_cost),
             )
             if on
         ]
@@ -100,6 +104,8 @@ class ReplayOptions(PathOptions):
             raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
         if self.store is not None and not self.embed_images:
             raise UsageError("--store only applies with --embed-images")
+        if self.prices is not None and self.no_cost:
+            raise UsageError(f"{self.fields['prices'].long} prices the page's costs; {self.fields['no_cost'].long} leaves them out: use one")
         from ..replay.html_redact import Redactor
 
         Redactor(self.redact, secrets=self.redact_secrets)  # a bad pattern is refused before the log is read

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from ..output import is_terminal
+from ..stdio import is_terminal
 
 
 def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:

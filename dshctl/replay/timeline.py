@@ -41,7 +41,6 @@ from typing import Any, Iterator, Sequence
 
 from . import layout
 from .builder import Builder
-from .items import *  # noqa: F401,F403  (the item model, re-exported: kinds, Item, Prefix, Filters)
 from .items import TITLE, TOOL_CALL, TURN, Filters, Item
 from .store import ItemStore
 

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from . import layout, view
 from .timeline import Timeline
-from .view import format_clock
+from ..humanize import format_clock
 
 
 class Stamper:
