@@ -22,7 +22,8 @@ Reading interface (positions are fragment indexes, times axis milliseconds, see 
   → ``(item, member)``, ``times`` (a read-only sequence: ``times[fragment]``), ``origin``,
   ``clock_ms(position)``, ``duration_ms``, ``first_at_or_after(ms)``;
 * ``turn_marks`` (``(fragment of the turn header, turn)``), ``tool_marks`` (fragments of ``tool/call``),
-  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic``.
+  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic`` — a mark is published once its item
+  is readable.
 
 **Memory.** Items are held by an :class:`~.store.ItemStore`: a compact index (item starts, first and
 last times) in memory, the items' text in chunks, the oldest compressed into a temporary file once they
@@ -165,7 +166,10 @@ class Timeline:
         return True
 
     def add(self, item: Item, times) -> None:
-        """Place a built item after the others (the builder's, or a live feed's, one writer at a time)."""
+        """Place a built item after the others (the builder's, or a live feed's, one writer at a time).
+
+        The item is stored before its marks are published: a reader on another thread (the player) that
+        finds a mark finds its item."""
         start = self.store.fragments
         item.start = start
         if item.region is not None:
@@ -173,15 +177,15 @@ class Timeline:
                 part.start = start + offset
         if item.synthetic:
             self.synthetic = True
+        self.store.add(item, times)
         if item.kind == TURN:
-            self.turn_marks.append((start, item.turn))
             if self.max_turn is None or (item.turn or 0) > self.max_turn:
                 self.max_turn = item.turn
+            self.turn_marks.append((start, item.turn))
         elif item.kind == TOOL_CALL:
             self.tool_marks.append(start)
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
-        self.store.add(item, times)
 
     # -- building in the background -----------------------------------------------
 
