@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import layout, view
+from .items import Item
 from .timeline import Timeline
-from .transcript import Stamper
+from .transcript import Stamper, fragment_outputs
 from .view import Segment
 
 CURSOR_UP = "\x1b[{}A"
@@ -33,31 +34,15 @@ def terminal_output(
 ) -> Iterator[tuple[int, str]]:
     """``(fragment index, output)`` for every fragment from ``start`` on, in the order they streamed,
     building the timeline as it goes; ``cols``×``rows`` is the terminal the output is for."""
-    stamp = Stamper(timeline, color) if timestamps else None
-    trim = start > 0
-    fragment = start
-    while True:
-        timeline.ensure(fragment + 1)
-        if fragment >= len(timeline):
-            return
-        item, k = timeline.locate(fragment)
-        if item.region is not None:
-            yield from _region_output(item, k, color, stamp, trim, cols, rows)
-            trim = False
-            fragment = item.start + item.count
-            continue
-        for member in range(k, item.count):
-            text = view.ansi_text(item, member) if color else view.text(item, member)
-            if trim and text:
-                text = text.lstrip("\n")
-                trim = not text
-            if stamp is not None:
-                text = stamp(text, fragment, item.synthetic)
-            yield fragment, text
-            fragment += 1
+
+    def region(item: Item, k: int, stamp: Stamper | None, trim: bool):
+        yield from _region_output(item, k, color, stamp, trim, cols, rows)
+        return False
+
+    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region)
 
 
-def _region_output(item, first: int, color: bool, stamp, trim: bool, cols: int, rows: int) -> Iterator[tuple[int, str]]:
+def _region_output(item: Item, first: int, color: bool, stamp: Stamper | None, trim: bool, cols: int, rows: int) -> Iterator[tuple[int, str]]:
     """The region's fragments from ``first`` (region-relative) on: the first shows the layout so far, each
     next one what changes it."""
     state = stamp.line_start if stamp is not None else True
