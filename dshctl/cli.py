@@ -86,9 +86,11 @@ class _Argument:
 
 
 PATH_HELP = "Log file, session directory, session id or unique id prefix, or - for stdin."
-PATH = _Argument("path", Optional[str], typer.Argument(None, help=PATH_HELP))
+PATH = _Argument("path", Optional[str], typer.Argument(None, metavar="[PATH]", help=PATH_HELP))
 PATHS = _Argument(
-    "paths", Optional[List[str]], typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root).")
+    "paths",
+    Optional[List[str]],
+    typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots (default: the sessions root)."),
 )
 
 
@@ -165,7 +167,7 @@ def cat(path: str | None, options: CatOptions) -> int:
     return run_cat(path, options)
 
 
-@_command(LsOptions, _Argument("root", Optional[str], typer.Argument(None, help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions).")), name="ls")
+@_command(LsOptions, _Argument("root", Optional[str], typer.Argument(None, metavar="[ROOT]", help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions).")), name="ls")
 def ls_(root: str | None, options: LsOptions) -> int:
     """List the sessions under a sessions root: id, cwd, created, turns, duration, generation, size, title."""
     from .ls import run_ls
@@ -232,11 +234,11 @@ def export(paths: list[str] | None, options: ExportOptions) -> int:
 
 @_command(
     SqlOptions,
-    _Argument("query", str, typer.Argument(..., help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
+    _Argument("query", str, typer.Argument(..., metavar="QUERY", help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
     _Argument(
         "paths",
         Optional[List[str]],
-        typer.Argument(None, help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
     ),
     cls=_PlainUsage,
 )
@@ -268,7 +270,7 @@ def _click_main() -> int:
     _Argument(
         "paths",
         Optional[List[str]],
-        typer.Argument(None, help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
+        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
     ),
     name="prices",
 )

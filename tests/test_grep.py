@@ -617,15 +617,17 @@ def test_hits_of_many_logs_name_their_path():
     assert not invoke("grep", "-F", "Node 14 lacks", paths[0]).stdout.startswith(paths[0])
 
 
-def test_help_says_what_the_readme_says(v0_split):
+def test_help_says_what_the_man_page_says(v0_split):
     shown = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(invoke("grep", "--help").stdout.split()))  # joined where wrapped
     assert "Usage: dshctl grep [OPTIONS] PATTERN [PATH]..." in shown
     assert "(comma-separated or repeated)" in shown
     assert "ignore case unless PATTERN has an upper-case letter outside an escape; -i wins" in shown
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "`--in`, comma-separated or repeated" in readme
-    assert "letter outside an escape; `-i` wins over `-S`" in readme
-    assert "at least 8 characters after any `session-`, that no other session of the sessions root shares" in readme
+    from dshctl.manpage import plain
+
+    reference = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
+    assert "--in KINDS Search only these kinds (comma-separated or repeated)" in reference
+    assert "Ignore case unless PATTERN has an upper-case letter outside an escape; -i wins." in reference
+    assert "at least 8 characters after any session-, that no other session of the sessions root shares" in reference
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}
 

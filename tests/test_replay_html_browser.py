@@ -610,6 +610,23 @@ def test_deep_links(pages, open_page):
     assert calm.state()["state"] == "ended" and calm.state()["position"] == len(timeline)
 
 
+@pytest.mark.parametrize("fragment", ["#%", "#t=%E0", "#turn=%", "#t=%zz&turn=1%"])
+def test_a_malformed_link_is_no_link(fragment, pages, open_page):
+    """A fragment that is no valid percent-encoding (decodeURIComponent throws on it) opens the page as
+    no link does — playing from the start — and, set later, leaves the page where it is."""
+    page = open_page(pages(TOUR), fragment)
+    page.wait("window.dshctlReplay.getState().state === 'playing'")
+    assert page.js("document.querySelectorAll('#transcript *').length") > 0
+    page.js("window.dshctlReplay.seek(5.5)")
+    page.js(f"location.hash = {fragment!r}")
+    page.js("location.hash = '#t=5.5&x=%'")
+    page.wait("window.dshctlReplay.getState().time === 5.5 && window.dshctlReplay.getState().state === 'paused'")
+    page.js("window.dshctlReplay.seek(2)")
+    page.js(f"location.hash = {fragment!r}")
+    page.page.wait_for_timeout(100)
+    assert page.state()["time"] == 2 and page.errors == []
+
+
 # -- privacy, hostile text, the network -----------------------------------------------------------------------
 
 

@@ -84,17 +84,25 @@ def test_empty_tables_still_have_their_columns(tmp_path):
     assert rows == [{"n": 0, "c": 0}]
 
 
-def _documented_queries() -> list[str]:
-    """The example queries of the README's sql section (each ``dshctl sql "…"`` block)."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### `dshctl sql"):]
-    section = section[: section.index("\n### ", 5)] if "\n### " in section[5:] else section
+def _documented_queries(where: str) -> list[str]:
+    """The example queries (each ``dshctl sql "…"``) of the man page's sql section, the guide's section on
+    a team's sessions, or the README."""
+    if where == "man":
+        from dshctl.manpage import plain
+
+        text = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
+        start = text.index("dshctl sql QUERY [PATH...] Run a SQL query")
+        section = text[start:text.index("READING RULES", start)]
+    else:
+        text = (ROOT / where).read_text(encoding="utf-8")
+        section = text[text.index("## A team's sessions"):] if where == "docs/guide.md" else text
     return re.findall(r'dshctl sql "(.*?)"', section, flags=re.S)
 
 
-def test_the_documented_examples_run(tmp_path):
-    queries = _documented_queries()
-    assert len(queries) >= 4
+@pytest.mark.parametrize("where, least", [("man", 4), ("docs/guide.md", 4), ("README.md", 1)])
+def test_the_documented_examples_run(where, least):
+    queries = _documented_queries(where)
+    assert len(queries) >= least
     for query in queries:
         result = invoke("sql", query, str(SAMPLES), "--json")
         assert result.exit_code == 0, (query, result.output)

@@ -88,9 +88,9 @@ PROJECT = option(
     "stored under DIR's project directory.",
 )
 _AGE_FORMS = "ISO 8601 date or date-time, epoch ms, or an age (90m, 36h, 7d, 2w)."
-SINCE = option(None, "--since", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
-UNTIL = option(None, "--until", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
-JOBS = option(None, "-j", "--jobs", follows=False, help="Worker processes for many logs (default: by core count).")
+SINCE = option(None, "--since", metavar="WHEN", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
+UNTIL = option(None, "--until", metavar="WHEN", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
+JOBS = option(None, "-j", "--jobs", metavar="N", follows=False, help="Worker processes for many logs (default: by core count).")
 JSON = option(False, "--json", help="One JSON document.")
 NDJSON = option(False, "--ndjson", help="One JSON object per record.")
 STRICT = option(False, "--strict", help="A torn tail is an error.")

@@ -62,7 +62,7 @@ class SqlOptions(Options):
     json: bool = JSON.with_help("One JSON array of row objects.")
     ndjson: bool = NDJSON.with_help("One JSON object per row.")
     csv: bool = option(False, "--csv", help="CSV with a header row.")
-    tz: str | None = option(None, "--tz", help="Time zone of the session (date_trunc, strftime; default UTC).")
+    tz: str | None = option(None, "--tz", metavar="NAME", help="Time zone of the session (date_trunc, strftime; default UTC).")
     jobs: int | None = JOBS
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns left empty.")

@@ -13,16 +13,18 @@ class ImagesOptions(PathOptions):
 
     json: bool = JSON.with_help("One JSON document (the listing, or the manifest with --out).")
     ndjson: bool = NDJSON.with_help("One JSON object per image.")
-    out: Path | None = option(None, "--out", convert=Path, help="Extract the images into this directory.")
+    out: Path | None = option(None, "--out", metavar="DIR", convert=Path, help="Extract the images into this directory.")
     store: Path | None = option(
         None,
         "--store",
+        metavar="DIR",
         convert=Path,
         help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), or an export's media/ dir.",
     )
     name_template: str | None = option(
         None,
         "--name-template",
+        metavar="TEMPLATE",
         help="Output file name template; fields {seq} {n} {turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
     )
     force: bool = option(False, "--force", help="Overwrite existing output files.")

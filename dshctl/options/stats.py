@@ -50,11 +50,11 @@ class StatsOptions(Options):
     project: str | None = PROJECT
     verbose: bool = VERBOSE
     no_color: bool = NO_COLOR
-    tz: str | None = option(None, "--tz", help="Time zone of day/week/month rollups (IANA name; default: local).")
+    tz: str | None = option(None, "--tz", metavar="NAME", help="Time zone of day/week/month rollups (IANA name; default: local).")
     prices: str | None = PRICES
     no_cost: bool = NO_COST
-    sort: str | None = option(None, "--sort", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
-    top: int | None = option(None, "--top", follows=False, help="Only the first N rows (totals still count all).")
+    sort: str | None = option(None, "--sort", metavar="KEY", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
+    top: int | None = option(None, "--top", metavar="N", follows=False, help="Only the first N rows (totals still count all).")
     reverse: bool = option(False, "--reverse", follows=False, help="Smallest first (or the default order reversed).")
 
     def __post_init__(self) -> None:

@@ -74,7 +74,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     played = False
     timeline = None
     try:
-        timeline = Timeline(log, options.filters)
+        timeline = Timeline(_read_for(log, options), options.filters)
         start = start_position(timeline, options)
         _refuse_nothing_to_show(timeline, options.turns)
         if export is not None:
@@ -181,11 +181,26 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
 
 def _html_options(options: ReplayOptions):
     """What only the HTML export takes (:class:`.html.HtmlOptions`), or None when nothing was asked."""
-    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None):
+    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None
+            or options.prices is not None or options.no_cost):
         return None
     from .html import HtmlOptions
 
-    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store)
+    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store,
+                       prices=options.prices, no_cost=options.no_cost)
+
+
+def _read_for(log, options: ReplayOptions):
+    """The log to build the timeline from: for an HTML page, one whose events also feed dsh's stats
+    fold, so the page's per-turn figures come from the same read (:class:`.html.FiguresLog`)."""
+    from ..options.replay import HTML_SUFFIXES
+
+    if options.export is None or Path(options.export).suffix.lower() not in HTML_SUFFIXES:
+        return log
+    from ..stdio import warn
+    from .html import FiguresLog
+
+    return FiguresLog(log, _html_options(options), on_note=lambda text: warn(f"{log.display}: {text}"))
 
 
 def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
