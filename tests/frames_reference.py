@@ -117,7 +117,7 @@ def row_starts(text: str, cols: int) -> list[int]:
             col = min((col // 8 + 1) * 8, cols - 1) if col < cols else col
             continue
         width = 1 if " " <= char < "\x7f" else get_character_cell_size(char)
-        if col + width > cols:
+        if col + width > cols and col:  # at column 0 it is the row's first character, however wide
             starts.append(offset)
             col = 0
         col += width

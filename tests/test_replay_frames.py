@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dshctl.reader import open_log
@@ -134,6 +134,8 @@ def messages(draw):
     st.booleans(),
     st.floats(0, 1),
 )
+# a wide character alone in a 1-column terminal: a row of its own, not two (the cursor went up -1 rows)
+@example(([("text", [""]), ("text", ["字"]), ("text", ["a", "a"])], [2], "tool-calls", None), 1, 1, False, False, 0.0)
 def test_the_output_is_the_reference_output_byte_for_byte(message, cols, rows, timestamps, color, where):
     blocks, order, finish, before = message
     with tempfile.TemporaryDirectory() as directory:
