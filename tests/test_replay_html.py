@@ -347,7 +347,7 @@ def test_the_figures_come_from_the_same_read_as_the_timeline(tmp_path, monkeypat
     second_reads = []
     monkeypatch.setattr(sys.modules["dshctl.stats"], "log_stats", lambda *args, **kwargs: second_reads.append(args))
     target = tmp_path / "stdin.html"
-    result = runner.invoke(app, ["--no-color", "replay", "-", "--export", str(target), "--no-cost"], input=TOUR.read_bytes())
+    result = invoke("replay", "-", "--export", target, "--no-cost", input=TOUR.read_bytes())
     assert result.exit_code == 0, result.output
     assert "standard input is read once" not in result.stderr and second_reads == []
     assert page_data_of(target.read_text(encoding="utf-8"))["fig"]["1"]["ttft"] == 300
