@@ -39,7 +39,9 @@ Source = Union[str, "os.PathLike[str]", Any]
 
 O = TypeVar("O", bound=Options)
 
-__all__ = ["GrepResult", "StatsResult", "ValidateResult", "cat", "grep", "images", "ls", "replay", "stats", "timeline", "validate"]
+__all__ = [
+    "GrepResult", "StatsResult", "ValidateResult", "cat", "export", "grep", "images", "ls", "replay", "sql", "stats", "timeline", "validate",
+]
 
 
 def _options(kind: type[O], options: O | None, fields: dict[str, Any]) -> O:

@@ -71,7 +71,8 @@ def test_the_command_line_is_the_options_type(command):
         assert param.multiple == declared.repeatable, param.name
         if declared.choices is not None:
             assert list(param.type.choices) == [str(choice) for choice in declared.choices], param.name
-            assert param.default.value == str(declared.default), param.name
+            shown = None if param.default is None else param.default.value  # None: an optional choice not given
+            assert shown == (None if declared.default is None else str(declared.default)), param.name
         elif not declared.repeatable:
             assert param.default == declared.default, param.name
 

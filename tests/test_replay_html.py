@@ -525,3 +525,14 @@ def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, 
         assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
     else:
         assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"
+
+
+@pytest.mark.parametrize("created", [True, 0, -5, 2**60, 1.5])
+def test_the_page_has_no_creation_time_where_the_header_gives_none(tmp_path, created):
+    """One rule for a header's createdAt (options.window.created_ms): a bool, 0, a negative or an unsafe
+    integer says nothing about when the session was created, so the page says nothing either."""
+    turn = one_turn(1, T0 + 100, "hi", [], [{"type": "text", "text": "ok"}])
+    good = write_log(tmp_path / "good.session.v4.jsonl", turn)
+    bad = write_log(tmp_path / "bad.session.v4.jsonl", turn, header={"createdAt": created})
+    assert page_data(Timeline(open_log(str(good))))["session"]["createdAt"] == T0
+    assert page_data(Timeline(open_log(str(bad))))["session"]["createdAt"] is None

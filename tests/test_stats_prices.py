@@ -504,3 +504,15 @@ def test_dshctl_prices_shows_a_since_to_the_millisecond(tmp_path, config):
     listed = json.loads(invoke("prices", "--json", "--prices", str(table)).stdout)["prices"]["a/b"]
     assert [entry["since"] for entry in listed] == ["2026-09-21T14:13:35.250Z", "2026-09-22T00:00:00Z"]
     assert "2026-09-21T14:13:35.250Z" in invoke("prices", "--prices", str(table), env={"COLUMNS": "200"}).stdout
+
+
+
+def test_a_session_pricer_falls_back_only_to_a_real_creation_time():
+    """The header's createdAt stands in for a call without time only where it says when the session was
+    created (options.window.created_ms, the one rule): not a bool, 0, a negative or an unsafe integer."""
+    from dshctl.stats.prices import PriceTable, session_pricer
+
+    table = PriceTable()
+    assert session_pricer(table, 1_767_225_600_000).fallback_ms == 1_767_225_600_000
+    for created in (True, 0, -1, 2**60, 1.5, None):
+        assert session_pricer(table, created).fallback_ms is None, created
