@@ -146,6 +146,8 @@ def _typer_form(field: str, declared: Option, annotation: str) -> tuple[Any, Any
     if declared.choices is not None:
         choices = Enum(f"{field}_choice", [(str(choice), str(choice)) for choice in declared.choices], type=str)  # type: ignore[misc]
         by_text = {str(choice): choice for choice in declared.choices}
+        if declared.default is None:  # not given: None (``--partition-by``)
+            return Optional[choices], None, lambda member: None if member is None else by_text[member.value]
         return choices, choices(str(declared.default)), lambda member: by_text[member.value]
     if declared.repeatable:
         return Optional[List[str]], None, lambda values: tuple(values or ())

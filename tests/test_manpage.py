@@ -11,8 +11,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import typing
-from pathlib import Path
-
 import msgspec
 import pytest
 
@@ -20,7 +18,8 @@ from dshctl import manpage
 from dshctl.stats import records as R
 from dshctl.validate.rules import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO as ROOT
+
 PAGE = ROOT / "man" / "dshctl.1"
 
 

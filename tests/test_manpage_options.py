@@ -12,7 +12,6 @@ accepted before or after the command name) is documented once, under GLOBAL OPTI
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import typer.core
@@ -21,8 +20,10 @@ import typer.main
 from dshctl import manpage
 from dshctl.cli import app
 
+from conftest import REPO
+
 click = typer.core._click
-PAGE = Path(__file__).resolve().parent.parent / "man" / "dshctl.1"
+PAGE = REPO / "man" / "dshctl.1"
 HELP = {"-h", "--help"}
 _ENTRY = re.compile(r"(--?[A-Za-z][a-z0-9-]*)(?: (\S+))?")
 

@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO as ROOT
+
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 

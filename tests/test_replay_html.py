@@ -11,24 +11,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay.html import page_data, render_page, turn_figures
 from dshctl.replay.html_redact import MARKER, SECRET_PATTERNS, Redactor
 from dshctl.replay.timeline import Timeline
 from dshctl.replay.transform import PlaybackClock
+from conftest import invoke
 from html_logs import SAMPLES, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, tool_result, write_log
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
-runner = CliRunner()
 
 
 def export(log: Path, target: Path, *extra: str, env: dict | None = None):
-    result = runner.invoke(app, ["--no-color", "replay", str(log), "--export", str(target), *extra], env=env)
-    return result
+    return invoke("replay", log, "--export", target, *extra, env=env)
 
 
 def exported(log: Path, tmp_path: Path, *extra: str, env: dict | None = None) -> tuple[str, dict]:
@@ -237,7 +234,7 @@ def test_filters_leave_the_omitted_content_out_of_the_file(tmp_path):
 
 def test_html_options_apply_to_html_exports_only(tmp_path):
     for extra in (["--redact", "x"], ["--redact-secrets"], ["--embed-images"]):
-        result = runner.invoke(app, ["replay", str(TOUR), "--instant", *extra])
+        result = invoke("replay", TOUR, "--instant", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
         result = export(TOUR, tmp_path / "x.md", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr
@@ -350,7 +347,7 @@ def test_the_figures_come_from_the_same_read_as_the_timeline(tmp_path, monkeypat
     second_reads = []
     monkeypatch.setattr(sys.modules["dshctl.stats"], "log_stats", lambda *args, **kwargs: second_reads.append(args))
     target = tmp_path / "stdin.html"
-    result = runner.invoke(app, ["--no-color", "replay", "-", "--export", str(target), "--no-cost"], input=TOUR.read_bytes())
+    result = invoke("replay", "-", "--export", target, "--no-cost", input=TOUR.read_bytes())
     assert result.exit_code == 0, result.output
     assert "standard input is read once" not in result.stderr and second_reads == []
     assert page_data_of(target.read_text(encoding="utf-8"))["fig"]["1"]["ttft"] == 300
@@ -528,3 +525,14 @@ def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, 
         assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
     else:
         assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"
+
+
+@pytest.mark.parametrize("created", [True, 0, -5, 2**60, 1.5])
+def test_the_page_has_no_creation_time_where_the_header_gives_none(tmp_path, created):
+    """One rule for a header's createdAt (options.window.created_ms): a bool, 0, a negative or an unsafe
+    integer says nothing about when the session was created, so the page says nothing either."""
+    turn = one_turn(1, T0 + 100, "hi", [], [{"type": "text", "text": "ok"}])
+    good = write_log(tmp_path / "good.session.v4.jsonl", turn)
+    bad = write_log(tmp_path / "bad.session.v4.jsonl", turn, header={"createdAt": created})
+    assert page_data(Timeline(open_log(str(good))))["session"]["createdAt"] == T0
+    assert page_data(Timeline(open_log(str(bad))))["session"]["createdAt"] is None

@@ -16,7 +16,7 @@ class ReplayOptions(PathOptions):
     """``dshctl replay``: where to start, what to show, how fast, or which file to export.
 
     Derived when built: ``from_ms`` (``--from`` in ms, or None) and ``filters`` (what ``--turns``,
-    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.timeline.Filters`)."""
+    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.items.Filters`)."""
 
     speed: float = option(1.0, "--speed", metavar="X", help="Playback speed multiplier, 1/64 (0.015625) to 2048.")
     idle_limit: float = option(2.0, "--idle-limit", metavar="S", help="Cap pauses longer than this many seconds (0 = no cap).")

@@ -17,6 +17,7 @@ from .base import (
     SALVAGE,
     SINCE,
     STRICT,
+    TZ,
     UNTIL,
     VERBOSE,
     Options,
@@ -51,7 +52,7 @@ class StatsOptions(Options):
     project: str | None = PROJECT
     verbose: bool = VERBOSE
     no_color: bool = NO_COLOR
-    tz: str | None = option(None, "--tz", metavar="NAME", help="Time zone of day/week/month rollups (IANA name; default: local).")
+    tz: str | None = TZ.with_help("Time zone of day/week/month rollups (IANA name; default: local).")
     prices: str | None = PRICES
     no_cost: bool = NO_COST
     no_cache: bool = NO_CACHE
@@ -61,14 +62,13 @@ class StatsOptions(Options):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from ..stats.rollup import COST_SORT, check_sort_key, time_zone
+        from ..stats.rollup import COST_SORT, check_sort_key
 
         if self.top is not None and self.top < 1:
             raise UsageError("--top must be at least 1")
         check_sort_key(self.by, self.sort)
         if self.sort == COST_SORT and self.no_cost:
             raise UsageError("--sort cost needs the costs that --no-cost drops: choose one")
-        self._derive(zone=time_zone(self.tz))
         if self.follow:
             if self.json:
                 raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")

@@ -72,6 +72,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
     played = False
+    timeline = None
     try:
         timeline = Timeline(_read_for(log, options), options.filters)
         start = start_position(timeline, options)
@@ -90,7 +91,10 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     finally:
         for text in held:
             warn(text)
-        log.close()
+        if timeline is None or played:  # after the player the process ends at once (_exit_now)
+            log.close()
+        else:
+            timeline.close()
     if played:
         _exit_now(status)
     return status

@@ -45,7 +45,7 @@ from .timeline import Timeline
 from ..textsafe import escape_json_text, visible, visible_line
 from . import layout, view
 from .frames import terminal_output
-from .view import format_clock
+from ..humanize import format_clock
 
 DEFAULT_COLS = 100
 DEFAULT_ROWS = 30
@@ -410,7 +410,7 @@ def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, col
            speed: float = 1.0, html_options=None, on_note=None) -> str:
     """Write ``path`` by its suffix, whole or not at all (an existing file only with ``force``); returns a
     one-line summary."""
-    from ..output import new_text_file
+    from ..files import new_text_file
 
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from ..output import is_terminal
+from ..stdio import is_terminal
 
 
 def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
@@ -34,10 +34,10 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
         from .timeline import Timeline
         from .transcript import iter_chunks
 
-        timeline = Timeline(log, filters)
-        start = start_of(timeline)
-        for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
-            out.write(text)
+        with Timeline(log, filters) as timeline:
+            start = start_of(timeline)
+            for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
+                out.write(text)
 
     return follower.run(consume)
 

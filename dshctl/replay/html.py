@@ -55,7 +55,7 @@ from typing import Any, Iterator, TextIO
 from ..textsafe import visible, visible_line
 from . import view
 from .html_redact import Redactor
-from .timeline import (
+from .items import (
     BLOCK,
     BLOCK_END,
     REASONING,
@@ -71,8 +71,8 @@ from .timeline import (
     USER,
     Item,
     Prefix,
-    Timeline,
 )
+from .timeline import Timeline
 
 PAGE_FORMAT = "dshctl-replay-html/1"
 _BLOCK_TYPES = {REASONING: "reasoning", THINKING: "reasoning", TEXT: "text", TOOL_ARGS: "tool", TOOL_START: "tool",
@@ -166,6 +166,8 @@ def _hash(text: str) -> str:
 def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, speed: float = 1.0,
               redactor: Redactor | None = None, figures: dict | None = None, images: dict | None = None) -> dict:
     """The JSON document the page replays (see the module docstring)."""
+    from ..options.window import created_ms
+
     timeline.ensure_all()
     redactor = redactor or Redactor()
     items, places = _flattened(timeline.items)
@@ -190,7 +192,7 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
         "id": redactor.redact(visible_line(header.id)),
         "version": header.version,
         "cwd": redactor.redact(visible_line(header.cwd)) if header.cwd else None,
-        "createdAt": header.createdAt if isinstance(header.createdAt, int) and not timeline.log.fixture else None,
+        "createdAt": created_ms(header.createdAt) if not timeline.log.fixture else None,
         "synthetic": timeline.synthetic,
     }
     title = redactor.redact(timeline.titles[-1][1]) if timeline.titles else None

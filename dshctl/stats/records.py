@@ -84,7 +84,11 @@ class Record(msgspec.Struct, kw_only=True, rename="camel"):
 # -- shared parts ------------------------------------------------------------------------------------
 
 
-class CostRecord(Record, kw_only=True):
+# A record the fold made (dshctl.stats.costs.cost_record) carries ``nanos`` beside its fields: the
+# integer nano-units (input, cache_read, cache_write, output) its amounts come from, exact at any size
+# where a float amount is not beyond 2**53 nano-units (the Parquet export writes them). An attribute,
+# not a field (dict=True): never in the JSON; a record decoded, copied or pickled has none (cost_nanos).
+class CostRecord(Record, kw_only=True, dict=True):
     """What the token meter's billed buckets cost, priced call by call (dsh has no cost figure; see PRICES).
     In session, turn and step records and in each ``dshctl.models`` entry it is null when a call with
     tokens there has no price (or none for a bucket it used) or two currencies meet; a record without
@@ -107,6 +111,11 @@ class CostRecord(Record, kw_only=True):
     output: Number
     total: Number
     currency: str | None
+
+
+def cost_nanos(cost: CostRecord) -> tuple[int, int, int, int] | None:
+    """A cost record's integer nano-units ``(input, cache_read, cache_write, output)``, when it has them."""
+    return cost.__dict__.get("nanos")
 
 
 class Percentiles(Record, kw_only=True):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..humanize import utc_moment
-from ..output import Tables, number, text
+from ..humanize import format_duration, format_ms, utc_moment
+from ..tables import Tables, number, text
 from ..textsafe import visible_line
-from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
+from .figures import format_rate, format_tokens, sparkline
 from .records import (
     UNSET,
     AggregateOwnFigures,
