@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import JSON, NDJSON, NO_COLOR, SINCE, UNTIL, VERBOSE, Options, option
+from .base import JSON, NDJSON, NO_CACHE, NO_COLOR, SINCE, UNTIL, VERBOSE, Options, option
 
 SORTS = ("time", "created", "size", "title")
 
@@ -25,4 +25,5 @@ class LsOptions(Options):
         "DIR's project directory; default: all.",
     )
     verbose: bool = VERBOSE
+    no_cache: bool = NO_CACHE.with_help("Read every log: neither use nor update the cache of listing rows.")
     no_color: bool = NO_COLOR
