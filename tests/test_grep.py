@@ -566,11 +566,28 @@ def test_the_tour_prints_each_line_once():
 
 
 def test_text_is_searched_as_the_user_saw_it_without_carriage_returns(tmp_path):
+    """The search drops CRs (``cr\\rOVER`` reads ``crOVER``); the JSON record keeps the exact text, CRs
+    included, and ``match`` is where the match lies in it."""
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cr\rOVER\r\nDone\r\nnext")]])
-    assert json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)["text"] == "crOVER"
+    record = json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)
+    assert (record["text"], record["match"]) == ("cr\rOVER\r", [0, 7])
     record = json.loads(invoke("grep", "--ndjson", "Done$", str(path)).stdout)
-    assert (record["text"], record["match"]) == ("Done", [0, 4])
+    assert (record["text"], record["match"]) == ("Done\r", [0, 4])
+    assert invoke("grep", "crOVER", str(path)).stdout.endswith(":crOVER\n")  # the terminal shows no CR
     assert ByteTest("crOVER", False).may_hold(json.dumps(["cr\rOVER"]).encode())
+
+
+def test_json_keeps_the_carriage_returns_of_a_hit_and_its_context(tmp_path):
+    path = tmp_path / "session.v4.jsonl"
+    prompt = {"type": "user/message", "data": {"id": "u1", "role": "user", "content": [
+        {"type": "text", "text": "\rbefore\r\na\r\rpwned\r\n\rafter"}], "source": {"kind": "user"}}, "surfaceOp": "append"}
+    v4_log(path, [], extra=[prompt])
+    for args in (["--ndjson"], ["--json"]):
+        out = invoke("grep", *args, "-C", "1", "apwned", str(path)).stdout
+        hits = json.loads(out)["hits"] if args == ["--json"] else [json.loads(line) for line in out.splitlines()]
+        assert [(h["text"], h["match"], h["before"], h["after"]) for h in hits] == [
+            ("a\r\rpwned\r", [0, 8], ["\rbefore\r"], ["\rafter"])]
+    assert invoke("grep", "apwned", str(path)).stdout.rstrip("\n").endswith(":apwned")
 
 
 @pytest.mark.parametrize("pattern", [r"ci\.yml\n", r"\n", r"yml\n\S", r"(?s)Node.{0,60}\n", "^$"])
@@ -578,7 +595,7 @@ def test_text_sliced_by_match_is_the_matched_string(pattern):
     records = invoke("grep", "--ndjson", pattern, str(SAMPLES / TOUR[4]), status=None).stdout.splitlines()
     regex = compile_pattern(pattern).regex
     for record in map(json.loads, records):
-        assert regex.fullmatch(record["text"][slice(*record["match"])]), record
+        assert regex.fullmatch(record["text"][slice(*record["match"])].replace("\r", "")), record
     assert records or pattern == "^$"
 
 
