@@ -305,6 +305,9 @@ def test_markdown_export_keeps_log_text_inert(root, tmp_path, name):
     spans = [c.content for t in tokens if t.type == "inline" for c in t.children if c.type == "code_inline"]
     assert shown + "7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57" in spans  # the session id, whole
     assert any(span.startswith("read") and span.endswith(shown) for span in spans)  # a tool name
+    # an attachment's name in a prompt is metadata, not the user's prose: one text, HTML and markup inert
+    texts = [c.content for t in tokens if t.type == "inline" for c in t.children if c.type == "text"]
+    assert any(f"[image ci-failure.png{shown} · image/png" in text for text in texts)
 
 
 @pytest.mark.parametrize("name", READABLE)
