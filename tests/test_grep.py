@@ -657,3 +657,27 @@ def test_context_is_searched_only_when_named():
     assert hits and {h.seq for h in hits} <= context_seqs
     counted = invoke("grep", "--in", "context,user", "-c", "-F", "File sandbox", log)
     assert counted.stdout.strip().endswith(f":{len(hits)}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Warnings of many logs
+
+
+def test_the_warnings_of_many_logs_are_summarised_by_kind_as_stats_does(tmp_path):
+    lenient = {k: v for k, v in V4_HEADER.items() if k != "delegationDepth"}
+    for n in range(5):
+        v4_log(tmp_path / f"lenient-{n}.session.v4.jsonl", [[text(0, "an error here")]], header=lenient)
+    for n in range(2):
+        (tmp_path / f"bad-{n}.session.v4.jsonl").write_text('{"type":"session"}\n')
+    result = invoke("grep", "-c", "error", str(tmp_path))
+    warnings = result.stderr.splitlines()
+    assert len(result.stdout.splitlines()) == 5
+    assert len(warnings) == 2, warnings
+    assert "line 1 is not a dsh session header in 2 logs" in warnings[0]  # the unreadable ones, as stats says
+    assert "header lacks delegationDepth" in warnings[1] and " in 5 logs" in warnings[1]
+    assert all(line.endswith("; --verbose lists each") for line in warnings)
+    assert set(warnings) <= set(invoke("stats", "-j", "1", str(tmp_path), status=None).stderr.splitlines())
+    verbose = invoke("grep", "-c", "--verbose", "error", str(tmp_path)).stderr.splitlines()
+    assert len(verbose) == 7 and all("lists each" not in line for line in verbose)
+    one = invoke("grep", "error", str(tmp_path / "lenient-0.session.v4.jsonl")).stderr.splitlines()
+    assert len(one) == 1 and "lenient-0.session.v4.jsonl: header lacks delegationDepth" in one[0]

@@ -36,6 +36,9 @@ class GrepOptions(PathOptions):
     since: str | int | None = SINCE
     until: str | int | None = UNTIL
     jobs: int | None = JOBS
+    verbose: bool = option(
+        False, "--verbose", help="List every warning, not a summary by kind (no -v: to grep users it inverts the match)."
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
