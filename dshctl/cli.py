@@ -33,7 +33,7 @@ from .options import (
     StatsOptions,
     ValidateOptions,
 )
-from .options.base import NO_COLOR
+from .options.base import COLOR, COLORS, NO_COLOR
 
 app = typer.Typer(
     name="dshctl",
@@ -52,21 +52,27 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_Colors = Enum("_Colors", [(when, when) for when in COLORS], type=str)  # type: ignore[misc]
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    color: _Colors = typer.Option(_Colors(COLOR.default), *COLOR.flags, help=COLOR.help, metavar=COLOR.metavar),  # type: ignore[valid-type]
     no_color: bool = typer.Option(NO_COLOR.default, *NO_COLOR.flags, help=NO_COLOR.help),
 ) -> None:
-    from .stdio import color_wanted
-
-    ctx.obj = {"color": color_wanted(no_color)}
+    ctx.obj = {"color": "never" if no_color else color.value}
 
 
-def _color(ctx: typer.Context, no_color: bool = False) -> bool:
-    """The colour decision of this invocation: made in :func:`main_options` from ``--no-color`` before
-    the command and ``NO_COLOR``, and off when ``--no-color`` follows the command."""
-    return bool(ctx.obj and ctx.obj.get("color")) and not no_color
+def _color_when(ctx: typer.Context, color: str, no_color: bool) -> str:
+    """``--color`` as this invocation chose it: after the command name (``--no-color`` meaning
+    ``never``), else before it (:func:`main_options`), else ``auto``."""
+    if no_color:
+        return "never"
+    if color != COLOR.default:
+        return color
+    return (ctx.obj or {}).get("color", COLOR.default)
 
 
 def _finish(body: Callable[[], int | None]) -> None:
@@ -112,7 +118,8 @@ def _command(options_type: type[Options], *arguments: _Argument, name: str | Non
         def command(ctx: typer.Context, **given: Any) -> None:
             positional = [given.pop(arg.name) for arg in arguments]
             values = {field: convert(given[field]) for field, convert in from_cli.items()}
-            values["no_color"] = not _color(ctx, values["no_color"])
+            if "color" in values:
+                values["color"] = _color_when(ctx, values["color"], values["no_color"])
             _finish(lambda: body(*positional, options_type(**values)))
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

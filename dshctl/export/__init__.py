@@ -61,8 +61,8 @@ class ExportResult(msgspec.Struct, kw_only=True):
 def export_logs(paths: list[str], options: ExportOptions) -> ExportResult:
     """Export the logs under ``paths`` (files, session directories, roots; default: the sessions root)."""
     if options.format == "parquet":
-        return _parquet(list(paths), options, options.color)
-    return _otlp(list(paths), options, options.color)
+        return _parquet(list(paths), options, options.colored)
+    return _otlp(list(paths), options, options.colored)
 
 
 def _prices(options: ExportOptions):
@@ -99,7 +99,8 @@ def _read_all(func, refs, options: ExportOptions, color: bool, result: ExportRes
     from .parquet import located_message
 
     done = []
-    for ref, outcome in map_logs(func, refs, jobs=options.jobs, label="export", color=color):
+    for ref, outcome in map_logs(func, refs, jobs=options.jobs, label="export", color=options.color_when, progress=options.progress,
+                                 streams=options.out == "-"):
         if isinstance(outcome, DshctlError):
             if single:
                 raise outcome

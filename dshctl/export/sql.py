@@ -74,7 +74,8 @@ def _cached_export(paths: list[str], options: SqlOptions) -> Path:
     key = hashlib.sha256("\0".join(named).encode()).hexdigest()[:20]
     directory = cache_root() / key
     export_options = ExportOptions(format="parquet", out=str(directory), prune=True, jobs=options.jobs, prices=options.prices,
-                                   no_cost=options.no_cost, verbose=options.verbose, no_color=options.no_color)
+                                   no_cost=options.no_cost, verbose=options.verbose, color=options.color_when,
+                                   quiet=options.quiet)
     result = export_logs(named, export_options)
     if result.errors:
         from ..output import warn
@@ -239,7 +240,7 @@ def run_sql(query: str, paths: list[str], options: SqlOptions) -> int:
     with _cursor(query, paths, options) as (columns, cursor):
         output = options.output
         if output == "table":
-            _table(columns, cursor.fetchall(), options.color)
+            _table(columns, cursor.fetchall(), options.colored, options.table_form)
         elif output == "json":
             write_bytes(b"[")
             first = True
@@ -269,7 +270,7 @@ def run_sql(query: str, paths: list[str], options: SqlOptions) -> int:
     return EXIT_OK
 
 
-def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
+def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> None:
     from ..output import Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
@@ -281,4 +282,4 @@ def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
              else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
     caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
-    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color)
+    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color, form=form)

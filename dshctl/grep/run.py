@@ -11,7 +11,6 @@ from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure
 from ..options import GrepOptions, chosen_logs
-from ..stdio import is_terminal
 from .pattern import Pattern
 from .search import SCHEMA, LogGrep, map_grep
 
@@ -73,7 +72,7 @@ class GrepRun:
         from .render import write_lines
 
         options = self.options
-        color = options.color and is_terminal()
+        color = options.colored
         write_lines(self.results(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1)
 
     def emit(self) -> None:

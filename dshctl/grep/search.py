@@ -189,4 +189,5 @@ def map_grep(refs: list, pattern: Pattern, options: GrepOptions, *, grouped: boo
     from ..many import map_logs
 
     search = partial(_grep_one, pattern=pattern, options=options, grouped=grouped)
-    return map_logs(search, refs, jobs=options.jobs, progress=progress, label="grep", color=options.color)
+    return map_logs(search, refs, jobs=options.jobs, progress=progress and options.progress, label="grep",
+                    color=options.color_when, streams=options.output != "json")

@@ -78,7 +78,7 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
     for problem in scan.problems:
         warn(f"{scan.path}: {visible_line(problem, 300)}")
     if options.out is None:
-        _list_step(scan, output=options.output, color=options.color)
+        _list_step(scan, output=options.output, color=options.colored, form=options.table_form)
         return EXIT_OK
     if chosen is None:
         chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
@@ -89,26 +89,32 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
 # Listing
 
 
-_LIST_COLUMNS = [("seq", "right"), ("n", "right"), ("turn/step", "right"), ("where", "left"), ("attachmentId", "left"),
-                 ("mediaType", "left"), ("bytes", "right"), ("size", "right"), ("name", "left")]
+def _list_columns() -> list:
+    """The listing's columns, hidden on a narrow terminal in this order: offloaded, size, bytes, n,
+    mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe."""
+    from ..tables import number, text
+
+    return [number("seq"), number("n", drop=3), number("turn/step", drop=5), text("where", drop=6),
+            text("attachmentId", cut="end", least=14), text("mediaType", drop=4), number("bytes", drop=2),
+            number("size", drop=1), text("name", cut="end", least=10, drop=7)]
 
 
-def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
+def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto") -> None:
     """Without ``--out``: every reference, as a table, one JSON document or NDJSON records."""
     from ..output import emit
-    from ..tables import print_table
+    from ..tables import print_table, text
 
     refs = scan.refs
     summary = scan.summary()
 
     def table() -> None:
-        columns = list(_LIST_COLUMNS)
+        columns = _list_columns()
         marked = any(ref.offloaded for ref in refs)
         if marked:
-            columns.append(("offloaded", "left"))
+            columns.append(text("offloaded", drop=0))
         rows = []
         for ref in refs:
-            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _short_id(ref), _cell(ref.declared("mediaType"), 24),
+            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _whole_id(ref), _cell(ref.declared("mediaType"), 24),
                    _cell(ref.declared("bytes"), 12), _dimensions(ref), _cell(ref.declared("name"))]
             if marked:
                 row.append(_offload_mark(ref))
@@ -116,7 +122,7 @@ def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
         caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
         if summary["offloaded"] or scan.offloads:
             caption += f"; {summary['offloaded']} offloaded ({len(scan.offloads)} image/offload event(s))"
-        print_table(None, columns, rows, caption=caption, color=color)
+        print_table(None, columns, rows, caption=caption, color=color, form=form)
 
     emit(
         output,
@@ -131,8 +137,11 @@ def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
 # Extraction
 
 
-_EXTRACT_COLUMNS = [("seq", "right"), ("n", "right"), ("where", "left"), ("attachmentId", "left"), ("status", "left"),
-                    ("file / problem", "left")]
+def _extract_columns() -> list:
+    from ..tables import number, text
+
+    return [number("seq"), number("n", drop=1), text("where", drop=0), text("attachmentId", cut="end", least=14, drop=2),
+            text("status"), text("file / problem", fold=True, least=16)]
 
 
 def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> int:
@@ -142,7 +151,7 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
     from ..tables import print_table
 
     refs = scan.refs
-    output, out, color = options.output, options.out, options.color
+    output, out, color = options.output, options.out, options.colored
     extract_all(scan, options, store=store)
     if store.missing:
         warn(store.missing)
@@ -151,11 +160,11 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
         counts[ref.status] = counts.get(ref.status, 0) + 1
 
     def table() -> None:
-        rows = [[ref.seq, ref.n, ref.where, _short_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
+        rows = [[ref.seq, ref.n, ref.where, _whole_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
         parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
         caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out), 200)} "
                    f"(store: {_cell(str(store.path), 200)})")
-        print_table(None, _EXTRACT_COLUMNS, rows, caption=caption, color=color)
+        print_table(None, _extract_columns(), rows, caption=caption, color=color, form=options.table_form)
 
     emit(
         output,
@@ -190,11 +199,10 @@ def _cell(value: Any, limit: int = 48) -> str:
     return visible_line(value, limit)
 
 
-def _short_id(ref: ImageRef) -> str:
-    digest = ref.hex_digest
-    if digest is not None:
-        return f"{digest[:10]}…"
-    return _cell(ref.attachment_id, 24)
+def _whole_id(ref: ImageRef) -> str:
+    """The attachment id as the log holds it (a terminal's table cuts it; a pipe gets it whole); a
+    malformed one cut to 80 characters."""
+    return _cell(ref.attachment_id, 80)
 
 
 def _turn_step(ref: ImageRef) -> str:

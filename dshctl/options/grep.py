@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UsageError
-from .base import JOBS, JSON, NDJSON, SINCE, UNTIL, PathOptions, option
+from .base import JOBS, JSON, NDJSON, PROJECT_FILTER, SINCE, UNTIL, PathOptions, option
 
 class GrepOptions(PathOptions):
     """``dshctl grep``: how PATTERN matches, what is searched, and what is printed of each hit.
@@ -35,6 +35,9 @@ class GrepOptions(PathOptions):
     since: str | int | None = SINCE
     until: str | int | None = UNTIL
     jobs: int | None = JOBS
+    project: str | None = PROJECT_FILTER
+
+    project_filters = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

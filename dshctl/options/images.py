@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from .base import JSON, NDJSON, PathOptions, option
+from .base import JSON, NDJSON, PLAIN, TSV, PathOptions, option
 
 
 class ImagesOptions(PathOptions):
@@ -13,6 +13,8 @@ class ImagesOptions(PathOptions):
 
     json: bool = JSON.with_help("One JSON document (the listing, or the manifest with --out).")
     ndjson: bool = NDJSON.with_help("One JSON object per image.")
+    plain: bool = PLAIN
+    tsv: bool = TSV
     out: Path | None = option(None, "--out", convert=Path, help="Extract the images into this directory.")
     store: Path | None = option(
         None,

@@ -54,7 +54,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     from .timeline import Timeline
 
     path = chosen_log(path, options)
-    color, export = options.color, options.export
+    color, export = options.colored, options.export
     interactive = export is None and not options.instant and is_terminal()
     if options.follow:
         from .follow import run_replay_follow
@@ -81,7 +81,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
         elif not interactive:
             from .transcript import write_transcript
 
-            write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=options.timestamps)
+            write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
             status = 0
         else:
             played = _stdin_is_terminal()
@@ -167,7 +167,7 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
         cols=options.cols or DEFAULT_COLS,
         rows=options.rows or DEFAULT_ROWS,
         idle_limit=options.idle_limit,
-        color=options.color,
+        color=options.colored,
         force=options.force,
         speed=options.speed,
         html_options=_html_options(options),

@@ -101,13 +101,14 @@ class StatsRun:
 
         self.options = options
         self.prices = prices
-        self.color = options.color
+        self.color = options.colored
         self.quiet = quiet  # a program's call: no progress bar, no notes on standard error
         self.warnings = Warnings(verbose=options.verbose)
         self.salvaged = 0  # logs read past damage
         priced = prices is not None
         self.aggregate = Aggregate(priced)
         self.rollup = Rollup(options.by, options.zone, priced) if options.by in SESSION_KEYED else None
+        self._out = None  # the table printer, made on first use
         self.errors: list[LogError] = []
         self.failures: list[LogFailure] = []
         refs = resolve_many(paths)
@@ -123,7 +124,9 @@ class StatsRun:
         options = self.options
         stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices)
         aggregate = self.aggregate
-        for ref, result in map_logs(stats_of_log, self.refs, jobs=options.jobs, progress=not self.quiet, label="stats", color=self.color):
+        found = map_logs(stats_of_log, self.refs, jobs=options.jobs, progress=options.progress and not self.quiet,
+                                    label="stats", color=options.color_when, streams=options.output == "ndjson" and not options.reordered)
+        for ref, result in found:
             if isinstance(result, DshctlError):
                 if self.single:
                     raise result
@@ -258,12 +261,12 @@ class StatsRun:
         return document
 
     def tables(self) -> None:
-        from .render import render, render_rollup, stats_tables
+        from .render import render, render_rollup
 
         if self.options.rollup:
             table = self.rollup_table()
             render_rollup(
-                stats_tables(self.color),
+                self._tables(),
                 by=self.options.by,
                 rows=table.rows,
                 total=table.total,
@@ -277,7 +280,7 @@ class StatsRun:
             return
         collected = self.collected()
         render(
-            stats_tables(self.color),
+            self._tables(),
             by=self.options.by,
             sessions=collected.sessions,
             rows=collected.rows,
@@ -285,16 +288,24 @@ class StatsRun:
             errors=self.errors,
             multi=not self.single,
             spark=collected.spark,
+            reordered=self.options.reordered,
         )
         self._cost_line()
+
+    def _tables(self):
+        from .render import stats_tables
+
+        if self._out is None:
+            self._out = stats_tables(self.color, self.options.table_form)
+        return self._out
 
     def _cost_line(self) -> None:
         """Under the tables: what the costs are (with costs only)."""
         prices = self.prices
         if prices is not None:
-            from .render import cost_basis_line, stats_tables
+            from .render import cost_basis_line
 
-            stats_tables(self.color).line(cost_basis_line(cost_basis(prices)))
+            self._tables().line(cost_basis_line(cost_basis(prices)))
 
 
 def _located_message(error: DshctlError) -> str:
