@@ -30,6 +30,21 @@ def resolve_many(paths: list) -> list[LogRef]:
     return unique_refs(ref for spec in specs for ref in ([spec] if isinstance(spec, LogRef) else resolve_named(spec)))
 
 
+def project_refs(refs: list[LogRef], project: str | None, paths: list | None = None) -> list[LogRef]:
+    """The logs of ``refs`` stored under project ``project``'s directory (``--project``, as dsh groups
+    sessions: :func:`dshctl.source.in_project`); all of them without a project. None left is an error."""
+    from .errors import SourceError
+    from .source import in_project, project_dir_name
+
+    if project is None:
+        return refs
+    kept = [ref for ref in refs if ref.path is not None and ref.member is None and in_project(ref.path, project)]
+    if not kept:
+        where = ", ".join(str(path) for path in paths) if paths else str(sessions_root())
+        raise SourceError(f"no session of project {project} (stored under {project_dir_name(project)})", file=where)
+    return kept
+
+
 def unique_refs(refs) -> list[LogRef]:
     """The one rule for a file reached twice (a symlink, a path named twice): it is read once, where
     it is first reached."""

@@ -33,6 +33,12 @@ def color_wanted(when: str | bool = "auto", stream: Any = None) -> bool:
     return is_terminal(stream)
 
 
+def color_in_file(when: str = "auto") -> bool:
+    """Whether a file made for a terminal (a cast) is coloured: unless ``--color never``, or ``auto``
+    with ``NO_COLOR`` set — whatever standard output is."""
+    return when == "always" or (when == "auto" and not os.environ.get("NO_COLOR"))
+
+
 def is_terminal(stream: Any = None) -> bool:
     """Whether ``stream`` (default: standard output) is a terminal; a closed or missing one is not."""
     stream = sys.stdout if stream is None else stream

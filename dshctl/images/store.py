@@ -171,6 +171,49 @@ class Store:
         return "missing", None, f"{names[0]} not in the ZIP"
 
 
+    def objects(self) -> list[tuple[str, str | None, str]]:
+        """Every entry of the store named as an object is: ``(hex digest, media type its name says or
+        None, the name shown)``, sorted by digest; other entries are passed over."""
+        found: list[tuple[str, str | None, str]] = []
+        by_ext = {ext: kind for kind, ext in MEDIA_EXTENSIONS.items()}
+        if self.kind == "zip":
+            from ..source.zipped import ZipMedia
+
+            if self._media is None:
+                self._media = ZipMedia(self.path)
+            names = [name.removeprefix("media/") for name in self._media.names()]
+        elif self.kind == "media":
+            names = _entry_names(self.path, dirs=False)
+        else:
+            names = [f"{sub}/{name}" for sub in _entry_names(self.path, dirs=True) if _TWO_HEX.fullmatch(sub)
+                     for name in _entry_names(self.path / sub, dirs=False)]
+        for name in names:
+            if self.kind == "objects":
+                sub, _, digest = name.partition("/")
+                if re.fullmatch(r"[0-9a-f]{64}", digest) and digest.startswith(sub):
+                    found.append((digest, None, name))
+            elif _MEDIA_NAME.fullmatch(name):
+                stem, _, ext = name.rpartition(".")
+                found.append((stem[7:], by_ext.get(ext.lower(), "image/jpeg" if ext.lower() == "jpeg" else None), name))
+        return sorted(found)
+
+
+def _entry_names(path: Path, *, dirs: bool) -> list[str]:
+    """The names of the directories (or the other entries) of ``path``, symlinks not followed."""
+    names = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False) == dirs:
+                        names.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return sorted(names)
+
+
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)

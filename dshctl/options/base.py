@@ -108,7 +108,7 @@ PROJECT_FILTER = PROJECT.with_help(
     "Only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under DIR's "
     "project directory; with --latest, the latest of them."
 )
-_AGE_FORMS = "ISO 8601 date or date-time, epoch ms, or an age (90m, 36h, 7d, 2w)."
+_AGE_FORMS = "ISO 8601 date or date-time, epoch ms, an age (90m, 36h, 7d, 2w), or today, yesterday, monday…sunday, this week, last week."
 SINCE = option(None, "--since", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
 UNTIL = option(None, "--until", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
 JOBS = option(None, "-j", "--jobs", follows=False, help="Worker processes for many logs (default: by core count).")
@@ -189,6 +189,13 @@ class Options:
         from ..terminal import color_wanted
 
         return color_wanted(self.color_when)
+
+    @property
+    def colored_file(self) -> bool:
+        """Whether a file made for a terminal (a cast) is coloured (:func:`dshctl.terminal.color_in_file`)."""
+        from ..terminal import color_in_file
+
+        return color_in_file(self.color_when)
 
     @property
     def table_form(self) -> str:

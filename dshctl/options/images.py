@@ -15,17 +15,23 @@ class ImagesOptions(PathOptions):
     ndjson: bool = NDJSON.with_help("One JSON object per image.")
     plain: bool = PLAIN
     tsv: bool = TSV
-    out: Path | None = option(None, "--out", convert=Path, help="Extract the images into this directory.")
+    out: Path | None = option(
+        None, "--out", convert=Path,
+        help="Extract the images into this directory, named after their original file names (ci-failure.png) when the "
+        "log has them, never over other bytes (name-2.png).",
+    )
     store: Path | None = option(
         None,
         "--store",
         convert=Path,
-        help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), or an export's media/ dir.",
+        help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), an export's media/ dir or "
+        "its ZIP; without --out: every reference checked against it, or without PATH its objects verified and listed.",
     )
     name_template: str | None = option(
         None,
         "--name-template",
-        help="Output file name template; fields {seq} {n} {turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
+        help="Output file name template instead (default: the original name, else {seq}-{n}.{ext}); fields {seq} {n} "
+        "{turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
     )
     force: bool = option(False, "--force", help="Overwrite existing output files.")
     all: bool = option(False, "--all", help="Write every reference, not each distinct image once.")
@@ -35,7 +41,7 @@ class ImagesOptions(PathOptions):
         from ..images.extract import DEFAULT_TEMPLATE, NameTemplate
 
         if self.out is None:
-            extraction = [self.fields[name].long for name in ("store", "name_template", "force", "all")
+            extraction = [self.fields[name].long for name in ("name_template", "force", "all")
                           if getattr(self, name) != self.fields[name].default]
             if extraction:
                 verb = "applies" if len(extraction) == 1 else "apply"

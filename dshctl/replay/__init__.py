@@ -147,7 +147,9 @@ def _export(timeline, export: Path, *, start: int, options: ReplayOptions) -> in
     """``--export FILE``: write the file (never the log being read) and say what was written."""
     from ..stdio import note
 
-    note(export_file(timeline, export, start=start, options=options))
+    written = export_file(timeline, export, start=start, options=options)
+    if not options.to_stdout and not options.quiet:
+        note(written)
     return 0
 
 
@@ -158,20 +160,23 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 
-    _refuse_the_log_itself(export, timeline.log)
+    to_stdout = str(export) == "-"
+    if not to_stdout:
+        _refuse_the_log_itself(export, timeline.log)
     return write_export(
         timeline,
-        export,
+        None if to_stdout else export,
         start=start,
         cast_version=options.cast_version,
         cols=options.cols or DEFAULT_COLS,
         rows=options.rows or DEFAULT_ROWS,
         idle_limit=options.idle_limit,
-        color=options.colored,
+        color=options.colored_file,
         force=options.force,
         speed=options.speed,
         html_options=_html_options(options),
         on_note=lambda text: warn(f"{timeline.log.display}: {text}"),
+        form=options.export_format,
     )
 
 

@@ -97,7 +97,7 @@ class StatsRun:
     unreadable log warned about and listed, each log outside ``--since`` / ``--until`` counted."""
 
     def __init__(self, paths: list[str], options: StatsOptions, prices: PriceTable | None, *, quiet: bool = False):
-        from ..many import Warnings, resolve_many
+        from ..many import Warnings, project_refs, resolve_many
 
         self.options = options
         self.prices = prices
@@ -111,7 +111,7 @@ class StatsRun:
         self._out = None  # the table printer, made on first use
         self.errors: list[LogError] = []
         self.failures: list[LogFailure] = []
-        refs = resolve_many(paths)
+        refs = project_refs(resolve_many(paths), options.project, paths)
         self.single = len(refs) == 1
         opened = [ref for ref in refs if not options.window.written_before(ref)]
         self.aggregate.skipped += len(refs) - len(opened)

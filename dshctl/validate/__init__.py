@@ -164,6 +164,10 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
             found = [spec] if isinstance(spec, LogRef) else resolve(spec)
             if not found:
                 raise no_logs_found(spec)
+            if options.project is not None:
+                from dshctl.many import project_refs
+
+                found = project_refs(found, options.project, [spec])
         except DshctlError as exc:
             reports[len(refs) + len(reports)] = _unresolved(exc, exc.file or spec, ignore)
             continue
