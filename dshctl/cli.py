@@ -70,7 +70,11 @@ def _usage_error_line(error, group, args: list[str]) -> str:
     message = message[:1].lower() + message[1:]
     ctx = getattr(error, "ctx", None)
     named = next((arg for arg in args if arg in group.commands), None)
-    if ctx is not None and (ctx.parent is not None or named is None):
+    flag = getattr(error, "option_name", None)
+    theirs = named is not None and flag is not None and any(flag in param.opts for param in group.commands[named].params)
+    if theirs:
+        where = f"dshctl {named}"  # an option of the command that click reports from the group's context
+    elif ctx is not None:
         where = ctx.command_path
     else:
         where = f"dshctl {named}" if named is not None else "dshctl"
@@ -318,7 +322,7 @@ def help_(command: str | None, options: HelpOptions) -> int:
     """Describe a command (as 'dshctl COMMAND --help'), or list them all; the man page, man dshctl, is the reference."""
     click = typer.core._click
     group = typer.main.get_command(app)
-    top = click.Context(group, info_name="dshctl")
+    top = click.Context(group, info_name="dshctl", **group.context_settings)
     if command is None:
         typer.echo(group.get_help(top))
         return 0

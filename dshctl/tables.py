@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .stdio import is_terminal, terminal_width
+from .stdio import color_wanted, is_terminal, terminal_width
 from .textsafe import visible_line
 
 FORMS = ("auto", "box", "plain", "tsv")
@@ -50,12 +50,16 @@ def _console_class():
     return _console_classes[0]
 
 
-def console(stderr: bool = False, *, color: bool = True, width: int | None = None):
+def console(stderr: bool = False, *, color: bool | str = "auto", width: int | None = None):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
-    ``width`` overrides the detected one (a table wider than a pipe's default). ``color``: the decision
-    made (:func:`dshctl.stdio.color_wanted`), so a pipe is coloured when it is True (``--color always``)
-    and never otherwise, whatever rich would guess from ``FORCE_COLOR``."""
-    forced = True if color and not is_terminal(sys.stderr if stderr else sys.stdout) else None
+    ``width`` overrides the detected one (a table wider than a pipe's default). ``color``: a decision
+    made (a bool: :meth:`dshctl.options.base.Options.colored`), so a pipe is coloured when it is True
+    (``--color always``) and never when False, whatever rich would guess from ``FORCE_COLOR``; or a
+    ``--color`` value to decide by (``auto``: a terminal, unless ``NO_COLOR``)."""
+    stream = sys.stderr if stderr else sys.stdout
+    if not isinstance(color, bool):
+        color = color_wanted(color, stream)
+    forced = True if color and not is_terminal(stream) else None
     return _console_class()(
         stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False,
         force_terminal=forced, color_system="auto" if color else None,
@@ -294,7 +298,7 @@ def print_table(
     rows: Iterable[list[Any]],
     caption: str | None = None,
     *,
-    color: bool = True,
+    color: bool | str = "auto",
     form: str = "auto",
 ) -> None:
     """A table on stdout in ``form`` (:func:`table_form`): the title in bold above it, the caption below
@@ -312,7 +316,7 @@ def print_table(
         _print_box(title, specs, cells, caption, color)
 
 
-def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool) -> None:
+def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     from rich import box
     from rich.table import Table
 
@@ -363,7 +367,7 @@ def _fitting(text: str, room: int) -> str:
     return text
 
 
-def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool) -> None:
+def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
     an empty cell shows "-"; nothing is folded, cut or hidden."""
     from rich.cells import cell_len
@@ -437,7 +441,7 @@ class Tables:
     ``plain``, ``tsv``); plain and TSV tables are set apart by an empty line, and TSV prints only tables
     (no titles, captions or other lines)."""
 
-    def __init__(self, *, color: bool, form: str = "auto"):
+    def __init__(self, *, color: bool | str = "auto", form: str = "auto"):
         self.color = color
         self.form = table_form(form)
         self._tables = 0
@@ -450,11 +454,12 @@ class Tables:
 
     def line(self, text: str) -> None:
         if self.form != "tsv":
-            print_line(text, color=self.color)
+            print_line(text, color=self.color, wrap=None if self.form == "box" else False)
 
 
-def print_line(text: str, *, color: bool = True) -> None:
-    """One line of literal text on stdout, through the same console as the tables."""
-    _print_line(console(color=color), text)
+def print_line(text: str, *, color: bool | str = "auto", wrap: bool | None = None) -> None:
+    """One line of literal text on stdout, through the same console as the tables (wrapped on a
+    terminal, unless ``wrap`` says)."""
+    _print_line(console(color=color), text, wrap=wrap)
 
 

@@ -198,7 +198,8 @@ class _PricesRun:
                 rows.append([key, since_text(entry.since_ms), entry.currency, rates_text(entry.rates), windows])
         out.table(
             "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)",
-            [text("price key", fold=True), text("since"), text("currency"), text("rates", fold=True), text("windows", fold=True)],
+            [text("price key", fold=True), text("since", drop=1), text("currency", drop=0), text("rates", fold=True),
+             text("windows", fold=True, drop=2)],
             rows or [["—", "", "", "", ""]],
         )
         if self.errors:

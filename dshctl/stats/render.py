@@ -506,9 +506,9 @@ def _rollup_line(row: RollupRow, cost: bool) -> list[str]:
 
 
 _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
-    number("sessions"), number("turns", drop=5), number("steps", drop=1), number("uncached in"),
+    number("sessions", drop=11), number("turns", drop=5), number("steps", drop=1), number("uncached in", drop=9),
     number("cache read", drop=8), number("cache write", drop=2), number("out"), number("in+out"), number("cache hit", drop=3),
-    number("LLM"), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
+    number("LLM", drop=10), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
     number("tok/s", drop=4),
 ]
 
