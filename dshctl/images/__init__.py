@@ -75,8 +75,11 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
     chosen = detect_store(options.store, how=options.fields["store"].long) if options.store is not None else None
     if chosen is not None and path is None and not options.latest and options.out is None:
         return _store_step(chosen, options)
+    from ..progress import reading_path
+
     path = chosen_log(path, options)
-    scan = scan_images(path, on_warning=warn)
+    with reading_path("images", path, allowed=options.progress, color=options.color_when):
+        scan = scan_images(path, on_warning=warn)
     for problem in scan.problems:
         warn(f"{scan.path}: {visible_line(problem, 300)}")
     if options.out is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
@@ -70,27 +71,33 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             _exit_now(status)
         return status
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
-    log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
     played = False
-    try:
-        timeline = Timeline(log, options.filters)
-        start = start_position(timeline, options)
-        _refuse_nothing_to_show(timeline, options.turns)
-        if export is not None:
-            status = _export(timeline, Path(export), start=start, options=options)
-        elif not interactive:
-            from .transcript import write_transcript
+    with ExitStack() as reading:
+        if not interactive:  # the player shows where it is itself; an export or a transcript may take a while
+            from ..progress import reading_path
 
-            write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
-            status = 0
-        else:
-            played = _stdin_is_terminal()
-            status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
-        status = status or (EXIT_FINDINGS if log.gaps else 0)
-    finally:
-        for text in held:
-            warn(text)
-        log.close()
+            streams = export is None or options.to_stdout
+            reading.enter_context(reading_path("replay", path, allowed=options.progress, streams=streams, color=options.color_when))
+        log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
+        try:
+            timeline = Timeline(log, options.filters)
+            start = start_position(timeline, options)
+            _refuse_nothing_to_show(timeline, options.turns)
+            if export is not None:
+                status = _export(timeline, Path(export), start=start, options=options)
+            elif not interactive:
+                from .transcript import write_transcript
+
+                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
+                status = 0
+            else:
+                played = _stdin_is_terminal()
+                status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
+            status = status or (EXIT_FINDINGS if log.gaps else 0)
+        finally:
+            for text in held:
+                warn(text)
+            log.close()
     if played:
         _exit_now(status)
     return status
