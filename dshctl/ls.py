@@ -196,7 +196,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     """The ``dshctl ls`` command; 1 when a log among many cannot be read, 2 when the only one cannot."""
     from .many import Warnings
     from .output import emit
-    from .tables import SessionNames, print_table
+    from .tables import SessionNames, print_table, table_form
 
     refs = session_refs(root)
     rows = session_rows(refs, options)
@@ -208,8 +208,10 @@ def run_ls(root: str | None, options: LsOptions) -> int:
 
     def table() -> None:
         name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
-        print_table(None, _table_columns(options.full_ids), (_table_cells(row, name) for row in rows), caption=caption,
-                    color=options.colored, form=options.table_form)
+        form = table_form(options.table_form)
+        # the count under the table only on a terminal: in a pipe every line is a session (and the header)
+        print_table(None, _table_columns(options.full_ids), (_table_cells(row, name) for row in rows),
+                    caption=caption if form == "box" else None, color=options.colored, form=form)
 
     emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)
     warnings.report()

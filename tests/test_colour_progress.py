@@ -282,3 +282,11 @@ def test_colour_on_a_terminal_and_forced_into_less(pane):
     less = pane(f"{DSHCTL} replay --instant --color always {shlex.quote(str(TOUR))} | less -R", env={"LESS": ""})
     screen = less.wait(lambda s: "turn 1" in s, "less showing the transcript")
     assert "ESC" not in screen and "\x1b[" in less.text(escapes=True)  # less -R draws the colour, not ^[ codes
+
+
+def test_quiet_export_writes_no_note(tmp_path):
+    out = tmp_path / "t.jsonl"
+    shown = invoke("export", "--format", "otlp", "--out", str(out), str(TOUR))
+    assert shown.exit_code == 0 and "spans" in shown.stderr
+    quiet = invoke("export", "--format", "otlp", "--out", str(tmp_path / "q.jsonl"), "--quiet", str(TOUR))
+    assert quiet.exit_code == 0 and quiet.stderr == "" and (tmp_path / "q.jsonl").stat().st_size > 0

@@ -44,7 +44,14 @@ def test_forms_json_ndjson_csv_and_table():
     assert table[0] == ["session_id", "turns", "missing", "created_at", "notes"] and len(table) == 4
     assert [r[1] for r in table[1:]] == [str(r["turns"]) for r in rows]
     shown = invoke("sql", query, str(SAMPLES)).stdout
-    assert "session_id" in shown and "3 rows" in shown and "NULL" in shown
+    assert "session_id" in shown and "NULL" in shown and len(shown.splitlines()) == 4  # a pipe: the header and the rows
+    import dshctl.tables
+
+    real, dshctl.tables.stdout_is_terminal = dshctl.tables.stdout_is_terminal, lambda: True
+    try:
+        assert "3 rows" in invoke("sql", query, str(SAMPLES), env={"COLUMNS": "200"}).stdout  # a terminal: the count too
+    finally:
+        dshctl.tables.stdout_is_terminal = real
 
 
 def test_the_same_query_over_logs_and_over_the_dataset(tmp_path):

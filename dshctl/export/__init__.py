@@ -223,6 +223,8 @@ def run_export(paths: list[str], options: ExportOptions) -> int:
     from ..output import note
 
     result = export_logs(paths, options)
+    if options.quiet:
+        return result.status
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
         missing = f"; {len(result.missing):,} no longer on disk (--prune removes their rows)" if result.missing else ""

@@ -359,7 +359,7 @@ def run_stats(paths: list[str], options: StatsOptions) -> int:
         from .follow import run_stats_follow
 
         return run_stats_follow(paths, options, prices)
-    run = StatsRun(paths, options, prices)
+    run = StatsRun(paths, options, prices, quiet=options.quiet)
     try:
         emit(options.output, document=run.document, records=run.records, table=run.tables)
     finally:
