@@ -142,19 +142,22 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def _table_columns(full_ids: bool):
+def _table_columns(full_ids: bool, id_width: int, copies: bool):
     """The listing's columns: on a terminal the short id stays whole and the cwd and title are cut with
-    "…" (the start of a cwd, the end of a title); with ``--full-ids`` ids, cwds and titles fold instead."""
+    "…" (the start of a cwd, the end of a title); with ``--full-ids`` the whole id stays on one line (other
+    columns are hidden first) and cwds and titles fold instead. Rows of one session (copies of a log) each
+    name their log."""
     from .tables import number, text
 
     if full_ids:
-        first = [text("id", fold=True, least=16), text("cwd", fold=True, drop=1)]
+        first = [text("id", fold=True, least=id_width), text("cwd", fold=True, drop=1)]
         title = text("title", fold=True, drop=6)
     else:
         first = [text("id", cut="start", least=ID_LEAST), text("cwd", cut="start", least=12, drop=1)]
-        title = text("title", cut="end", least=12, drop=6)
-    return [*first, text("created", drop=3), number("turns", drop=5), number("duration", drop=4), number("gen", drop=0),
-            text("zstd", drop=0), number("size", drop=2), title]
+        title = text("title", cut="end", least=20, drop=6)
+    log = [text("log", cut="middle", least=16, drop=7)] if copies else []
+    return [first[0], *log, first[1], text("created", drop=5), number("turns", drop=4), number("duration", drop=3),
+            number("gen", drop=0), text("zstd", drop=0), number("size", drop=2), title]
 
 
 ID_LEAST = 24
@@ -162,10 +165,12 @@ ID_LEAST = 24
 cut at its start."""
 
 
-def _table_cells(row: dict[str, Any], name) -> list[Any]:
-    """A listing row as the table shows it; ``name`` names its session (a short id, or the path)."""
+def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]:
+    """A listing row as the table shows it; ``name`` names its session (a short id, or the path); ``log``
+    is its log's distinct path when the listing holds copies of a session."""
     return [
         name(row["id"], row["path"]),
+        *([log] if log is not None else []),
         row["cwd"],
         utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "",
         "" if row["turns"] is None else f"{row['turns']:,}",
@@ -196,7 +201,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     """The ``dshctl ls`` command; 1 when a log among many cannot be read, 2 when the only one cannot."""
     from .many import Warnings
     from .output import emit
-    from .tables import SessionNames, print_table, table_form
+    from .tables import SessionNames, distinct_paths, print_table, table_form
 
     refs = session_refs(root)
     rows = session_rows(refs, options)
@@ -209,8 +214,12 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     def table() -> None:
         name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
         form = table_form(options.table_form)
+        ids = [row["id"] for row in rows if row["id"]]
+        logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
+        id_width = max((len(name(row["id"], row["path"])) for row in rows), default=16)
+        cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
         # the count under the table only on a terminal: in a pipe every line is a session (and the header)
-        print_table(None, _table_columns(options.full_ids), (_table_cells(row, name) for row in rows),
+        print_table(None, _table_columns(options.full_ids, id_width, logs is not None), cells,
                     caption=caption if form == "box" else None, color=options.colored, form=form)
 
     emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)

@@ -422,6 +422,20 @@ def _print_line(out, line: str, style: str | None = None, *, wrap: bool | None =
     out.print(text_cell(line, style), soft_wrap=not wrap)
 
 
+def distinct_paths(paths: list[str | None]) -> list[str]:
+    """Paths without the directories they all start with (what tells copies of one session apart)."""
+    import os
+
+    known = [path for path in paths if path]
+    parts = [path.split(os.sep) for path in known]
+    shared = 0
+    if parts:
+        shortest = min(len(p) for p in parts)
+        while shared < shortest - 1 and len({p[shared] for p in parts}) == 1:
+            shared += 1
+    return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
+
+
 class SessionNames:
     """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
     that no other row and no session of the sessions root shares — any id shown is a PATH that

@@ -143,6 +143,39 @@ def test_ls_shows_short_ids_whole_and_cuts_titles_on_one_line(width, tmp_path):
     assert json.loads(run("ls", "--json", str(root)).stdout)["sessions"][0]["id"].endswith("7b8c")
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_ls_long_keeps_whole_ids_on_one_line_at_any_width(width):
+    out = run("ls", "--long", str(ROOT), columns=width, terminal=True).stdout
+    body = [line for line in out.splitlines() if line.startswith("│") and line.split("│")[1].strip()]
+    ids = [line.split("│")[1].strip() for line in body]
+    assert ids == ["7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "b4d2f6a8-1c3e-4a5b-9d7f-0e2c4a6b8d10",
+                   "session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86"]  # each whole on its row's first line: copyable
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+
+
+@pytest.mark.parametrize("width", [*WIDTHS, None])
+def test_ls_names_the_log_of_each_copy_of_a_session(width, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "session.jsonl").write_bytes(TOUR.read_bytes())
+    (tmp_path / "b.jsonl.zstd").write_bytes((SAMPLES / "tour.session.v4.jsonl.zstd").read_bytes())
+    out = run("ls", str(tmp_path), columns=width, terminal=width is not None).stdout
+    if width is None:
+        rows = plain_rows(out)
+        assert rows[0][:2] == ["id", "log"] and [row[1] for row in rows[1:]] == ["a/session.jsonl", "b.jsonl.zstd"]
+    else:
+        body = [line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")]
+        assert body == ["a/session.jsonl", "b.jsonl.zstd"]
+    assert "log" not in plain_rows(run("ls", str(ROOT)).stdout)[0]  # one copy each: no log column
+
+
+@pytest.mark.parametrize("width", (80, 120))
+def test_ls_at_80_columns_and_more_says_when_and_what(width):
+    out = run("ls", str(ROOT), columns=width, terminal=True).stdout
+    header = out.splitlines()[1]
+    assert "created" in header and "title" in header
+    assert "Fix the red CI build" in out  # a short title whole
+
+
 def _copy_session(root: Path, session_id: str, title: str) -> Path:
     from dshctl.source import project_key
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..humanize import utc_moment
 from ..output import Tables, number, text
-from ..tables import SessionNames
+from ..tables import SessionNames, distinct_paths
 from ..textsafe import visible_line
 from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
 from .records import (
@@ -311,20 +311,6 @@ def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
     return sorted(sessions, key=lambda s: (s.created_at is None, s.created_at or 0, s.path or ""))
 
 
-def _distinct_paths(paths: list[str | None]) -> list[str]:
-    """Paths without the directories they all start with (what tells them apart)."""
-    import os
-
-    known = [path for path in paths if path]
-    parts = [path.split(os.sep) for path in known]
-    shared = 0
-    if parts:
-        shortest = min(len(p) for p in parts)
-        while shared < shortest - 1 and len({p[shared] for p in parts}) == 1:
-            shared += 1
-    return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
-
-
 def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
     figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
@@ -353,7 +339,7 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
         number("out"),
         number("cache hit", drop=4),
     ]
-    logs = _distinct_paths([session.path for session in sessions]) if copies else []
+    logs = distinct_paths([session.path for session in sessions]) if copies else []
     body = []
     for index, session in enumerate(sessions):
         line = [name(session.id, session.path) + (f" {SEEDED_MARK}" if session.seeded else ""), session.title or ""]
