@@ -218,9 +218,8 @@ def run_ls(root: str | None, options: LsOptions) -> int:
         logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
         id_width = max((len(name(row["id"], row["path"])) for row in rows), default=16)
         cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
-        # the count under the table only on a terminal: in a pipe every line is a session (and the header)
         print_table(None, _table_columns(options.full_ids, id_width, logs is not None), cells,
-                    caption=caption if form == "box" else None, color=options.colored, form=form)
+                    caption=caption, color=options.colored, form=form, listing=True)
 
     emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)
     warnings.report()

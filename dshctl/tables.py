@@ -300,14 +300,19 @@ def print_table(
     *,
     color: bool | str = "auto",
     form: str = "auto",
+    listing: bool = False,
 ) -> None:
     """A table on stdout in ``form`` (:func:`table_form`): the title in bold above it, the caption below
     (TSV: neither). ``columns`` are :class:`Column` (or ``(header, justify)`` pairs); every cell is
     literal text (:func:`text_cell`). Boxed, the table fits the terminal's width as :func:`layout`
-    says, with a footer naming hidden columns; plain and TSV, each row is one line, whatever its length."""
+    says, with a footer naming hidden columns; plain and TSV, each row is one line, whatever its length.
+    ``listing``: the command's only table, whose caption (a count) is shown on a terminal only, so that
+    every line a pipe reads is the header or a row."""
     specs = [_as_column(column) for column in columns]
     cells = [[visible_line(cell) for cell in row] for row in rows]
     form = table_form(form)
+    if listing and form != "box":
+        caption = None
     if form == "tsv":
         _print_tsv(specs, cells)
     elif form == "plain":

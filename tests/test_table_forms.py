@@ -247,6 +247,9 @@ def test_images_at_60_columns_hide_columns_and_break_no_header():
     assert "hidden to fit 60 columns" in out
     piped = run("images", str(TOUR)).stdout
     assert "sha256:a97eceb267d066482c42829cb5e07f971332113c46a19f731d2c82b9baaaa423" in piped  # whole in a pipe
+    assert len(piped.splitlines()) == 5 and "reference(s)" not in piped  # the header and a line per reference
+    assert "4 reference(s) to 2 image(s)" in out  # the count on a terminal
+    assert "2 verified" in run("images", "--store", str(STORE)).stdout  # a finding, not a count: kept in a pipe
 
 
 def test_the_layout_never_narrows_a_column_below_its_header_word():

@@ -281,8 +281,6 @@ def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> Non
     specs = [Column(name, "right", number=True, drop=None if i == 0 else last - i) if numeric[i]
              else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
-    from ..tables import table_form
-
-    form = table_form(form)
-    caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}" if form == "box" else None  # a pipe: the rows alone
-    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color, form=form)
+    caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
+    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color, form=form,
+                listing=True)

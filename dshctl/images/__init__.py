@@ -132,12 +132,13 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
                 row += [_stored(ref.status), _cell(ref.error or "", 80)]
             rows.append(row)
         caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
+        count_only = store is None and not (summary["offloaded"] or scan.offloads)  # else a finding: kept in a pipe
         if store is not None:
             held = sum(1 for ref in refs if ref.status == "verified")
             caption += f"; {held} held and verified by the store {_cell(str(store.path), 200)}"
         if summary["offloaded"] or scan.offloads:
             caption += f"; {summary['offloaded']} offloaded ({len(scan.offloads)} image/offload event(s))"
-        print_table(None, columns, rows, caption=caption, color=color, form=form)
+        print_table(None, columns, rows, caption=caption, color=color, form=form, listing=count_only)
 
     checked = store is not None
     document = {"path": scan.path}
