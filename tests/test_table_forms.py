@@ -226,6 +226,18 @@ def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
         assert names == order[: len(names)], names  # the least asked-for first
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("args, narrowest", [(["stats", str(ROOT)], 60), (["stats", "--by", "model", str(ROOT)], 80)],
+                         ids=["model-table", "model-rollup"])
+def test_a_model_route_stays_on_one_line(width, args, narrowest):
+    out = run(*args, columns=width, terminal=True).stdout
+    table = out.split("per model", 1)[1]
+    routes = [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
+    if width >= narrowest:  # a rollup at 60 has only its key, tokens and cost left: the route folds
+        assert routes[0] == "deepseek-official/deepseek-v4-flash", table  # whole: other columns hid first
+    assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
+
+
 def test_rollups_count_the_tokens_in_and_out():
     rows = plain_rows(run("stats", "--by", "project", str(ROOT)).stdout)
     at = rows[0].index("in+out")

@@ -148,13 +148,22 @@ def _own_rows(own: SessionOwnFigures | AggregateOwnFigures) -> list[list[str]]:
     ]
 
 
+ROUTE_LEAST = 40
+"""A model route (``provider/model``) up to this long stays on one line while another column can be
+hidden; a longer one folds."""
+
+
+def _route_least(routes) -> int:
+    return min(ROUTE_LEAST, max((len(route or "(unknown)") for route in routes), default=8))
+
+
 def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
     if not models:
         return
     out.table(
         title,
-        [text("model", fold=True), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=3),
-         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=4)],
+        [text("model", fold=True, least=_route_least(model.model for model in models)), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=4),
+         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=3)],
         [
             [
                 model.model or "(unknown)",
@@ -554,7 +563,8 @@ def render_rollup(
     else:
         from .rollup import zone_name
 
-        key = text(by, fold=by in ("project", "model"))  # a date stays whole
+        # a date stays whole; a model route too while a column can be hidden (a fold splits it mid-word)
+        key = text(by, fold=by in ("project", "model"), least=_route_least(row.key for row in rows) if by == "model" else None)
         columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
