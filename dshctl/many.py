@@ -94,6 +94,7 @@ def map_logs(
     label: str = "reading",
     color: bool | str = "auto",
     streams: bool = False,
+    until_output: bool = False,
 ) -> Iterator[tuple[LogRef, R | DshctlError]]:
     """``(ref, func(ref) or the error)`` for every ref, in the order of ``refs``.
 
@@ -103,13 +104,13 @@ def map_logs(
     ``progress``: a bar may be shown on a terminal's standard error (:func:`dshctl.progress.reading`:
     after a second, bytes and logs done), coloured as ``--color`` says (``color``: its value, or a
     bool); ``streams``: the caller writes its output as the results come (no bar over a terminal's
-    output).
+    output; ``until_output``: but one until the output begins, :func:`dshctl.progress.output_begins`).
     """
     from .progress import reading
 
     jobs = default_jobs() if jobs is None else max(1, jobs)
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
-    with reading(label, refs, allowed=progress, streams=streams, color=color) as meter:
+    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color) as meter:
         if len(batches) < 2:
             yield from _map_in_process(func, refs, meter)
         else:

@@ -8,7 +8,8 @@ moves the bar too; logs read in worker processes count when their batch comes ba
 
 When it is shown: standard error is a terminal, standard output is not a pipe (another program's output
 may share the terminal), the command does not write its output to the terminal as it reads (``streams``:
-``cat``, ``grep``'s lines, a transcript — the output is the progress), no ``--quiet``, and the work has
+``cat``, a transcript — the output is the progress; ``grep``'s lines, whose first hit may be long in
+coming, have a bar until it is written: :func:`output_begins`), no ``--quiet``, and the work has
 lasted :data:`DELAY_S`. It is transient: erased before the command's output is written. Nothing of it
 ever goes to standard output.
 
@@ -33,15 +34,27 @@ _active: "Meter | None" = None
 """The meter of the work in progress in this process (None in a worker process, or when none runs)."""
 
 
-def progress_wanted(allowed: bool = True, *, streams: bool = False) -> bool:
-    """Whether a bar may be shown on standard error (see the module's docstring)."""
+def progress_wanted(allowed: bool = True, *, streams: bool = False, until_output: bool = False) -> bool:
+    """Whether a bar may be shown on standard error (see the module's docstring); ``until_output``: a
+    command whose output may be long in coming (``grep``: the first hit) has a bar until it writes
+    (:func:`output_begins`), even when that output goes to the terminal."""
     from .terminal import is_terminal, stdout_is_pipe
 
     if not allowed or not is_terminal(sys.stderr):
         return False
     if stdout_is_pipe():
         return False
-    return not (streams and is_terminal(sys.stdout))
+    return until_output or not (streams and is_terminal(sys.stdout))
+
+
+def output_begins() -> None:
+    """The command writes its first output: a bar shown until then is erased, and not shown again (the
+    output is the progress from now on). Cheap when there is none."""
+    global _bar
+    bar = _bar
+    if bar is not None:
+        _bar = None
+        bar.stop()
 
 
 def log_size(ref: Any) -> int | None:
@@ -114,7 +127,8 @@ def forget() -> None:
 
 
 @contextmanager
-def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = False, color: Any = "auto") -> Iterator[Meter]:
+def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = False, until_output: bool = False,
+            color: Any = "auto") -> Iterator[Meter]:
     """Count the work of reading ``refs`` under ``label``; the bar, if wanted, appears after
     :data:`DELAY_S` and is erased when the block ends. Nested calls count into the outer meter."""
     global _active, _bar
@@ -124,14 +138,14 @@ def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = Fal
     sizes = [log_size(ref) for ref in refs]
     total = None if any(size is None for size in sizes) else sum(sizes)  # type: ignore[arg-type]
     meter = Meter(label, len(refs), total)
-    bar = _bar = _Bar(meter, color) if progress_wanted(allowed, streams=streams) else None
+    bar = _bar = _Bar(meter, color) if progress_wanted(allowed, streams=streams, until_output=until_output) else None
     _active = meter
     try:
         yield meter
     finally:
         _active = None
         if bar is not None:
-            bar.stop()
+            bar.stop()  # again after output_begins: no harm
             _bar = None
 
 

@@ -162,7 +162,7 @@ def test_the_meter_counts_the_bytes_of_a_log_as_it_is_read(tmp_path):
 
 
 def test_the_bar_draws_on_stderr_only_and_erases_itself(monkeypatch, capsys):
-    monkeypatch.setattr(progress, "progress_wanted", lambda allowed, streams=False: allowed)
+    monkeypatch.setattr(progress, "progress_wanted", lambda allowed, streams=False, until_output=False: allowed)
     monkeypatch.setattr(progress, "DELAY_S", 0.0)
     monkeypatch.setattr(progress, "REFRESH_S", 0.01)
     from dshctl.source import resolve_one
@@ -290,3 +290,33 @@ def test_quiet_export_writes_no_note(tmp_path):
     assert shown.exit_code == 0 and "spans" in shown.stderr
     quiet = invoke("export", "--format", "otlp", "--out", str(tmp_path / "q.jsonl"), "--quiet", str(TOUR))
     assert quiet.exit_code == 0 and quiet.stderr == "" and (tmp_path / "q.jsonl").stat().st_size > 0
+
+
+def test_a_bar_until_the_output_begins_then_never_again(monkeypatch, capsys):
+    import dshctl.terminal as terminal
+
+    monkeypatch.setattr(terminal, "is_terminal", lambda stream=None: True)
+    monkeypatch.setattr(terminal, "stdout_is_pipe", lambda: False)
+    assert not progress.progress_wanted(True, streams=True)  # cat, a transcript: the output is the progress
+    assert progress.progress_wanted(True, streams=True, until_output=True)  # grep: until its first hit
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "REFRESH_S", 0.01)
+    with progress.reading("grep", [], streams=True, until_output=True):
+        time.sleep(0.2)
+        assert progress.bar_console() is not None  # drawn while nothing is written
+        progress.output_begins()
+        assert progress.bar_console() is None and progress._bar is None
+        time.sleep(0.1)
+        capsys.readouterr()
+        time.sleep(0.1)
+        assert capsys.readouterr().err == ""  # erased, and not redrawn under the output
+    progress.output_begins()  # no bar: nothing to do
+
+
+@tmux_only
+def test_grep_shows_a_bar_while_no_hit_has_come_then_its_lines(pane):
+    shown = pane(f"{SLOW} | {DSHCTL} grep red -", height=60)
+    bar = shown.wait(lambda s: "grep ━" in s, "the progress bar")
+    assert "/? bytes" in bar and "user:" not in bar
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end")
+    assert "grep ━" not in done and "CI on main is red." in done

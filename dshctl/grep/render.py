@@ -27,9 +27,13 @@ _MAGENTA, _GREEN, _CYAN, _MATCH, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[36m", "\
 
 def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False) -> None:
     """Write each result as it comes: its lines, its path (``files``) or its count (``counts``)."""
+    from ..progress import output_begins
+
     out = sys.stdout
     first = True
     for result in results:
+        if result.count or result.groups:
+            output_begins()  # a bar shown while no hit had come is erased before the first
         if mode == "files":
             if result.count:
                 out.write(visible_line(result.path) + "\n")

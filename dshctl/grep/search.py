@@ -190,4 +190,5 @@ def map_grep(refs: list, pattern: Pattern, options: GrepOptions, *, grouped: boo
 
     search = partial(_grep_one, pattern=pattern, options=options, grouped=grouped)
     return map_logs(search, refs, jobs=options.jobs, progress=progress and options.progress, label="grep",
-                    color=options.color_when, streams=options.output != "json")
+                    color=options.color_when, streams=options.output != "json",
+                    until_output=options.output not in ("json", "ndjson"))  # the lines say when they begin
