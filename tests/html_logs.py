@@ -91,3 +91,106 @@ def logs_to_compare() -> list[Path]:
     if CORPUS.is_dir():
         logs += sorted(CORPUS.rglob("*.jsonl"))
     return logs
+
+
+# -- interleaved blocks of one message (parallel tool calls, text beside a call) ----------------------------
+
+CROSSED_KEY = "sk-abcDEF123456789XYZ0000"
+"""A secret the crossed message's text streams split across three deltas of one part (one burst)."""
+CROSSED_TOKEN = "Zq8wYt3Kp0Lm7Rn2Vb5X"
+"""A bearer token the crossed message's bash call streams split across two of its parts (two bursts,
+with the other blocks' deltas between them)."""
+
+
+def crossed() -> tuple[list[tuple[int, dict]], list[dict]]:
+    """Timed chunks of one message whose blocks start in index order (text, bash, read) but first stream
+    in the reverse order — the read call, then bash, then the text — and then take turns in bursts of
+    three deltas; and its content. The transcript lays the blocks out in block-start order, not in the
+    order their first output streamed."""
+    from chunks import call, end, start, text
+
+    prose = ["Checking the key sk-abc", "DEF123456789", "XYZ0000", " before ", "anything, ", "then ", "report", "ing", "."]
+    bash = ['{"command": ', "\"curl -H 'Authorization: ", f"Bearer {CROSSED_TOKEN[:9]}", f"{CROSSED_TOKEN[9:]}' ", "https://", "ex", "ample", ".com", '"}']
+    read = ['{"file', '_path": ', '"REA', 'DME', '.md', '", ', '"lim', 'it": ', "5}"]
+    blocks = [("text", "", prose), ("call", "bash", bash), ("call", "read", read)]
+    timed: list[tuple[int, dict]] = []
+    at = [T0 + 100]
+
+    def add(value: dict) -> None:
+        timed.append((at[0], value))
+        at[0] += 7
+
+    for index, (kind, _, _) in enumerate(blocks):
+        add(start(index, "text" if kind == "text" else "tool-call"))
+    for burst in range(3):
+        for index in (2, 1, 0):
+            kind, name, parts = blocks[index]
+            for k in range(burst * 3, burst * 3 + 3):
+                add(text(index, parts[k]) if kind == "text" else call(index, f"c{index}", parts[k], name if k == 0 else None))
+    content = [{"type": "text", "text": "".join(prose)}] + [
+        {"type": "tool-call", "id": f"c{index}", "name": name, "arguments": "".join(parts)} for index, (_, name, parts) in enumerate(blocks) if index]
+    for index in (2, 1, 0):
+        add(end(index, content[index]))
+    add({"type": "usage", "usage": {"inputTokens": 10, "outputTokens": 20}})
+    add({"type": "finish", "reason": {"kind": "tool-calls"}})
+    return timed, content
+
+
+def interleaved_log(folder: Path, generation: str, timed: list[tuple[int, dict]], content: list[dict], finish: str = "tool-calls") -> Path:
+    """``timed`` chunks as one message, written as dsh writes it in ``generation``: ``v0`` (a chunk
+    event per delta, runs of three or more packed into rows), ``v2`` (compact runs) or ``v4`` — with
+    tests/test_replay_parallel.py's writers."""
+    from stats_logs import later
+    from test_replay_parallel import v0_log, v2_log
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if generation == "v0":
+        body, name = v0_log(timed, content, finish), "session.jsonl"
+    else:
+        body = v2_log(timed, content, finish)
+        body, name = (later(body, 4), "session.v4.jsonl") if generation == "v4" else (body, "session.v2.jsonl")
+    path = folder / name
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+MESSAGES = ("two-calls", "three-calls", "four-calls", "text-and-a-call", "crossed", "dropped")
+"""The crafted interleaved messages: 2–4 calls and a text beside a call (tests/test_replay_parallel.py's
+scenarios), :func:`crossed`, and two calls a max-tokens finish drops."""
+DROPPED = "cut off by max tokens; the call was dropped"
+
+
+def message(name: str) -> tuple[list[tuple[int, dict]], list[dict], str]:
+    """One of :data:`MESSAGES`: its timed chunks, its content and how it finished."""
+    from test_replay_parallel import SCENARIOS, interleaved
+
+    if name == "crossed":
+        return (*crossed(), "tool-calls")
+    if name == "dropped":
+        return (*interleaved(calls=2, finish="max-tokens"), "max-tokens")
+    return (*interleaved(**SCENARIOS[name]), "tool-calls")
+
+
+def assembled_blocks(timed: list[tuple[int, dict]]) -> list[dict]:
+    """The message's blocks as dsh's assembler makes them of its chunks."""
+    from dshctl.assembler import assemble
+    from dshctl.stream import Accumulator
+
+    accumulator = Accumulator()
+    for at, value in timed:
+        accumulator.push(at, value)
+    return assemble(accumulator.records).blocks()
+
+
+def dropped_call_log(folder: Path, how: str) -> Path:
+    """A call, then a text block, then a max-tokens finish (dsh drops the call, FORMAT §4.6) — not
+    interleaved. ``how`` the call ends: ``closed`` (its block-end came), ``open`` (none: the text's output
+    closed its frame) or ``whole`` (no deltas, only its block-end)."""
+    t = T0 + 1000
+    deltas = [{"type": "tool-call-chunks", "time0": t + 10, "index": 0, "dt": [5], "id": "c0", "name": "bash", "args": ['{"cmd": ', '"ls"}']}]
+    closing = [chunk(t + 20, {"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": "c0", "name": "bash", "arguments": '{"cmd": "ls"}'}})]
+    stream = {"closed": deltas + closing, "open": deltas, "whole": closing}[how] + [
+        {"type": "text-chunks", "time0": t + 30, "index": 1, "dt": [5], "texts": ["and ", "then"]},
+        chunk(t + 40, {"type": "finish", "reason": {"kind": "max-tokens"}})]
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_log(folder / f"dropped-{how}.session.v4.jsonl", one_turn(1, t, "go", stream, [{"type": "text", "text": "and then"}]))

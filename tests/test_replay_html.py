@@ -346,3 +346,111 @@ def test_hostile_text_stays_inside_the_data(tmp_path):
     body = embedded_bytes(text).decode()
     assert HOSTILE_RESULT in body and "\x1b" not in body and "␛]0;owned␇" in body
     assert "{{data}}" in body and "{{title}}" in body  # the template is filled once: log text is never a placeholder
+
+
+# -- interleaved blocks (parallel tool calls, text beside a call) -----------------------------------------------
+
+from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, assembled_blocks, crossed, dropped_call_log,  # noqa: E402
+                       interleaved_log, message)
+from test_replay_parallel import GENERATIONS  # noqa: E402
+
+
+def block_texts(data: dict) -> list[tuple[str, int, str | None, str]]:
+    """Per block of the page data, by its rank in its message (then by number): ``(type, block index,
+    name, streamed text)``, its streamed text joined from its records in fragment order."""
+    texts: dict[int, list] = {}
+    ranks: dict[int, tuple] = {}
+    for record in data["items"]:
+        if "b" not in record:
+            continue
+        entry = texts.setdefault(record["b"], [data["blocks"][record["b"]][0], data["blocks"][record["b"]][2], None, ""])
+        ranks.setdefault(record["b"], (record.get("rg", -1), record.get("o", -1), record["b"]))
+        if "l" in record:
+            entry[3] += record["x"]
+        if record.get("name"):
+            entry[2] = record["name"]
+    return [tuple(texts[b]) for b in sorted(texts, key=lambda b: ranks[b])]
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("name", [name for name in MESSAGES if name != "dropped"])
+def test_interleaved_blocks_are_records_of_their_own_blocks(tmp_path, name, generation):
+    timed, content, _ = message(name)
+    log = interleaved_log(tmp_path, generation, timed, content)
+    timeline = Timeline(open_log(str(log)))
+    data = page_data(timeline)
+    assert any(item.kind == "blocks" for item in timeline.items)
+    # every fragment is in exactly one record, in order: the page's clock and seek stay exact
+    assert [record["s"] for record in data["items"]] == list(accumulate_starts(data["items"]))
+    assert sum(record.get("n", 1) for record in data["items"]) == len(data["dt"]) == len(timeline)
+    # each block once, in the message's block order, with its whole text: the assembled block's
+    expected = [("text" if block["type"] == "text" else "tool", None if block["type"] == "text" else block["name"],
+                 block["text"] if block["type"] == "text" else block["arguments"]) for block in assembled_blocks(timed)]
+    assert [(kind, name, text) for kind, _, name, text in block_texts(data)] == expected
+    assert [index for _, index, _, _ in block_texts(data)] == list(range(len(expected)))
+    # a record never mixes two blocks of a region, and a region's records say where their node goes
+    region = [record for record in data["items"] if "rg" in record]
+    assert region and {record["rg"] for record in region} == {0}
+    assert all(record["o"] == data["blocks"][record["b"]][2] for record in region if "b" in record)
+
+
+def accumulate_starts(records):
+    at = 0
+    for record in records:
+        yield at
+        at += record.get("n", 1)
+
+
+def test_the_block_order_is_the_messages_not_the_order_blocks_first_streamed(tmp_path):
+    timed, content = crossed()
+    data = page_data(Timeline(open_log(str(interleaved_log(tmp_path, "v4", timed, content)))))
+    region = [record for record in data["items"] if "rg" in record]
+    first_streamed = []
+    for record in region:
+        if data["blocks"][record["b"]][2] not in first_streamed:
+            first_streamed.append(data["blocks"][record["b"]][2])
+    assert first_streamed == [2, 1, 0]  # the read call streams first, the text last …
+    assert region[0]["k"] == "tool-start" and data["blocks"][region[0]["b"]][2] == region[0]["o"] == 2  # its node goes last
+    assert [name for _, _, name, _ in block_texts(data)] == [None, "bash", "read"]  # … the message has text, bash, read
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_a_secret_split_across_deltas_or_parts_of_interleaved_blocks_is_redacted(tmp_path, generation):
+    timed, content = crossed()
+    log = interleaved_log(tmp_path, generation, timed, content)
+    plain, _ = exported(log, tmp_path)
+    shown = embedded_bytes(plain).decode()
+    assert CROSSED_KEY in shown and CROSSED_TOKEN[:9] in shown and CROSSED_TOKEN[9:] in shown  # the token's halves: two records
+    text, data = exported(log, tmp_path, "--redact-secrets")
+    inflated = embedded_bytes(text)
+    for secret in (CROSSED_KEY, CROSSED_TOKEN, "DEF123456789", "XYZ0000", CROSSED_TOKEN[:9], CROSSED_TOKEN[9:]):
+        assert secret.encode() not in text.encode() and secret.encode() not in inflated, secret
+    texts = {index: streamed for _, index, _, streamed in block_texts(data)}
+    assert texts[0] == "Checking the key [redacted] before anything, then reporting."
+    assert texts[1] == "{\"command\": \"curl -H 'Authorization: Bearer [redacted]' https://example.com\"}"
+    assert sum(record.get("n", 1) for record in data["items"]) == len(data["dt"])  # as many fragments: the times still apply
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_interleaved_calls_a_max_tokens_finish_dropped_say_so(tmp_path, generation):
+    timed, content, finish = message("dropped")
+    data = page_data(Timeline(open_log(str(interleaved_log(tmp_path, generation, timed, content, finish)))))
+    ends = [(record["b"], record["end"], record.get("foot")) for record in data["items"] if record["k"] == "tool-end"]
+    assert sorted(ends) == [(0, "max-tokens", DROPPED), (1, "max-tokens", DROPPED)]
+    assert [(name, streamed) for _, _, name, streamed in block_texts(data)] == [
+        ("grep", '{"pattern": "needle", "path": "src"}'), ("bash", '{"command": "ls -la"}')]
+
+
+@pytest.mark.parametrize("how, where", [("closed", "tool-end"), ("open", "text"), ("whole", "tool-start")])
+def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, how, where):
+    """Not interleaved: a call, a text block, a max-tokens finish. However the call's frame ended — its own
+    block-end, the text's output closing it (the terminal's words are in the text's layout marks, which the
+    page leaves out), a whole block — the page data marks the call's block dropped, in the view's words."""
+    data = page_data(Timeline(open_log(str(dropped_call_log(tmp_path, how)))))
+    call = next(record["b"] for record in data["items"] if record["k"] == "tool-start")
+    marked = [record for record in data["items"] if record.get("foot", "").startswith("dropped") or "drop" in record]
+    assert [record["k"] for record in marked] == [where]
+    if how == "open":
+        assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
+    else:
+        assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from html_logs import (SAMPLES, T0, assistant, chunk, logs_to_compare, one_turn, tool_result, without_layout, write_log)
+from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, SAMPLES, T0, assembled_blocks, assistant, chunk, dropped_call_log,
+                        interleaved_log, logs_to_compare, message, one_turn, tool_result, without_layout, write_log)
+from test_replay_parallel import GENERATIONS
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -46,8 +48,9 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from dshctl.cli import app  # noqa: E402
 from dshctl.reader import open_log  # noqa: E402
 from dshctl.replay import view  # noqa: E402
+from dshctl.replay.html_redact import MARKER, Redactor  # noqa: E402
 from dshctl.replay.timeline import Timeline  # noqa: E402
-from dshctl.replay.transcript import iter_fragments  # noqa: E402
+from dshctl.replay.transcript import iter_fragments, transcript  # noqa: E402
 from dshctl.replay.transform import PlaybackClock  # noqa: E402
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
@@ -247,6 +250,170 @@ def test_parallel_tool_calls_grow_side_by_side_and_end_whole(tmp_path, open_page
     assert page.js(blocks) == [["text", "", "Looking at both."], ["tool", " read", "".join(a)], ["tool", " grep", "".join(b)]]
     page.js("window.dshctlReplay.seek(0.038)")  # 38 ms after the session starts: the second fragments of all three are in
     assert page.js(blocks) == [["text", "", "Looking at both."], ["tool", " read", "".join(a[:2])], ["tool", " grep", "".join(b[:2])]]
+
+
+BLOCK_NODES = """() => [...document.querySelectorAll('#transcript .blk')].map((node) => [node.className.split(' ')[1],
+    (node.querySelector('.name') || {}).textContent || '', node.querySelector('.body').textContent, (node.querySelector('.foot') || {}).textContent || ''])"""
+"""Each block node on the page: its type, its tool name (`` name``), its body text and its foot."""
+
+
+def blocks_at(timeline: Timeline, position: int) -> list[list[str]]:
+    """What :data:`BLOCK_NODES` must read at ``position`` (fragments shown), from the timeline: each block
+    of an interleaved message that has shown anything, in the message's block order, with exactly the
+    fragments of it that streamed before ``position``; a call's foot once a max-tokens finish dropped it."""
+    out = []
+    for item in timeline.items:
+        if item.region is None:
+            continue
+        for block in item.region.blocks:
+            parts = [item.region.parts[index] for index in block]
+            if parts[0].block_key is None or parts[0].start >= position:
+                continue  # an event shown among the blocks, or a block not begun
+            kind = "text" if parts[0].kind == "text" else "tool"
+            name = body = foot = ""
+            for part in parts:
+                shown = min(max(position - part.start, 0), part.count)
+                if part.kind == "tool-name" and shown:
+                    name = " " + part.info["name"]
+                elif part.kind in ("text", "tool-args"):
+                    body += "".join(part.fragments[:shown])
+                elif part.kind == "tool-end" and shown and part.info.get("dropped"):
+                    foot = DROPPED
+            out.append([kind, name, body, foot])
+    return out
+
+
+def seen_at_every_moment(page: Opened, moments: list[float]) -> list:
+    return page.js("""([moments, nodes]) => moments.map((t) => {
+      window.dshctlReplay.seek(t);
+      const copy = document.getElementById('transcript').cloneNode(true);
+      copy.querySelectorAll('.ui').forEach((node) => node.remove());
+      return [window.dshctlReplay.getState().position, copy.textContent, eval(nodes)(), document.getElementById('transcript').outerHTML];
+    })""".replace("eval(nodes)()", "(" + BLOCK_NODES + ")()"), [moments, None])
+
+
+def every_moment(clock: PlaybackClock, n: int) -> list[float]:
+    """Each fragment's time, the midpoints between, before the start and after the end."""
+    return sorted({clock[i] for i in range(n)} | {(clock[i] + clock[i + 1]) / 2 for i in range(n - 1)} | {0.0, clock[n - 1] + 1})
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("name", MESSAGES)
+def test_interleaved_blocks_stream_delta_by_delta_each_in_its_own_node(tmp_path, name, generation, open_page, monkeypatch):
+    """A message whose blocks interleave (v0 packed rows, v2 runs, v4): at every moment each block is one
+    node, in the message's block order, holding exactly its fragments so far; at the end each call once,
+    under its name, with the assembled block's arguments (a dropped call says so), and the whole text is
+    ``replay --instant``'s."""
+    timed, content, finish = message(name)
+    log = interleaved_log(tmp_path, generation, timed, content, finish)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    timeline = timeline_of(log)
+    assert any(item.kind == "blocks" for item in timeline.items)
+    clock = PlaybackClock(timeline, 0.0)
+    n = len(timeline)
+    page = open_page(target)
+    moments = every_moment(clock, n)
+    for t, (position, text, nodes, _) in zip(moments, seen_at_every_moment(page, moments)):
+        assert position == clock.due_count(t, 0), t
+        assert nodes == blocks_at(timeline, position), (t, position)
+        assert without_layout(text) == without_layout(prefix_text(timeline, position)), (t, position)
+    page.js("window.dshctlReplay.seek('end')")
+    assert without_layout(page.text()) == without_layout(instant_text(log, monkeypatch))
+    calls = [[" " + block["name"], block["arguments"]] for block in assembled_blocks(timed) if block["type"] == "tool-call"]
+    ends = page.js(BLOCK_NODES)
+    if finish == "max-tokens":
+        assert calls == [] and [node[1] for node in ends] == [" grep", " bash"] and {node[3] for node in ends} == {DROPPED}
+        assert page.js("document.querySelectorAll('.blk.ended-max-tokens').length") == 2
+    else:
+        assert [node[1:3] for node in ends if node[0] == "tool"] == calls and {node[3] for node in ends} == {""}
+    # played rather than seeked, the page ends the same
+    page.js("window.dshctlReplay.seek(0); window.dshctlReplay.setSpeed(0.5); window.dshctlReplay.play()")
+    page.wait("window.dshctlReplay.getState().state === 'ended'")
+    assert page.js(BLOCK_NODES) == ends and without_layout(page.text()) == without_layout(instant_text(log, monkeypatch))
+
+
+def test_interleaved_blocks_are_laid_out_in_the_messages_order_as_they_first_stream(tmp_path, open_page):
+    """The crossed message streams its read call first and its text last; the page, as the transcript,
+    places them text, bash, read — each node where it belongs the moment it appears."""
+    timed, content, finish = message("crossed")
+    log = interleaved_log(tmp_path, "v4", timed, content, finish)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    timeline = timeline_of(log)
+    region = next(item for item in timeline.items if item.kind == "blocks")
+    starts = {part.block_key[1]: part.start for part in reversed(region.region.parts) if part.block_key is not None}
+    page = open_page(target)
+    names = "() => [...document.querySelectorAll('#transcript .blk')].map((node) => Number(node.dataset.block))"
+    page.js("(p) => window.dshctlReplay.seek(p)", PlaybackClock(timeline, 0.0)[starts[1]])
+    assert page.js(names) == [1, 2]  # bash began after read: above it
+    page.js("(p) => window.dshctlReplay.seek(p)", PlaybackClock(timeline, 0.0)[starts[0]])
+    assert page.js(names) == [0, 1, 2]
+    text = transcript(timeline)
+    assert text.index("Checking the key") < text.index("tool call bash") < text.index("tool call read")
+
+
+def test_search_finds_text_split_across_parts_of_interleaved_blocks(tmp_path, open_page):
+    timed, content, finish = message("crossed")
+    log = interleaved_log(tmp_path, "v2", timed, content, finish)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    timeline = timeline_of(log)
+    page = open_page(target)
+    # "README.md" streams in three deltas, two of them in a later burst than the first: the hit is one,
+    # and the playhead goes to the fragment that completes it
+    assert page.js("window.dshctlReplay.search('README.md')") == 1
+    position = page.state()["position"]
+    read = lambda p: blocks_at(timeline, p)[-1][2]
+    assert "README.md" in read(position) and "README.md" not in read(position - 1)
+    current = "() => { const h = CSS.highlights.get('dshctl-current'); return h ? [...h].map((r) => r.toString()) : []; }"
+    assert page.js(current) == ["README.md"]
+    page.js("window.dshctlReplay.seek('end')")
+    full = page.text().lower()
+    for query in ("bearer zq8w", "example.com", "checking the key", "tool call", '"', "e"):
+        assert page.js("(q) => window.dshctlReplay.search(q)", query) == full.count(query), query
+
+
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_redaction_holds_in_every_part_of_interleaved_blocks_at_every_moment(tmp_path, generation, open_page, monkeypatch):
+    timed, content, finish = message("crossed")
+    log = interleaved_log(tmp_path, generation, timed, content, finish)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0", "--redact-secrets"]).exit_code == 0
+    timeline = timeline_of(log)
+    clock = PlaybackClock(timeline, 0.0)
+    page = open_page(target)
+    pieces = (CROSSED_KEY, CROSSED_TOKEN, "sk-abc", "DEF123456789", "XYZ0000", CROSSED_TOKEN[:9], CROSSED_TOKEN[9:])
+    for t, (_, _, _, dom) in zip(every_moment(clock, len(timeline)), seen_at_every_moment(page, every_moment(clock, len(timeline)))):
+        assert not [piece for piece in pieces if piece in dom], t
+    page.js("window.dshctlReplay.seek('end')")
+    assert all(page.js("(s) => window.dshctlReplay.search(s)", piece) == 0 for piece in pieces)
+    assert page.js("window.dshctlReplay.search('[redacted]')") == 2
+    page.js("window.dshctlReplay.seek('end')")
+    redacted = Redactor(secrets=True).redact(instant_text(log, monkeypatch))
+    assert redacted.count(MARKER) == 2 and without_layout(page.text()) == without_layout(redacted)
+
+
+@pytest.mark.parametrize("how", ["closed", "open", "whole"])
+def test_a_call_dropped_by_max_tokens_is_marked_on_its_node_however_its_frame_ended(tmp_path, how, open_page, monkeypatch):
+    log = dropped_call_log(tmp_path, how)
+    target = tmp_path / "page.html"
+    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    timeline = timeline_of(log)
+    clock = PlaybackClock(timeline, 0.0)
+    page = open_page(target)
+    page.js("window.dshctlReplay.seek('end')")
+    assert without_layout(page.text()) == without_layout(instant_text(log, monkeypatch))
+    words = DROPPED if how == "open" else "dropped: the reply was cut off by max tokens"
+    assert page.js(BLOCK_NODES) == [["tool", " bash", '{"cmd": "ls"}', words], ["text", "", "and then", ""]]
+    assert page.js("document.querySelector('.blk.tool .foot').className") == "foot s-retry"
+    assert page.js("(q) => window.dshctlReplay.search(q)", words) == 1
+    # before the output that closed the frame, the call is not marked yet; after it, it is
+    text = next(item for item in timeline.items if item.kind == "text")
+    page.js("(t) => window.dshctlReplay.seek(t)", clock[text.start] - 0.001)
+    assert page.js(BLOCK_NODES)[0][3] == ("" if how == "open" else words)
+    page.js("(t) => window.dshctlReplay.seek(t)", clock[text.start])
+    assert page.js(BLOCK_NODES)[0][3] == words
 
 
 # -- playing ----------------------------------------------------------------------------------------------

@@ -246,7 +246,11 @@ def test_a_session_straddling_a_price_change_and_a_peak_boundary_is_priced_call_
     turns = log_stats(path, StatsOptions(by="turn"), prices=load_prices()).turns
     assert [turn.costs.total for turn in turns] == [float(expected[0] + expected[1]), float(expected[2])]
     days = json.loads(invoke("stats", "--by", "day", "--tz", "UTC", "--json", str(path)).stdout)
-    assert [(row["key"], row["costs"]["total"]) for row in days["rows"]] == [("2026-09-09", 0.07272)]  # a session counts on its start day
+    # each call's cost on the day it was made: the first before midnight UTC, the others after
+    assert [(row["key"], row["costs"]["total"]) for row in days["rows"]] == [("2026-09-09", 0.02367), ("2026-09-10", 0.04905)]
+    assert days["total"]["costs"]["total"] == 0.07272
+    beijing = json.loads(invoke("stats", "--by", "day", "--tz", "Asia/Shanghai", "--json", str(path)).stdout)
+    assert [(row["key"], row["costs"]["total"]) for row in beijing["rows"]] == [("2026-09-10", 0.07272)]  # 07:58 to 09:02
     assert days["costBasis"]["tables"][0]["version"] == genai_prices.__version__
 
 
@@ -419,3 +423,95 @@ def test_a_window_wrapping_midnight_and_a_utc_window(tmp_path):
     assert pricer.charge("n/m", at("2026-10-03T22:30:00+00:00"), (0, 1_000_000, 0, 0)) == ("EUR", (0, 5 * 10**8, 0, 0))
     assert pricer.charge("n/m", at("2026-10-04T12:00:00+00:00"), (1_000_000, 1_000_000, 0, 0)) == ("EUR", (10**9, 0, 0, 0))
     assert pricer.charge("n/m", None, (1, 0, 0, 0)) == (None, "no time to choose between its windowed prices")
+
+
+# -- review of wave 1 (items 4, 8, 25) -----------------------------------------------------------------
+
+
+def test_a_price_file_that_is_not_utf8_is_status_2_naming_the_file(tmp_path, config):
+    bad = tmp_path / "p.toml"
+    bad.write_bytes(b"\xff\xfe")
+    log = _write(tmp_path, "s", _straddling_session())
+    for command in (["stats", str(log), "--prices", str(bad)], ["prices", "--prices", str(bad)]):
+        result = invoke(*command)
+        assert result.exit_code == 2, result.output
+        assert f"price file {bad}: not UTF-8 text" in result.stderr and "Traceback" not in result.stderr
+    config.mkdir(parents=True)
+    (config / "prices.toml").write_bytes(b'[models."a/b"]\ncurrency = "\xe9"\n')  # Latin-1, not UTF-8
+    result = invoke("stats", str(log))
+    assert result.exit_code == 2 and f"price file {config / 'prices.toml'}: not UTF-8 text" in result.stderr
+
+
+@pytest.mark.parametrize("hours", ["09:00-12:00\n", "\u0660\u0669:00-12:00", "09:00-1\uff12:00", "9:00-12:00"])
+def test_hours_are_two_ascii_digits_each_and_nothing_after(tmp_path, hours):
+    table = tmp_path / "p.toml"
+    table.write_text('[models."a/b"]\ncurrency = "USD"\ninput = 1\noutput = 1\n'
+                     f'windows = [{{ hours = [{json.dumps(hours)}], input = 2 }}]\n', encoding="utf-8")
+    with pytest.raises(price_module.UsageError, match="is not a range"):
+        read_price_file(table)
+
+
+def _flat(since: str, rate: int) -> str:
+    return f'[[models."a/b"]]\nsince = {since}\ncurrency = "USD"\ninput = {rate}\noutput = {rate}\n'
+
+
+def test_an_entry_starting_within_a_minute_prices_the_calls_after_it(tmp_path):
+    """The review's reproducer: an entry from 14:13:35 prices a call at 14:13:40, even after a call at
+    14:13:30 of the same minute was priced at the earlier entry."""
+    table = tmp_path / "p.toml"
+    table.write_text('[[models."a/b"]]\ncurrency = "USD"\ninput = 1\noutput = 1\n' + _flat("2026-09-21T14:13:35Z", 1000))
+    pricer = Pricer(read_price_file(table))
+    at = lambda text: _ms(dt.datetime.fromisoformat(text))  # noqa: E731
+    million = (1_000_000, 0, 0, 0)
+    assert pricer.charge("a/b", at("2026-09-21T14:13:30+00:00"), million) == ("USD", (10**9, 0, 0, 0))
+    assert pricer.charge("a/b", at("2026-09-21T14:13:40+00:00"), million) == ("USD", (1000 * 10**9, 0, 0, 0))
+    assert pricer.charge("a/b", at("2026-09-21T14:13:34.999+00:00"), million) == ("USD", (10**9, 0, 0, 0))
+    assert pricer.charge("a/b", at("2026-09-21T14:13:35+00:00"), million) == ("USD", (1000 * 10**9, 0, 0, 0))
+
+
+def test_a_since_between_two_milliseconds_starts_at_the_next_one(tmp_path):
+    table = tmp_path / "p.toml"
+    table.write_text('[[models."a/b"]]\ncurrency = "USD"\ninput = 1\noutput = 1\n' + _flat("2026-09-21T14:13:35.0004Z", 7))
+    entry = read_price_file(table).models["a/b"][1]
+    start = _ms(dt.datetime(2026, 9, 21, 14, 13, 35, tzinfo=UTC))
+    assert entry.since_ms == start + 1  # a call timed at ...35.000 came before it
+    pricer = Pricer(read_price_file(table))
+    assert pricer.charge("a/b", start, (1_000_000, 0, 0, 0))[1][0] == 10**9
+    assert pricer.charge("a/b", start + 1, (1_000_000, 0, 0, 0))[1][0] == 7 * 10**9
+    assert price_module.since_text(entry.since_ms) == "2026-09-21T14:13:35.001Z"
+    assert price_module.since_text(start) == "2026-09-21T14:13:35Z"
+    assert price_module.since_text(start - 35_000) == "2026-09-21T14:13Z"
+
+
+def test_the_stats_reproducer_prices_turn_3_at_the_new_rate(tmp_path, config):
+    from pathlib import Path
+
+    table = tmp_path / "p2.toml"
+    table.write_text('[[models."deepseek/deepseek-v4-flash"]]\ncurrency = "USD"\ninput = 1\ncacheRead = 1\ncacheWrite = 1\noutput = 1\n'
+                     '[[models."deepseek/deepseek-v4-flash"]]\nsince = 2026-09-21T14:13:35Z\ncurrency = "USD"\n'
+                     'input = 1000\ncacheRead = 1000\ncacheWrite = 1000\noutput = 1000\n')
+    tour = Path(__file__).resolve().parent.parent / "samples" / "tour.session.v4.jsonl"
+    steps = json.loads(invoke("stats", str(tour), "--by", "step", "--prices", str(table), "--json").stdout)["steps"]
+    turn3 = next(step for step in steps if (step["turn"], step["step"]) == (3, 1))
+    assert turn3["costs"]["total"] == 19.4  # 19,400 tokens at 1000 per million (at 1 per million: 0.0194)
+
+
+def test_a_window_in_a_zone_whose_offset_is_not_whole_minutes(tmp_path):
+    """Monrovia kept UTC-0:44:30 until 1972: 09:44:00 UTC is 08:59:30 there, 09:44:40 UTC is 09:00:10 —
+    one UTC minute on either side of the window's start."""
+    table = tmp_path / "p.toml"
+    table.write_text('[models."a/b"]\ncurrency = "USD"\ninput = 1\noutput = 1\n'
+                     'windows = [{ zone = "Africa/Monrovia", hours = ["09:00-10:00"], input = 2 }]\n')
+    pricer = Pricer(read_price_file(table))
+    before = _ms(dt.datetime(1971, 6, 1, 9, 44, 0, tzinfo=UTC))
+    assert pricer.charge("a/b", before, (1_000_000, 0, 0, 0))[1][0] == 10**9
+    assert pricer.charge("a/b", before + 40_000, (1_000_000, 0, 0, 0))[1][0] == 2 * 10**9
+    assert pricer.charge("a/b", before + 20_000, (1_000_000, 0, 0, 0))[1][0] == 10**9
+
+
+def test_dshctl_prices_shows_a_since_to_the_millisecond(tmp_path, config):
+    table = tmp_path / "p.toml"
+    table.write_text(_flat("2026-09-21T14:13:35.25Z", 7) + _flat("2026-09-22T00:00:00Z", 8))
+    listed = json.loads(invoke("prices", "--json", "--prices", str(table)).stdout)["prices"]["a/b"]
+    assert [entry["since"] for entry in listed] == ["2026-09-21T14:13:35.250Z", "2026-09-22T00:00:00Z"]
+    assert "2026-09-21T14:13:35.250Z" in CliRunner().invoke(app, ["--no-color", "prices", "--prices", str(table)], env={"COLUMNS": "200"}).stdout

@@ -153,17 +153,26 @@ def test_total_row_holds_the_hand_computed_figures(root):
     assert total["reasoningTokens"] == 40
 
 
-def test_days_attribute_a_session_to_the_day_it_started_and_add_up(root):
+def test_days_put_a_sessions_activity_on_its_start_day_and_each_calls_billing_on_the_calls_day(root):
     doc = document(*_paths(root), "--by", "day", "--tz", "UTC", "--prices", str(root / "prices.toml"))
     assert doc["tz"] == "UTC"
     days = _by_key(doc)
     assert list(days) == ["2026-03-01", "2026-03-02", "2026-03-09", "2026-03-10"]
-    # s1 runs past midnight: both turns stay on the 1st
-    assert (days["2026-03-01"]["turns"], days["2026-03-01"]["uncachedInputTokens"]) == (2, 1500)
+    # s1 runs past midnight: both turns stay on the 1st; its second call (00:30 on the 2nd) bills on the 2nd
+    first, second = days["2026-03-01"], days["2026-03-02"]
+    assert (first["sessions"], first["turns"], first["steps"], first["llmMs"]) == (1, 2, 2, 1600)
+    assert (first["uncachedInputTokens"], first["cacheReadTokens"], first["outputTokens"], first["reasoningTokens"]) == (1000, 4000, 100, 40)
+    # p/m: 1000 × 1.0 + 4000 × 0.1 + 100 × 2.0 per million
+    assert first["costs"]["total"] == 0.0016 and first["cacheHitPercent"] == 80.0
+    # the 2nd: s2 (2300 uncached, 230 out, 1000 read) and s1's second call (500, 50): two sessions
+    assert (second["sessions"], second["turns"], second["steps"]) == (2, 1, 2)
+    assert (second["uncachedInputTokens"], second["outputTokens"], second["cacheReadTokens"], second["reasoningTokens"]) == (2800, 280, 1000, None)
+    # p/m: 2500 × 1.0 + 250 × 2.0; q/n: 300 × 0.5 + 1000 × 0.05 + 30 × 1.0 (per million)
+    assert second["costs"]["total"] == 0.00323 and second["models"] == ["p/m", "q/n"]
     # s4 adds only its own turn: its prefix is counted in s2, on the 2nd
     assert (days["2026-03-10"]["turns"], days["2026-03-10"]["steps"], days["2026-03-10"]["uncachedInputTokens"]) == (1, 1, 10)
-    assert days["2026-03-02"]["uncachedInputTokens"] == 2300
     _assert_rows_add_up(doc)
+    assert sum(row["sessions"] for row in doc["rows"]) == 5 and doc["total"]["sessions"] == 4
 
 
 def test_time_zone_moves_sessions_between_days(root):
@@ -178,8 +187,10 @@ def test_time_zone_moves_sessions_between_days(root):
 
 def test_weeks_are_iso_weeks_starting_monday_and_months_add_up(root):
     weeks = document(*_paths(root), "--by", "week", "--tz", "UTC", "--no-cost")
-    # 2026-03-01 is a Sunday (week 9), 2026-03-02 and 2026-03-09 are Mondays
-    assert {key: row["sessions"] for key, row in _by_key(weeks).items()} == {"2026-W09": 1, "2026-W10": 1, "2026-W11": 2}
+    # 2026-03-01 is a Sunday (week 9), 2026-03-02 and 2026-03-09 are Mondays; s1's second call, on the
+    # 2nd, bills in week 10 beside s2
+    assert {key: row["sessions"] for key, row in _by_key(weeks).items()} == {"2026-W09": 1, "2026-W10": 2, "2026-W11": 2}
+    assert {key: row["uncachedInputTokens"] for key, row in _by_key(weeks).items()} == {"2026-W09": 1000, "2026-W10": 2800, "2026-W11": 110}
     _assert_rows_add_up(weeks)
     months = document(*_paths(root), "--by", "month", "--tz", "UTC", "--no-cost")
     assert [row["key"] for row in months["rows"]] == ["2026-03"]
@@ -199,8 +210,10 @@ def test_projects_add_up_with_the_prefix_counted_in_the_parent(root):
 def test_a_child_without_its_parent_keeps_its_prefix_once(root):
     doc = document(*_paths(root, "s1", "s4"), "--by", "day", "--tz", "UTC", "--no-cost")
     days = _by_key(doc)
-    # s4 alone: s2's 2 steps (uncached 2300) + its own (10), all on the 10th
-    assert (days["2026-03-10"]["steps"], days["2026-03-10"]["uncachedInputTokens"]) == (3, 2310)
+    # s4 alone: s2's 2 steps + its own, on the 10th; the prefix's calls (uncached 2300) were made on the
+    # 2nd and bill there, beside s1's second call (500)
+    assert (days["2026-03-10"]["steps"], days["2026-03-10"]["uncachedInputTokens"]) == (3, 10)
+    assert (days["2026-03-02"]["sessions"], days["2026-03-02"]["steps"], days["2026-03-02"]["uncachedInputTokens"]) == (2, 0, 2800)
     _assert_rows_add_up(doc)
 
 

@@ -19,7 +19,15 @@ style (by hash) and ``data:`` images.
   JavaScript slices strings); ``g`` the view's wording of a one-line event (the session line, a tool
   result's header) as ``[text, style]`` segments; ``u`` and ``label`` of a turn; ``lines`` of a prompt or
   tool result (``err``: an error result); ``hd`` a whole reasoning block shows its header; ``name``,
-  ``args``, ``end``, ``foot`` of a tool-call block; ``ph`` a placeholder; ``im`` embedded image keys;
+  ``args``, ``end``, ``foot`` of a tool-call block (``dr``: a max-tokens finish dropped the call after its
+  frame closed); ``drop`` ``[block, words]`` on the item whose output closed the frame of a call that a
+  max-tokens finish then dropped (the terminal says so in that item's layout marks; the page on the
+  call's node); ``ph`` a placeholder; ``im`` embedded image keys.
+  The interleaved blocks of one message (a :data:`~.items.BLOCKS` item, its parts in a
+  :class:`~.items.Region`) are no record of their own: each part is one, in fragment order like every
+  other, with ``rg`` its region (numbered from 0) and ``o`` its block's rank in the message's block order
+  (:mod:`.layout`'s: first seen, as the assembler orders them), which is where the page places the
+  block's node among the region's, whichever block streamed first;
 * ``blocks`` — ``[type, settlement seq, block index]`` per content block: each block is one node on
   the page that grows as its fragments arrive, wherever its fragments interleave with other blocks';
 * ``fig`` — per turn number, dsh's figures from the stats library (TTFT, duration, tokens, cost when
@@ -42,7 +50,7 @@ import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 from ..textsafe import visible, visible_line
 from . import view
@@ -62,6 +70,7 @@ from .timeline import (
     TURN,
     USER,
     Item,
+    Prefix,
     Timeline,
 )
 
@@ -155,13 +164,12 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     """The JSON document the page replays (see the module docstring)."""
     timeline.ensure_all()
     redactor = redactor or Redactor()
-    items = timeline.items
+    items, places = _flattened(timeline.items)
     blocks = _Blocks()
     streamed = _redacted_streams(items, redactor)
     records: list[dict] = []
     image_slots = _ImageSlots(images)
-    for index, item in enumerate(items):
-        record = _record(item, streamed.get(index), redactor, blocks, image_slots)
+    for record in _records(items, places, streamed, redactor, blocks, image_slots):
         previous = records[-1] if records else None
         if previous is not None and _continues(previous, record):
             _merge(previous, record)
@@ -197,6 +205,62 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     if kept_images:
         data["im"] = kept_images
     return data
+
+
+def _flattened(items: list[Item]) -> tuple[list[Item], dict[int, tuple[int, int]]]:
+    """The items with every region's parts in its place, in fragment order (the order they streamed), and
+    the place of each part in its region's layout: ``{index: (region number, rank)}``, the rank being
+    its block's place in the message's block order (an event shown among the blocks is a block of its own)."""
+    flat: list[Item] = []
+    places: dict[int, tuple[int, int]] = {}
+    regions = 0
+    for item in items:
+        region = item.region
+        if region is None:
+            flat.append(item)
+            continue
+        rank_of = {index: rank for rank, block in enumerate(region.blocks) for index in block}
+        for index, part in enumerate(region.parts):
+            places[len(flat)] = (regions, rank_of[index])
+            flat.append(part)
+        regions += 1
+    return flat, places
+
+
+def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor, blocks: "_Blocks",
+             images: "_ImageSlots") -> Iterator[dict]:
+    """Each item's record, in fragment order. A region's parts are read in its layout order (so the k-th
+    picture of a message goes with its k-th image block, and its blocks are numbered as they are laid
+    out) and placed in fragment order, each with its region ``rg`` and its block's rank ``o``."""
+    index = 0
+    while index < len(items):
+        if index not in places:
+            record = _record(items[index], streamed.get(index), redactor, blocks, images)
+            if index and items[index].prefix is not None and items[index].prefix.dropped:
+                _dropped_by_prefix(record, items[index - 1], blocks)
+            yield record
+            index += 1
+            continue
+        region = places[index][0]
+        members = []
+        while index < len(items) and places.get(index, (None,))[0] == region:
+            members.append(index)
+            index += 1
+        made: dict[int, dict] = {}
+        for member in sorted(members, key=lambda member: places[member][1]):  # stable: a block's parts as they streamed
+            record = made[member] = _record(items[member], streamed.get(member), redactor, blocks, images)
+            record["rg"], record["o"] = places[member]
+        for member in members:
+            yield made[member]
+
+
+def _dropped_by_prefix(record: dict, previous: Item, blocks: "_Blocks") -> None:
+    """A streamed call whose frame another block's output (or an event) closed before a max-tokens finish
+    dropped it: the terminal says so in the closing item's marks, the page on the call's own node (the
+    block of the item before, whose frame those marks close)."""
+    block = blocks.ids.get(previous.block_key) if previous.block_key is not None else None
+    if block is not None:
+        record["drop"] = [block, view.prefix_text(Prefix(close_frame=True, dropped=True)).strip().removeprefix("╰─").strip()]
 
 
 def _turns_shown(items: list[Item]) -> set[int]:
@@ -257,7 +321,7 @@ def _js_length(text: str) -> int:
 def _continues(previous: dict, record: dict) -> bool:
     """Whether ``record`` is the next fragments of the run ``previous`` (same kind, block, adjacent)."""
     return ("l" in record and "l" in previous and previous["k"] == record["k"] and previous.get("b") == record.get("b")
-            and previous["s"] + previous["n"] == record["s"])
+            and previous.get("rg") == record.get("rg") and previous["s"] + previous["n"] == record["s"])
 
 
 def _merge(previous: dict, record: dict) -> None:
@@ -353,6 +417,8 @@ def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
 
 def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
     end = record["end"] = item.info["end"]
+    if item.info.get("dropped"):
+        record["dr"] = True
     if end == "whole":
         _tool_whole(record, item.info, redactor)
         _dropped_foot(record, item)

@@ -17,7 +17,9 @@ NANO = 10**9
 
 class CostTally:
     """Nano-units per currency (``[input, output, cacheRead, cacheWrite, calls]``, the meter's bucket
-    order and the priced calls), and the billed tokens of calls without a price with the first reason."""
+    order and the priced calls), and the billed tokens of calls without a price with the first reason.
+    A currency stays while any of its sums is not 0: what a fork child added after its cut can be a
+    sample that replaced an inherited one, an amount over no call of its own."""
 
     __slots__ = ("by_currency", "unpriced", "reason")
 
@@ -42,7 +44,7 @@ class CostTally:
         sums[2] += sign * detail[2]
         sums[3] += sign * detail[3]
         sums[4] += sign
-        if sums[4] == 0:
+        if not any(sums):
             del self.by_currency[currency]
 
     def merge(self, other: "CostTally", sign: int = 1) -> None:
@@ -52,7 +54,7 @@ class CostTally:
                 sums = self.by_currency[currency] = [0, 0, 0, 0, 0]
             for i in range(5):
                 sums[i] += sign * theirs[i]
-            if sums[4] == 0:
+            if not any(sums):
                 del self.by_currency[currency]
         self.unpriced += sign * other.unpriced
         if self.reason is None:

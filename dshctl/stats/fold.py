@@ -49,6 +49,7 @@ from ..stream import (
     last_raw_chunk,
     run_times,
 )
+from .billing import bill, minute_of
 from .costs import CostTally
 from .figures import cache_hit_percent, counter_percentiles, mean, mean_and_percentiles, number, occupancy_percent, percent_number, rate
 from .records import (
@@ -623,7 +624,7 @@ class ToolFigures:
 class TokenMeter:
     """dsh's token meter (§7.3, the 0.1.5 line): totals and the one replacement slot of the latest sample."""
 
-    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share", "slot_charge")
+    __slots__ = ("totals", "slot_key", "slot_buckets", "slot_step", "slot_route", "slot_reasoning", "slot_share", "slot_charge", "slot_minute")
 
     def __init__(self) -> None:
         self.slot_share: Any = None  # the settlement whose sample fills the slot (``keep_settlements``)
@@ -634,6 +635,7 @@ class TokenMeter:
         self.slot_route: str | None = None
         self.slot_reasoning: int | None = None
         self.slot_charge: tuple | None = None  # what the slot's sample cost (with prices)
+        self.slot_minute: int | None = None  # the minute of its call (:mod:`dshctl.stats.billing`)
 
     def close_slot(self) -> None:
         """``llm/retry-started``: the step's next sample adds to the meter instead of replacing."""
@@ -644,6 +646,7 @@ class TokenMeter:
         self.slot_reasoning = None
         self.slot_share = None
         self.slot_charge = None
+        self.slot_minute = None
 
 
 class TokenMeter011:
@@ -754,6 +757,7 @@ class StatsFold:
         self.step_rows: list[StepRecord] = []
         self.observed = StatsSamples.empty()
         self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
+        self.observed.billing = {}  # what the meter counts, by the minute of each call and its model
         # the turns and steps still open
         self.turn_records: dict[Any, TurnFigures] = {}
         self.current_turn: TurnFigures | None = None
@@ -1180,8 +1184,9 @@ class StatsFold:
         self, key: tuple, buckets: tuple, record: StepFigures, route: str | None, reasoning: int | None, time: int | None
     ) -> None:
         """A usage sample into the token meter's replacement slot (0.1.5 line), and into the step's and
-        the model's share of it (reasoning tokens, a part of output, follow the same slot). With prices
-        the sample is charged at its call's time and a replaced sample's charge is taken away."""
+        the model's share of it (reasoning tokens, a part of output, follow the same slot), and into the
+        billing of its call's minute. With prices the sample is charged at its call's time; a replaced
+        sample's charge and billing are taken away."""
         meter = self.meter
         model_of = self.own.model
         previous = meter.slot_buckets if meter.slot_key == key else None
@@ -1200,6 +1205,7 @@ class StatsFold:
             previous_model = model_of(meter.slot_route)
             if pricing is not None and meter.slot_charge is not None:
                 self._charge(meter.slot_charge, sum(previous), previous_step, previous_model, -1)
+            bill(self.observed.billing, meter.slot_minute, meter.slot_route, previous, meter.slot_reasoning, meter.slot_charge, -1)
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
                 if meter.slot_reasoning is not None:
@@ -1209,12 +1215,15 @@ class StatsFold:
                 previous_model.reasoning -= meter.slot_reasoning
         meter.totals = _add_buckets(meter.totals, buckets)
         record.tokens = _add_buckets(record.tokens, buckets)
+        call_time = record.call_time if record.call_time is not None else time
         charge = None
         if pricing is not None and any(buckets):
-            call_time = record.call_time if record.call_time is not None else time
             charge = pricing.charge(route, call_time, buckets)
             self._charge(charge, sum(buckets), record, model_of(route), 1)
+        minute = minute_of(call_time)
+        bill(self.observed.billing, minute, route, buckets, reasoning, charge, 1)
         meter.slot_charge = charge
+        meter.slot_minute = minute
         if share is not None:
             share.charge = charge
         if reasoning is not None:

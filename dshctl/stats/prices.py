@@ -1,4 +1,4 @@
-"""Price tables: what each model call dsh logs costs, at the rates in force at the minute it was made.
+"""Price tables: what each model call dsh logs costs, at the rates in force at the moment it was made.
 
 A table maps a price key (``provider/model``) to a price history: dated entries (``since``), each with one
 currency, rates per million tokens for the four billed buckets (uncached input, cache read, cache write,
@@ -49,7 +49,7 @@ _WINDOW_KEYS = frozenset(_BUCKETS) | {"zone", "days", "hours", "note"}
 _TABLE_KEYS = frozenset({"name", "source", "version", "url", "note"})
 _TOP_KEYS = ("table", "providers", "aliases", "models")
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_HOURS = re.compile(r"^(\d{2}):(\d{2})-(\d{2}):(\d{2})$")
+_HOURS = re.compile(r"([0-9]{2}):([0-9]{2})-([0-9]{2}):([0-9]{2})\Z")  # ASCII digits only; \Z: no newline after
 
 
 class Rates(msgspec.Struct, frozen=True):
@@ -208,7 +208,9 @@ in force, or ``(None, reason)`` when it has no price."""
 
 class Pricer:
     """Prices the model calls of one session (each at its own time; ``fallback_ms``, the session's start,
-    for a call the log gives no time). Results are cached by route and minute."""
+    for a call the log gives no time). The rates found are cached by route and minute where they hold
+    for the whole minute: no entry starts within it and each window's zone is a whole number of minutes
+    off UTC (so its local minutes are UTC's)."""
 
     def __init__(self, table: PriceTable, fallback_ms: int | None = None):
         self.table = table
@@ -225,7 +227,9 @@ class Pricer:
         cache_key = (route, minute)
         rates = self._rates.get(cache_key)
         if rates is None:
-            rates = self._rates[cache_key] = self._rates_at(route, time_ms)
+            rates, whole_minute = self._rates_at(route, time_ms)
+            if whole_minute:
+                self._rates[cache_key] = rates
         currency, factors = rates
         if currency is None:
             return rates
@@ -240,28 +244,48 @@ class Pricer:
             _nanos(write, write_factor) if write else 0,
         )
 
-    def _rates_at(self, route: str | None, time_ms: int | None) -> tuple:
+    def _rates_at(self, route: str | None, time_ms: int | None) -> tuple[tuple, bool]:
+        """The rates in force at ``time_ms``, and whether they are those of its whole minute."""
         key = self._keys.get(route, False)
         if key is False:
             key = self._keys[route] = self.table.price_key(route)
         if key is None:
-            return None, "no price"
+            return (None, "no price"), True
         entry = self.table.entry(key, time_ms)
+        whole_minute = time_ms is None or not any(_starts_within(price.since_ms, time_ms) for price in self.table.models[key])
         if entry is None:
-            return None, "no price in force at the time of a call" if time_ms is not None else "no undated price for a call without a time"
+            reason = "no price in force at the time of a call" if time_ms is not None else "no undated price for a call without a time"
+            return (None, reason), whole_minute
         compiled = self._compiled.get(id(entry))
         if compiled is None:
             compiled = self._compiled[id(entry)] = _Compiled(entry)
         if compiled.windows:
             if time_ms is None:
-                return None, "no time to choose between its windowed prices"
+                return (None, "no time to choose between its windowed prices"), True
             try:
+                whole_minute = whole_minute and all(_minutes_off_utc(zone, time_ms) for _, zone, _ in compiled.windows)
                 for window, zone, factors in compiled.windows:
                     if _in_window(window, zone, time_ms):
-                        return entry.currency, factors
+                        return (entry.currency, factors), whole_minute
             except (OverflowError, OSError, ValueError):
-                return None, "a call time out of range"
-        return entry.currency, compiled.base
+                return (None, "a call time out of range"), True
+        return (entry.currency, compiled.base), whole_minute
+
+
+def _starts_within(since_ms: int | None, time_ms: int) -> bool:
+    """Whether an entry starts inside the minute of ``time_ms`` (after its first millisecond)."""
+    return since_ms is not None and since_ms // 60_000 == time_ms // 60_000 and since_ms % 60_000 != 0
+
+
+def _minutes_off_utc(zone: _dt.tzinfo, time_ms: int) -> bool:
+    """Whether ``zone`` is a whole number of minutes off UTC through the minute of ``time_ms`` (every
+    zone since 1972; Monrovia kept -0:44:30 until then)."""
+    start = time_ms // 60_000 * 60
+    for seconds in (start, start + 59):
+        offset = _dt.datetime.fromtimestamp(seconds, zone).utcoffset()
+        if offset is None or offset % _dt.timedelta(minutes=1):
+            return False
+    return True
 
 
 def cost_basis(prices: PriceTable):
@@ -316,6 +340,8 @@ def read_price_file(path: Path, *, name: str | None = None) -> PriceTable:
         raise UsageError(f"cannot read price file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"price file {path}: not TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: tomllib decodes the bytes before it parses them
+        raise UsageError(f"price file {path}: not UTF-8 text, as TOML must be ({exc.reason} at byte {exc.start})") from None
     try:
         return _table(document, name, str(path))
     except ValueError as exc:
@@ -448,15 +474,22 @@ def _per_million(where: str, item: dict, key: str) -> Decimal:
     return Decimal(str(value))  # the digits as written: 0.28 is 0.28, not its binary neighbour
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MS = _dt.timedelta(milliseconds=1)
+
+
 def _since_ms(where: str, value: Any) -> int | None:
+    """The first millisecond an entry is in force (calls are timed to the millisecond: a ``since``
+    between two of them starts at the next)."""
     if value is None:
         return None
     if isinstance(value, _dt.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=_dt.timezone.utc)
-        return int(value.timestamp() * 1000)
+        whole, rest = divmod(value - _EPOCH, _MS)
+        return whole + (rest > _dt.timedelta(0))
     if isinstance(value, _dt.date):
-        return int(_dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc).timestamp() * 1000)
+        return (_dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
     raise ValueError(f"{where}: 'since' must be a TOML date (since = 2025-09-29) or date-time")
 
 
@@ -464,8 +497,14 @@ def since_text(since_ms: int | None) -> str:
     """An entry's start as it is shown (``2026-08-16T16:00Z``, or "before the dated prices")."""
     if since_ms is None:
         return "(undated)"
-    moment = _dt.datetime.fromtimestamp(since_ms / 1000, _dt.timezone.utc)
-    return moment.strftime("%Y-%m-%d") if moment.time() == _dt.time(0) else moment.strftime("%Y-%m-%dT%H:%MZ")
+    moment = _EPOCH + since_ms * _MS
+    if moment.time() == _dt.time(0):
+        return moment.strftime("%Y-%m-%d")
+    if moment.second == moment.microsecond == 0:
+        return moment.strftime("%Y-%m-%dT%H:%MZ")
+    if moment.microsecond == 0:
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def rates_text(rates: Rates) -> str:

@@ -93,7 +93,8 @@ def _rate_fields(rates: Rates) -> dict:
 def _iso(ms: int) -> str:
     import datetime as _dt
 
-    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{moment.microsecond // 1000:03d}Z" if moment.microsecond else "Z")
 
 
 def entry_record(entry: PriceEntry) -> EntryRecord:

@@ -569,7 +569,7 @@ def render_rollup(
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
-            notes.append(f"sessions counted on the {by} they started, time zone {zone_name(zone)}")
+            notes.append(f"tokens and costs on the {by} of each call; turns, steps and times on the {by} a session started; time zone {zone_name(zone)}")
             if by == "day":
                 notes.append(_day_sparkline(rows))
         if by == "model":

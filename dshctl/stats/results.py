@@ -60,6 +60,10 @@ class StatsSamples(msgspec.Struct):
     (a worker of a multi-log run does not send it back)."""
     inherited: InheritedPrefix | None = None
     """What the inherited prefix contributed, for a forked or seeded session; None otherwise."""
+    billing: dict | None = None
+    """What the token meter counts, by the UTC minute of each call and its model
+    (:data:`dshctl.stats.billing.Billing`): where a day, week or month rollup puts tokens and costs.
+    None where not recorded (pooled observations)."""
 
     @classmethod
     def empty(cls) -> "StatsSamples":
@@ -76,6 +80,8 @@ class StatsSamples(msgspec.Struct):
     def snapshot(self) -> "StatsSamples":
         """A copy of the observations as they are now (their owner goes on appending), without ``spark``
         and ``inherited`` (the aggregate reads neither from a prefix)."""
+        from .billing import copy_billing
+
         return StatsSamples(
             ttft_ms=array("d", self.ttft_ms),
             tokens_per_second=array("d", self.tokens_per_second),
@@ -87,6 +93,7 @@ class StatsSamples(msgspec.Struct):
             model_ttft={key: array("d", values) for key, values in self.model_ttft.items()},
             tool_ms={key: array("d", values) for key, values in self.tool_ms.items()},
             model_costs=None if self.model_costs is None else {key: tally.copy() for key, tally in self.model_costs.items()},
+            billing=None if self.billing is None else copy_billing(self.billing),
         )
 
 

@@ -1,10 +1,17 @@
 """Rollups of many sessions: one row per day, ISO week, month, project, model or tool, and the total.
 
-A session belongs to one day, week, month and project: those of its start (header ``createdAt``, in
-the chosen time zone; a session that runs past midnight stays on the day it started) and its ``cwd``.
-Each such row is an :class:`~dshctl.stats.aggregate.Aggregate` of its sessions, settled against the
-whole run's sessions, so an inherited fork prefix is counted once — in its parent's row when the parent
-is counted, else in the child's — and the rows add up to the total.
+A session belongs to one project, its ``cwd``, and starts in one day, week and month (of its header's
+``createdAt`` in the chosen time zone). Each row is an :class:`~dshctl.stats.aggregate.Aggregate` of
+the sessions that belong to it, settled against the whole run's sessions, so an inherited fork prefix is
+counted once — in its parent's row when the parent is counted, else in the child's — and the rows add
+up to the total.
+
+Day, week and month rows put what the model calls billed — token buckets, reasoning tokens, costs — in
+the period of each call's time, the time its price was chosen at (:mod:`dshctl.stats.billing`): a
+session running past midnight bills on both days, and an inherited prefix counted in its child bills
+when its calls were made. The rest of a session's figures (turns, steps, times, TTFT, throughput) stay
+in the period it started in. ``sessions`` counts the sessions that started in the period or billed a
+call in it, so one session can count in several rows (the total counts it once).
 
 Model and tool rows split the total instead: a step's figures go to the model of its message, a tool
 call's time to its tool. Their token, time, step and cost figures add up to the total; ``sessions`` and
@@ -18,13 +25,17 @@ import datetime as _dt
 import os
 from typing import Any, Callable
 
+import msgspec
+
 from ..errors import UsageError
 from .aggregate import Aggregate, buckets_fields
-from .costs import CostTally
+from .billing import NO_TIME, NOT_POSITIVE, CallBilling, billing_after_cut
+from .costs import CostTally, model_cost_fields
 from .figures import mean, nearest_rank, number, rate
 from .records import UNSET, AggregateRecord, Record, RollupRow, SessionRecord, ToolRow, wire_value
 
-SESSION_KEYED = ("day", "week", "month", "project")
+PERIODS = ("day", "week", "month")
+SESSION_KEYED = PERIODS + ("project",)
 ROLLUPS = SESSION_KEYED + ("model", "tool")
 UNKNOWN = "(unknown)"
 
@@ -83,11 +94,12 @@ def zone_name(zone: _dt.tzinfo) -> str:
 
 
 def period_key(by: str, created_ms: Any, zone: _dt.tzinfo) -> str:
-    """The day (2026-03-01), ISO week (2026-W09, Monday to Sunday) or month (2026-03) a session started in."""
+    """The day (2026-03-01), ISO week (2026-W09, Monday to Sunday) or month (2026-03) a session started
+    in (or a call was made in)."""
     if not isinstance(created_ms, int) or isinstance(created_ms, bool) or created_ms <= 0:
         return UNKNOWN
     try:
-        start = _dt.datetime.fromtimestamp(created_ms / 1000, zone)
+        start = _dt.datetime.fromtimestamp(created_ms // 1000, zone)
     except (OverflowError, OSError, ValueError):
         return UNKNOWN
     if by == "day":
@@ -106,13 +118,15 @@ def session_key(by: str, session: SessionRecord, zone: _dt.tzinfo) -> str:
 
 
 class Rollup:
-    """Sessions grouped by day, week, month or project (each group an aggregate of its sessions)."""
+    """Sessions grouped by day, week, month or project (each group an aggregate of its sessions); by
+    day, week or month, what their calls billed by the period of each call."""
 
     def __init__(self, by: str, zone: _dt.tzinfo, priced: bool = False):
         self.by = by
         self.zone = zone
         self.priced = priced
         self.groups: dict[str, Aggregate] = {}
+        self.billed = PeriodBilling(by, zone) if by in PERIODS else None
 
     def add(self, session: SessionRecord, samples) -> None:
         key = session_key(self.by, session, self.zone)
@@ -120,12 +134,138 @@ class Rollup:
         if group is None:
             group = self.groups[key] = Aggregate(self.priced)
         group.add(session, samples)
+        if self.billed is not None:
+            self.billed.add(session, samples, key)
 
     def rows(self, counted_ids: set) -> list[RollupRow]:
-        return [
-            period_row(self.by, key, self.groups[key].record(counted_ids))
-            for key in sorted(self.groups, key=lambda key: (key == UNKNOWN, key))
-        ]
+        billed = None if self.billed is None else self.billed.settled(counted_ids)
+        keys = set(self.groups) | set(billed or ())
+        rows = []
+        for key in sorted(keys, key=lambda key: (key == UNKNOWN, key)):
+            group = self.groups.get(key) or Aggregate(self.priced)
+            row = period_row(self.by, key, group.record(counted_ids))
+            if billed is not None:
+                row = billed_row(row, billed.get(key) or _Bill(), self.priced)
+            rows.append(row)
+        return rows
+
+
+class _Bill:
+    """One period's billing: the sessions that started or billed in it, and each model's billing."""
+
+    __slots__ = ("sessions", "models")
+
+    def __init__(self) -> None:
+        self.sessions: set[int] = set()
+        self.models: dict[str | None, CallBilling] = {}
+
+    def take(self, session: int, models: dict[str | None, CallBilling], sign: int = 1) -> None:
+        self.sessions.add(session)
+        mine = self.models
+        for route, entry in models.items():
+            pooled = mine.get(route)
+            if pooled is None:
+                pooled = mine[route] = CallBilling()
+            pooled.merge(entry, sign)
+
+    def copy(self) -> "_Bill":
+        twin = _Bill()
+        twin.sessions = set(self.sessions)
+        twin.models = {route: entry.copy() for route, entry in self.models.items()}
+        return twin
+
+
+class PeriodBilling:
+    """What the sessions' calls billed, by the period of each call (in ``zone``), and the inherited
+    prefixes' billing to count where the parent is not counted."""
+
+    def __init__(self, by: str, zone: _dt.tzinfo):
+        self.by = by
+        self.zone = zone
+        self.count = 0  # sessions added: a session's number stands for it in a period's sessions
+        self.periods: dict[str, _Bill] = {}
+        self.prefixes: list[tuple[object, int, str, dict]] = []  # (parent id, session, start, billing by period)
+        self._keys: dict[int, str] = {}  # minute → its period
+
+    def add(self, session: SessionRecord, samples, start: str) -> None:
+        number = self.count
+        self.count += 1
+        billing = samples.billing if samples is not None else None
+        inherited = samples.inherited if samples is not None else None
+        prefix = None if inherited is None else inherited.samples.billing
+        if billing is None:
+            billing = {}
+        if prefix is not None:
+            billing = billing_after_cut(billing, prefix)
+            self.prefixes.append((session.parent_session, number, start, self._by_period(prefix, start)))
+        self._bill(self.periods, number, start, self._by_period(billing, start))
+        self.periods.setdefault(start, _Bill()).sessions.add(number)
+
+    def settled(self, counted_ids: set) -> dict[str, _Bill]:
+        """Each period's billing with every inherited prefix counted once: in the child, at its calls'
+        periods, unless the parent is counted (``counted_ids``)."""
+        periods = {key: bill.copy() for key, bill in self.periods.items()}
+        for parent, number, start, by_period in self.prefixes:
+            if parent not in counted_ids:
+                self._bill(periods, number, start, by_period)
+        return periods
+
+    @staticmethod
+    def _bill(periods: dict[str, _Bill], number: int, start: str, by_period: dict) -> None:
+        """A session's billing into the periods; outside its start only where it billed something (a
+        replaced sample leaves nothing where it was counted)."""
+        for key, models in by_period.items():
+            if key != start and all(entry.is_nothing() for entry in models.values()):
+                continue
+            bill = periods.get(key)
+            if bill is None:
+                bill = periods[key] = _Bill()
+            bill.take(number, models)
+
+    def _by_period(self, billing: dict, start: str) -> dict[str, dict[str | None, CallBilling]]:
+        """A session's billing by minute as billing by period (a call without a time: its session's start)."""
+        periods: dict[str, dict[str | None, CallBilling]] = {}
+        for minute, models in billing.items():
+            key = start if minute is NO_TIME else self._period(minute)
+            pooled = periods.get(key)
+            if pooled is None:
+                periods[key] = {route: entry.copy() for route, entry in models.items()}
+                continue
+            for route, entry in models.items():
+                mine = pooled.get(route)
+                if mine is None:
+                    pooled[route] = entry.copy()
+                else:
+                    mine.merge(entry)
+        return periods
+
+    def _period(self, minute: int) -> str:
+        key = self._keys.get(minute)
+        if key is None:
+            key = UNKNOWN if minute == NOT_POSITIVE else period_key(self.by, max(minute * 60_000, 1), self.zone)
+            self._keys[minute] = key
+        return key
+
+
+def billed_row(row: RollupRow, bill: _Bill, priced: bool) -> RollupRow:
+    """A day, week or month row with its period's billing: tokens, reasoning tokens, costs; the
+    sessions that started or billed in it; the models its sessions used or its calls billed."""
+    tokens = [0, 0, 0, 0]
+    reasoning = None
+    for entry in bill.models.values():
+        for i in range(4):
+            tokens[i] += entry.tokens[i]
+        if entry.reasoning is not None:
+            reasoning = entry.reasoning if reasoning is None else reasoning + entry.reasoning
+    uncached, output, read, write = tokens
+    fields = buckets_fields({"uncached_input_tokens": uncached, "cache_read_tokens": read, "cache_write_tokens": write, "output_tokens": output})
+    models = list(row.models)
+    billed = [route for route, entry in bill.models.items() if route not in models and not entry.is_nothing()]
+    if billed:
+        models = sorted(models + billed, key=lambda route: (route is None, route or ""))
+    if priced:
+        fields.update(model_cost_fields({route: entry.cost or CostTally() for route, entry in bill.models.items()}))
+    return msgspec.structs.replace(row, sessions=len(bill.sessions), reasoning_tokens=reasoning, models=models, **fields)
 
 
 def period_row(kind: str, key: str, record: AggregateRecord) -> RollupRow:

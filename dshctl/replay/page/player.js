@@ -210,7 +210,7 @@
         }
         if (item.k === 'turn') this.turns.push({ turn: item.u, item: i, fragment: item.s });
         if (item.k === 'tool-call') this.tools.push(item.s);
-        if (item.k === 'block-end' || (item.k === 'tool-end' && item.end === 'closed')) this.quiet[item.s] = 1;
+        if (item.k === 'block-end' || (item.k === 'tool-end' && item.end === 'closed' && !item.foot)) this.quiet[item.s] = 1;
       });
       this.blocks.forEach((block, b) => {
         block.text = texts[b].join('');
@@ -377,6 +377,7 @@
       const model = this.model;
       const item = model.items[i];
       const kind = item.k;
+      if (item.drop) this.droppedBy(item, true);
       if (item.b !== undefined) {
         const block = model.blocks[item.b];
         if (!block.node) this.openBlock(block, i);
@@ -395,13 +396,30 @@
       else if (kind === 'tool-result') node = this.result(item);
       else node = segmentsNode('div', 'ev k-' + kind, item.g);
       node.dataset.item = String(i);
-      this.parent().appendChild(node);
+      this.place(node, item);
       this.nodes.set(i, node);
+    }
+
+    // a node goes at the end, except among the interleaved blocks of one message (a region, `rg`):
+    // there its place is its block's rank in the message's block order (`o`), whichever streamed first
+    place(node, item) {
+      const parent = this.parent();
+      if (item.rg === undefined) {
+        parent.appendChild(node);
+        return;
+      }
+      const region = String(item.rg);
+      node.dataset.rg = region;
+      node.dataset.o = String(item.o);
+      let after = parent.lastChild;
+      while (after && after.dataset && after.dataset.rg === region && Number(after.dataset.o) > item.o) after = after.previousSibling;
+      parent.insertBefore(node, after ? after.nextSibling : parent.firstChild);
     }
 
     leave(i) {
       const model = this.model;
       const item = model.items[i];
+      if (item.drop) this.droppedBy(item, false);
       if (item.b !== undefined) {
         const block = model.blocks[item.b];
         if (block.first === i) {
@@ -537,7 +555,7 @@
       node.dataset.lines = '0';
       if (type !== 'text') this.collapsible(node);
       this.copyButton(node, () => block.textNode.data + (block.whole || ''));
-      this.parent().appendChild(node);
+      this.place(node, this.model.items[i]);
     }
 
     blockItem(block, item) {
@@ -558,7 +576,7 @@
           block.name.textContent = item.name ? ' ' + item.name : '';
           this.wholeText(block, item.args);
         }
-        if (item.foot) this.addFoot(block, item.end, item.foot);
+        if (item.foot) this.addFoot(block, item.end, item.foot, item.dr);
       } else if (kind === 'block') {
         if (item.ph !== undefined) {
           block.node.classList.add('placeholder');
@@ -572,10 +590,24 @@
       }
     }
 
-    addFoot(block, end, text) {
-      block.foot = el('div', 'foot s-' + (end === 'max-tokens' || end === 'dropped' ? 'retry' : 'note'), text);
+    addFoot(block, end, text, dropped) {
+      block.foot = el('div', 'foot s-' + (dropped || end === 'max-tokens' || end === 'dropped' ? 'retry' : 'note'), text);
       block.node.insertBefore(block.foot, block.body.nextSibling);
       block.node.classList.add('ended-' + end);
+    }
+
+    // a call another block's output closed before a max-tokens finish dropped it: the item that closed
+    // it (`drop`: [block, words]) marks it so, on the call's own node
+    droppedBy(item, entering) {
+      const block = this.model.blocks[item.drop[0]];
+      if (!block.node) return;
+      if (entering) {
+        this.addFoot(block, 'dropped', item.drop[1], true);
+      } else if (block.foot) {
+        block.foot.remove();
+        block.foot = null;
+        block.node.classList.remove('ended-dropped');
+      }
     }
 
     unblockItem(block, item) {
@@ -644,6 +676,7 @@
       model.items.forEach((item, i) => {
         const position = item.s + 1;
         const add = (part, text) => { if (text) docs.push({ item: i, part, text, position }); };
+        if (item.drop) add('drop', item.drop[1]);
         if (item.b !== undefined) {
           const block = model.blocks[item.b];
           if (item.l) {
@@ -719,7 +752,10 @@
         return range;
       }
       const item = this.model.items[doc.item];
-      if (item.b !== undefined) {
+      if (doc.part === 'drop') {
+        const block = this.model.blocks[item.drop[0]];
+        container = block.node ? block.foot : null;
+      } else if (item.b !== undefined) {
         const block = this.model.blocks[item.b];
         if (!block.node) return null;
         container = { head: block.head, label: block.label, name: block.name, body: block.body, ph: block.node.querySelector('.ph'),
