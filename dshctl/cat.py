@@ -78,7 +78,7 @@ def run_cat(path: str | None, options: CatOptions) -> int:
         return follow_cat(path, options)
     if options.raw:
         return _print_raw_lines(path, strict=options.strict, salvage=options.salvage)
-    from .progress import reading_path
+    from .many import reading_path
 
     with reading_path("cat", path, allowed=options.progress, streams=True, color=options.color_when):
         log = open_log(path, strict=options.strict, on_warning=warn, salvage=options.salvage)

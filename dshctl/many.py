@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from .errors import DshctlError
 from .source import LogRef, resolve_named, sessions_root
@@ -83,6 +83,20 @@ def _result_or_error(func: Callable[[LogRef], R], ref: LogRef) -> R | DshctlErro
         return func(ref)
     except DshctlError as exc:
         return exc.located(file=ref.display)
+
+
+def reading_path(label: str, path: Any, *, allowed: bool = True, streams: bool = False, color: Any = "auto"):
+    """:func:`dshctl.progress.reading` for a command that reads the one log ``path`` names (a path, ``-`` or a
+    :class:`~dshctl.source.LogRef`); a path that does not resolve is left to the reading to report."""
+    from .errors import DshctlError
+    from .progress import reading
+    from .source import as_ref
+
+    try:
+        refs = [as_ref(path)] if allowed else []
+    except (DshctlError, TypeError):
+        refs = []
+    return reading(label, refs, allowed=allowed and bool(refs), streams=streams, color=color)
 
 
 def map_logs(

@@ -149,19 +149,6 @@ def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = Fal
             _bar = None
 
 
-def reading_path(label: str, path: Any, *, allowed: bool = True, streams: bool = False, color: Any = "auto"):
-    """:func:`reading` for a command that reads the one log ``path`` names (a path, ``-`` or a
-    :class:`~dshctl.source.LogRef`); a path that does not resolve is left to the reading to report."""
-    from .errors import DshctlError
-    from .source import as_ref
-
-    try:
-        refs = [as_ref(path)] if allowed else []
-    except (DshctlError, TypeError):
-        refs = []
-    return reading(label, refs, allowed=allowed and bool(refs), streams=streams, color=color)
-
-
 class _Bar:
     """The thread that waits :data:`DELAY_S`, then draws the meter every :data:`REFRESH_S`."""
 

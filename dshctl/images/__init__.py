@@ -75,7 +75,7 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
     chosen = detect_store(options.store, how=options.fields["store"].long) if options.store is not None else None
     if chosen is not None and path is None and not options.latest and options.out is None:
         return _store_step(chosen, options)
-    from ..progress import reading_path
+    from ..many import reading_path
 
     path = chosen_log(path, options)
     with reading_path("images", path, allowed=options.progress, color=options.color_when):

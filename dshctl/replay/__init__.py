@@ -74,7 +74,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     played = False
     with ExitStack() as reading:
         if not interactive:  # the player shows where it is itself; an export or a transcript may take a while
-            from ..progress import reading_path
+            from ..many import reading_path
 
             streams = export is None or options.to_stdout
             reading.enter_context(reading_path("replay", path, allowed=options.progress, streams=streams, color=options.color_when))
