@@ -52,12 +52,20 @@ class _Group(typer.core.TyperGroup):
         except click.exceptions.ClickException as error:
             typer.echo(_usage_error_line(error, self, sys.argv[1:] if args is None else list(args)), err=True)
             status = error.exit_code
-        except click.exceptions.Abort:
+        except _abort_type(click):
             typer.echo("dshctl: interrupted", err=True)
             status = 130
         if not standalone_mode:
             return status
         sys.exit(status if isinstance(status, int) else 0)
+
+
+def _abort_type(click) -> type:
+    """The exception click raises on end of input: typer's own vendored click keeps it in
+    ``typer.exceptions`` (looking it up where it is not made every other exception, a KeyboardInterrupt
+    or a watchdog's, an AttributeError)."""
+    found = getattr(click.exceptions, "Abort", None) or getattr(typer.core, "Abort", None)
+    return found if isinstance(found, type) else ()  # type: ignore[return-value]
 
 
 def _usage_error_line(error, group, args: list[str]) -> str:
