@@ -39,7 +39,9 @@ Source = Union[str, "os.PathLike[str]", Any]
 
 O = TypeVar("O", bound=Options)
 
-__all__ = ["GrepResult", "StatsResult", "ValidateResult", "cat", "grep", "images", "ls", "replay", "stats", "timeline", "validate"]
+__all__ = [
+    "GrepResult", "StatsResult", "ValidateResult", "cat", "export", "grep", "images", "ls", "replay", "sql", "stats", "timeline", "validate",
+]
 
 
 def _options(kind: type[O], options: O | None, fields: dict[str, Any]) -> O:
@@ -254,8 +256,8 @@ def images(path: Source | None = None, options: ImagesOptions | None = None, **f
 def timeline(path: Source | None = None, options: ReplayOptions | None = None, **fields: Any):
     """What ``dshctl replay`` shows, as a :class:`~dshctl.replay.timeline.Timeline`: items with meaning
     (kind, text, info) on the recorded clock, built lazily as it is read; ``turns``, ``no_reasoning``
-    and ``no_tools`` filter it, ``salvage`` reads past damage. Close it with ``timeline.log.close()``
-    (or read it to the end)."""
+    and ``no_tools`` filter it, ``salvage`` reads past damage. Close it with ``timeline.close()`` (or use
+    it in a ``with`` block): that closes the log and frees the temporary file its items may spill to."""
     from .reader import open_log
     from .replay.timeline import Timeline
 
@@ -285,7 +287,7 @@ def replay(path: Source | None = None, options: ReplayOptions | None = None, **f
         write_transcript(shown, out, start, color=False, timestamps=options.timestamps)
         return out.getvalue()
     finally:
-        shown.log.close()
+        shown.close()
 
 
 # ------------------------------------------------------------------------------------------ ls, cat

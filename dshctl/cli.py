@@ -153,9 +153,11 @@ class _Argument:
 
 
 PATH_HELP = "Log file, session directory, session id or unique id prefix, or - for stdin."
-PATH = _Argument("path", Optional[str], typer.Argument(None, help=PATH_HELP))
+PATH = _Argument("path", Optional[str], typer.Argument(None, metavar="[PATH]", help=PATH_HELP))
 PATHS = _Argument(
-    "paths", Optional[List[str]], typer.Argument(None, help="Logs, session directories or sessions roots (default: the sessions root).")
+    "paths",
+    Optional[List[str]],
+    typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots (default: the sessions root)."),
 )
 
 
@@ -210,6 +212,8 @@ def _typer_form(field: str, declared: Option, annotation: str) -> tuple[Any, Any
     if declared.choices is not None:
         choices = Enum(f"{field}_choice", [(str(choice), str(choice)) for choice in declared.choices], type=str)  # type: ignore[misc]
         by_text = {str(choice): choice for choice in declared.choices}
+        if declared.default is None:  # not given: None (``--partition-by``)
+            return Optional[choices], None, lambda member: None if member is None else by_text[member.value]
         return choices, choices(str(declared.default)), lambda member: by_text[member.value]
     if declared.repeatable:
         return Optional[List[str]], None, lambda values: tuple(values or ())
@@ -235,7 +239,7 @@ def cat(path: str | None, options: CatOptions) -> int:
     return run_cat(path, options)
 
 
-@_command(LsOptions, _Argument("root", Optional[str], typer.Argument(None, help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions).")), name="ls")
+@_command(LsOptions, _Argument("root", Optional[str], typer.Argument(None, metavar="[ROOT]", help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions).")), name="ls")
 def ls_(root: str | None, options: LsOptions) -> int:
     """List the sessions under a sessions root: id, cwd, created, turns, duration, generation, size, title."""
     from .ls import run_ls
@@ -306,11 +310,11 @@ def export(paths: list[str] | None, options: ExportOptions) -> int:
 
 @_command(
     SqlOptions,
-    _Argument("query", str, typer.Argument(..., help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
+    _Argument("query", str, typer.Argument(..., metavar="QUERY", help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
     _Argument(
         "paths",
         Optional[List[str]],
-        typer.Argument(None, help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
     ),
     cls=_PlainUsage,
 )
@@ -365,7 +369,7 @@ def _click_main() -> int:
     _Argument(
         "paths",
         Optional[List[str]],
-        typer.Argument(None, help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
+        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
     ),
     name="prices",
 )

@@ -16,7 +16,7 @@ def main() -> None:
         from .cli import main as cli_main
 
         cli_main()  # ends in SystemExit, standard error settled (dshctl.stdio.run)
-    except KeyboardInterrupt:  # before the command line was imported: no output.run around it yet
+    except KeyboardInterrupt:  # before the command line was imported: no stdio.run around it yet
         status = interrupt.interrupted_status()
         from .stdio import settle_stderr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import BinaryIO, Iterator, TextIO
 
 from .errors import OutputError, os_error_reason
 
@@ -14,6 +14,23 @@ def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     """A text file written whole or not at all: the text goes to a temporary file beside ``path`` that
     takes its name only once everything is written, so a failed write never leaves a half file under
     that name. An existing ``path`` is refused unless ``force``."""
+    with _new_file(path, force=force) as fd:
+        with open(fd, "w", encoding="utf-8", newline="\n") as out:
+            yield out
+
+
+@contextmanager
+def new_binary_file(path: Path, *, force: bool) -> Iterator[BinaryIO]:
+    """:func:`new_text_file` for bytes."""
+    with _new_file(path, force=force) as fd:
+        with open(fd, "wb", buffering=1 << 20) as out:
+            yield out
+
+
+@contextmanager
+def _new_file(path: Path, *, force: bool) -> Iterator[int]:
+    """The descriptor of the temporary file; it takes ``path``'s name when the body ends, and is removed
+    however the body ends otherwise (an error, Ctrl-C)."""
     _refuse_existing(path, force)
     import secrets  # hmac, hashlib and random: 4 ms a start-up that writes no file should not pay
 
@@ -23,8 +40,7 @@ def new_text_file(path: Path, *, force: bool) -> Iterator[TextIO]:
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {os_error_reason(exc)}") from None
     try:
-        with open(fd, "w", encoding="utf-8", newline="\n") as out:
-            yield out
+        yield fd
         _publish(temporary, path, force)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {os_error_reason(exc)}") from None

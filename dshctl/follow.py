@@ -129,7 +129,7 @@ class Follower:
     def _idle(self) -> None:
         self.on_idle()
         if self._output_pipe.closed():
-            raise BrokenPipeError  # ends the command quietly, status 0 (dshctl.output.run)
+            raise BrokenPipeError  # ends the command quietly, status 0 (dshctl.stdio.run)
 
     def _switch(self, old: LogRef, new: LogRef) -> LogRef:
         self._note(f"{old.display}: dsh migrated the session to generation {new.generation_from_name}; following {new.display} from its start")

@@ -99,6 +99,11 @@ def format_duration(ms: float | None, style: str = "compact") -> str:
     return f"{hours // 24}d{hours % 24}h"
 
 
+def format_ms(ms: float | None) -> str:
+    """:func:`format_duration` in the ``fine`` style (TTFT, step and tool times in the stats tables)."""
+    return format_duration(ms, "fine")
+
+
 def _clock_duration(ms: int) -> str:
     if ms < 1000:
         return f"{ms} ms"

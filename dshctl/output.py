@@ -74,10 +74,3 @@ def emit(
         table()
     else:
         raise UsageError(f"unknown output {output!r}: choose one of {', '.join(OUTPUTS)}")
-
-
-# Moved in the split of this module (stdio and error path, tables, files): the names other modules
-# imported from here, until every importer names the new home.
-from .files import new_text_file  # noqa: E402
-from .stdio import color_wanted, is_terminal, note, run, terminal_width, warn  # noqa: E402
-from .tables import Column, Tables, console, layout, number, print_line, print_table, text, text_cell  # noqa: E402

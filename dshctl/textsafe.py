@@ -12,7 +12,7 @@ screen, ``ESC ] 0 ; … BEL`` retitles the window, ``ESC ] 52 ; …`` writes the
   become ␊ ␉ ␍ too.
 
 Markup is the other half of the rule: rich output is built from ``rich.text.Text`` (never parsed as
-markup or emoji codes), see :func:`dshctl.output.print_table`. JSON output keeps the exact values and
+markup or emoji codes), see :func:`dshctl.tables.print_table`. JSON output keeps the exact values and
 escapes instead (:func:`escape_json_bytes`).
 """
 

@@ -20,9 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = ROOT.parent / "shared" / "corpus"
+from conftest import CORPUS, REPO as ROOT, SAMPLES
 
 ENV = {"NO_COLOR": "1", "TZ": "UTC", "COLUMNS": "200", "LINES": "50", "DSH_HOME": "/nonexistent-dsh-home"}
 

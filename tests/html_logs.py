@@ -9,11 +9,9 @@ import re
 import zlib
 from pathlib import Path
 
+from conftest import CORPUS, SAMPLES
+
 T0 = 1_790_000_000_000
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-CORPUS = next((path for path in (REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")) if path.is_dir()), REPO.parent / "shared" / "corpus")
-"""The shared corpus beside the checkout (as CI lays it out), or where the developers' machines keep it."""
 
 LAYOUT = re.compile(r"[\s╭╰│─━❯✻]+")
 """What "layout aside" leaves out when the page's text is compared with ``replay --instant``'s: every

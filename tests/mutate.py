@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import zstandard
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+from conftest import SAMPLES
 NEG_ZERO = "\u0000-0\u0000"  # placeholder a mutation puts where the JSON literal -0 belongs
 
 

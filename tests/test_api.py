@@ -8,11 +8,11 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO as ROOT, sample
+
 API_PAGE = ROOT / "docs" / "api.md"
 EXAMPLES = re.findall(r"```python\n(.*?)```", API_PAGE.read_text(), re.S)
 
@@ -134,7 +134,7 @@ def test_api_page_example_runs(number, monkeypatch):
 def test_functions_take_a_path_object_or_a_logref():
     import dshctl
 
-    path = ROOT / "samples" / "tour.session.v4.jsonl"
+    path = sample("tour.session.v4.jsonl")
     (ref,) = dshctl.resolve(str(path))
     for source in (str(path), path, ref, [path]):
         assert dshctl.validate(source).reports[0].events == 58
@@ -151,3 +151,33 @@ def test_functions_take_a_path_object_or_a_logref():
 def test_package_is_typed():
     assert (ROOT / "dshctl" / "py.typed").exists()
     assert os.path.getsize(ROOT / "dshctl" / "py.typed") == 0
+
+
+def test_export_and_sql_write_nothing_and_return_failures_and_warnings(tmp_path, capfd, monkeypatch):
+    """The library never writes to the terminal: a log that cannot be read is a LogFailure in the result,
+    a log's warnings are values too, and ``out='-'`` (the command's standard output) is refused."""
+    pytest.importorskip("duckdb")
+    import dshctl
+    from dshctl import api
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert {"export", "sql"} <= set(api.__all__)
+    bad = tmp_path / "bad.session.v4.jsonl"
+    bad.write_text("this is not a dsh log\n")
+    logs = [ROOT / "samples" / "tour.session.v4.jsonl", ROOT / "samples" / "torn-tail.session.v4.jsonl", bad]
+    capfd.readouterr()
+    results = [
+        dshctl.export(logs, format="parquet", out=str(tmp_path / "ds")),
+        dshctl.export(logs, format="otlp", out=str(tmp_path / "t.jsonl")),
+        dshctl.sql("SELECT count(*) FROM sessions", logs),
+    ]
+    assert capfd.readouterr() == ("", "")
+    for result in results:
+        assert [(type(f), f.path) for f in result.failures] == [(dshctl.LogFailure, str(bad))]
+        assert isinstance(result.failures[0].error, dshctl.DshctlError)
+        assert any(path.endswith("torn-tail.session.v4.jsonl") and "torn tail" in text for path, text in result.warnings)
+    assert results[0].status == 1 and results[2].rows == [(2,)]
+    with pytest.raises(dshctl.UsageError, match="standard output"):
+        dshctl.export(logs[0], format="otlp", out="-")
+    assert capfd.readouterr() == ("", "")

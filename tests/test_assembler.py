@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,9 +11,7 @@ from dshctl.jsvalues import loads_strict
 from dshctl.stream import Accumulator, ToolCallChunks, stream_from_builtins
 
 from chunks import call, end, start, text  # noqa: E402
-
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from conftest import CORPUS
 
 
 def fed(chunks: list[dict]) -> BlockAssembler:
@@ -224,7 +221,7 @@ def _messages():
                 yield path.relative_to(CORPUS).as_posix(), event["data"]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
+@pytest.mark.corpus
 def test_corpus_messages_are_reproduced_from_their_streams():
     checked = interrupted = replays = pruned = 0
     for name, data in _messages():

@@ -17,7 +17,6 @@ import faulthandler
 import json
 import os
 import signal
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,12 +33,10 @@ from dshctl.replay.player import Player
 from dshctl.replay.render import screen_rows, status_text
 from dshctl.replay.timeline import Timeline
 
-resource = pytest.importorskip("resource")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mutate  # noqa: E402
+import mutate
+from conftest import SAMPLES
 
-SAMPLES = mutate.SAMPLES
-pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v2.jsonl").exists(), reason="samples/ not generated")
+resource = pytest.importorskip("resource")
 
 BUDGET_SECONDS = 10.0
 MEMORY_HEADROOM = 1 << 30

@@ -7,19 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import invoke, sample
 
-REPO = Path(__file__).resolve().parent.parent
-LOG = str(REPO / "samples" / "tour.session.v4.jsonl.zstd")
-
-runner = CliRunner()
-
-
-def invoke(*args: str, home: Path | None = None):
-    env = {"DSH_HOME": str(home)} if home is not None else None
-    return runner.invoke(app, ["--no-color", *args], env=env)
+LOG = str(sample("tour.session.v4.jsonl.zstd"))
 
 
 def empty_root(tmp: Path) -> Path:

@@ -11,17 +11,12 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import REPO, SAMPLES, invoke as run_cli, sample
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-TOUR = SAMPLES / "tour.session.v4.jsonl"
-TORN = SAMPLES / "torn-tail.session.v4.jsonl"
+TOUR = sample("tour.session.v4.jsonl")
+TORN = sample("torn-tail.session.v4.jsonl")
 LONG_ID = "session-7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57-with-a-long-agent-suffix"
-
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -34,15 +29,8 @@ def columns_make_a_terminal(monkeypatch):
 
 
 def invoke(*args: str, columns: int | None = None, home: Path | None = None, cwd: Path | None = None):
-    env = {"COLUMNS": str(columns) if columns else None, "NO_COLOR": "1", "DSH_HOME": str(home) if home else None}
-    if cwd is None:
-        return runner.invoke(app, list(args), env=env)
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return runner.invoke(app, list(args), env=env)
-    finally:
-        os.chdir(here)
+    env = {"COLUMNS": str(columns) if columns else None, "DSH_HOME": str(home) if home else None}
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def session_log(root: Path, session_id: str, *, cwd: str = "/home/alice/proj", source: Path = TOUR,

@@ -12,18 +12,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from dshctl.cli import app
 
 duckdb = pytest.importorskip("duckdb")
 
 from stats_logs import log_lines, rollup_session, rollup_step  # noqa: E402
+from conftest import CORPUS, REPO as ROOT, SAMPLES, invoke  # noqa: E402
 from test_stats_rollups import PRICES, T1, _logs  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = Path(os.environ.get("DSHCTL_CORPUS") or ROOT.parent / "shared" / "corpus")
 TABLES = ("sessions", "turns", "steps", "tool_calls", "images")
 SAMPLE_PRICES = PRICES + """
 [models."deepseek-official/deepseek-v4-flash"]
@@ -33,10 +28,6 @@ cacheRead = 0.028
 cacheWrite = 0.28
 output = 0.42
 """
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture(autouse=True)
@@ -258,13 +249,30 @@ def test_docs_schema_page_is_the_generated_one():
     assert (ROOT / "docs" / "schema.md").read_text() == markdown(), "regenerate: python -m dshctl.export.schema > docs/schema.md"
 
 
-def test_columns_are_only_ever_added():
-    """Every column of schema version 1 is still there, with its type (docs/schema-v1-columns.txt)."""
-    from dshctl.export.schema import TABLES as SPEC
+def _widened(old: str, new: str) -> bool:
+    """A type a later schema may give a column instead: the same, or with DECIMALs of more digits (same
+    scale), inside a STRUCT too."""
+    import re
 
-    now = {f"{t.name}.{c.name} {c.type}" for t in SPEC.values() for c in t.columns}
-    kept = (ROOT / "tests" / "export_schema_v1.txt").read_text().splitlines()
-    assert [line for line in kept if line not in now] == []
+    decimal = re.compile(r"DECIMAL\((\d+),(\d+)\)")
+    if decimal.sub(r"DECIMAL(\2)", old) != decimal.sub(r"DECIMAL(\2)", new):
+        return False
+    return all(int(b[0]) >= int(a[0]) for a, b in zip(decimal.findall(old), decimal.findall(new)))
+
+
+def test_columns_are_only_ever_added_or_widened():
+    """Every column of every schema version (tests/export_schema_v*.txt) is still there, with its type or
+    a wider decimal; the current version's list is the current schema."""
+    from dshctl.export.schema import SCHEMA_VERSION, TABLES as SPEC
+
+    now = {f"{t.name}.{c.name}": c.type for t in SPEC.values() for c in t.columns}
+    versions = sorted(ROOT.joinpath("tests").glob("export_schema_v*.txt"))
+    assert [p.name for p in versions][-1] == f"export_schema_v{SCHEMA_VERSION}.txt"
+    for listed in versions:
+        for line in listed.read_text().splitlines():
+            name, kind = line.split(" ", 1)
+            assert name in now and _widened(kind, now[name]), (listed.name, line, now.get(name))
+    assert versions[-1].read_text().splitlines() == [f"{name} {kind}" for name, kind in now.items()]
 
 
 # -- partitions -------------------------------------------------------------------------------------------
@@ -447,3 +455,114 @@ def test_hostile_text_round_trips_as_data(tmp_path):
     assert con.execute("SELECT name FROM tool_calls").fetchone()[0] == 'na"me\'\x01'
     assert con.execute("SELECT tools FROM steps").fetchone()[0] == ['na"me\'\x01']
     assert con.execute("SELECT prompt FROM turns").fetchone()[0] == "') or 1=1 --\x00"
+
+
+# -- wave-1 review: prices digest, exact costs, broken parts, hostile numbers ---------------------------------
+
+
+def test_a_price_table_whose_alias_or_provider_changed_re_exports_the_costs(tmp_path):
+    """The dataset's costs depend on the whole table in force (models, providers, aliases): a change of
+    any of them re-reads every log, and the costs are then stats' at the new table."""
+    log = SAMPLES / "tour.session.v4.jsonl"
+    models = '[[models."x/cheap"]]\ncurrency = "USD"\ninput = 1\ncacheRead = 1\ncacheWrite = 1\noutput = 1\n' \
+             '[[models."x/dear"]]\ncurrency = "USD"\ninput = 1000\ncacheRead = 1000\ncacheWrite = 1000\noutput = 1000\n'
+    tables = {}
+    for name, alias, provider in (("a", "x/cheap", "x"), ("b", "x/dear", "x"), ("c", "y/dear", "y")):
+        tables[name] = tmp_path / f"{name}.toml"
+        tables[name].write_text(f'[providers]\ndeepseek-official = "{provider}"\n[aliases]\n"{provider}/deepseek-v4-flash" = "{alias}"\n'
+                                + models.replace('"x/', f'"{provider}/'))
+    dataset = tmp_path / "ds"
+    seen = set()
+    for name in ("a", "b", "c"):
+        result = export(log, out=dataset, extra=("--prices", str(tables[name])))
+        assert "1 logs read, 0 unchanged" in result.output, name
+        cost = connect(dataset).execute("SELECT cost_total FROM sessions").fetchone()[0]
+        expected = stats_json(log, extra=("--prices", str(tables[name])))["sessions"][0]["costs"]["total"]
+        assert cost == Decimal(str(expected)), name
+        seen.add(cost)
+    assert len(seen) == 2  # a and b differ by the alias only; c is b under another provider name
+    assert "0 logs read, 1 unchanged" in export(log, out=dataset, extra=("--prices", str(tables["c"]))).output
+
+
+def _priced_log(tmp_path, name: str, tokens: list[tuple]) -> Path:
+    steps = [rollup_step(start=T1 + 1000 * i, first=T1 + 1000 * i + 100, end=T1 + 1000 * i + 500, tokens=t) for i, t in enumerate(tokens)]
+    path = tmp_path / f"{name}.session.v4.jsonl"
+    path.write_text(rollup_session(name, created=T1, turns=[steps]))
+    return path
+
+
+def test_costs_above_a_billion_and_beyond_float_precision_are_exact_decimals(tmp_path):
+    """Costs are DECIMAL(38,9) from the fold's integer nano-units: a session above a billion (which
+    DECIMAL(18,9) refused, failing the whole export) and amounts beyond 2**53 nano-units (where a float
+    amount is not exact) equal stats' integer sums to the nano-unit; the other logs are written too."""
+    import dshctl
+    from dshctl.stats.records import cost_nanos
+
+    prices = tmp_path / "dear.toml"
+    prices.write_text('[models."p/m"]\ncurrency = "USD"\ninput = 999999.999\noutput = 999999.999\ncacheRead = 0.001\n')
+    per_token = 999_999_999  # nano-units
+    beyond = _priced_log(tmp_path, "beyond", [(3_000_001, 7_000_003, 0, 0), (1, 3, 3, 0)])
+    billion = _priced_log(tmp_path, "billion", [(1_234_567_891, 0, 0, 0)])
+    small = SAMPLES / "tour.session.v4.jsonl"
+    dataset = tmp_path / "ds"
+    export(beyond, billion, small, out=dataset, extra=("--prices", str(prices)))
+    con = connect(dataset)
+    got = dict(con.execute("SELECT session_id, cost_total FROM sessions").fetchall())
+    steps = dict(con.execute("SELECT session_id, sum(cost_total) FROM steps GROUP BY ALL").fetchall())
+    assert set(got) >= {"beyond", "billion"} and len(got) == 3
+    by_hand = {"beyond": (3_000_001 + 7_000_003 + 1 + 3) * per_token + 3 * 1, "billion": 1_234_567_891 * per_token}
+    assert by_hand["beyond"] > 2**53 and by_hand["billion"] > 10**18
+    for name, path in (("beyond", beyond), ("billion", billion)):
+        record = dshctl.stats(path, prices=str(prices)).sessions[0]
+        nanos = cost_nanos(record.costs)
+        assert sum(nanos) == by_hand[name]  # stats' integer sum
+        exact = Decimal(sum(nanos)).scaleb(-9)
+        assert got[name] == exact and steps[name] == exact, name
+        assert name == "billion" or round(record.costs.total * 10**9) != sum(nanos)  # the float does not hold it
+        parts = con.execute("SELECT cost_input, cost_output, cost_cache_read FROM sessions WHERE session_id = ?", [name]).fetchone()
+        assert parts == tuple(Decimal(n).scaleb(-9) for n in (nanos[0], nanos[3], nanos[1]))
+    # the integers stay off the wire: stats --json is what it was
+    text = invoke("stats", "--json", str(beyond), "--prices", str(prices)).stdout
+    assert "nanos" not in text and json.loads(text)["sessions"][0]["costs"]["total"] == float(by_hand["beyond"] / 10**9)
+
+
+def test_a_dataset_missing_a_part_file_is_repaired_by_the_next_export(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    texts = _logs()
+    for name in ("s1", "s2"):
+        (logs / f"{name}.session.v4.jsonl").write_text(texts[name])
+    dataset = tmp_path / "ds"
+    export(logs, out=dataset)
+    counts = _dataset_counts(dataset)
+    next((dataset / "turns").glob("*.parquet")).unlink()
+    result = export(logs, out=dataset)
+    assert "2 logs read" in result.output
+    assert _dataset_counts(dataset) == counts
+    manifest = json.loads((dataset / "_dshctl_dataset.json").read_text())
+    named = {str(dataset / f) for part in manifest["parts"].values() for f in part["files"].values()}
+    assert {str(p) for p in dataset.rglob("*.parquet")} == named
+
+
+def test_an_out_of_range_image_dimension_is_null_not_a_failed_export(tmp_path):
+    """Numbers in a log are JavaScript's (jsvalues.safe_int): a width beyond 2**53 is no integer dsh wrote
+    (and one beyond INT64 failed the whole export); a whole float is the integer it is."""
+    text = (SAMPLES / "tour.session.v4.jsonl").read_text()
+    assert '"width":2,' in text
+    log = tmp_path / "big.session.v4.jsonl"
+    log.write_text(text.replace('"width":2,', '"width":100000000000000000000000,', 1).replace('"height":2,', '"height":2.0,', 1))
+    export(log, out=tmp_path / "ds")
+    export(SAMPLES / "tour.session.v4.jsonl", out=tmp_path / "plain")
+    query = "SELECT width, height FROM images ORDER BY seq, n"
+    rows, plain = (connect(tmp_path / name).execute(query).fetchall() for name in ("ds", "plain"))
+    assert plain[0] == (2, 2) and rows[0] == (None, 2) and rows[1:] == plain[1:]
+
+
+def test_partition_by_is_checked_through_its_choices():
+    from dshctl.export import ExportOptions
+    from dshctl.options.export import PARTITIONS
+
+    assert ExportOptions.fields["partition_by"].choices == PARTITIONS
+    result = invoke("export", str(SAMPLES), "--out", "x", "--partition-by", "week")
+    assert result.exit_code == 2 and "week" in result.output
+    assert "day|month|project" in invoke("export", "--help").output

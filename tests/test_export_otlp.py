@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from dshctl.cli import app
 
 json_format = pytest.importorskip("google.protobuf.json_format")
 trace_pb2 = pytest.importorskip("opentelemetry.proto.trace.v1.trace_pb2")
 
 from stats_logs import rollup_session, rollup_step  # noqa: E402
+from conftest import CORPUS, SAMPLES, corpus_file, invoke  # noqa: E402
 from test_stats_rollups import T1  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = Path(os.environ.get("DSHCTL_CORPUS") or ROOT.parent / "shared" / "corpus")
-
-
-def invoke(*args):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1"})
 
 
 @pytest.fixture(autouse=True)
@@ -153,11 +141,10 @@ def test_content_only_with_include_content(tmp_path):
     assert any("gen_ai.tool.call.arguments" in attrs(s) for s in rich if s["name"].startswith("execute_tool"))
 
 
+@pytest.mark.corpus
 def test_subagent_session_sits_under_its_parents_tool_call(tmp_path):
-    parent = CORPUS / "v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl"
-    child = CORPUS / "v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl"
-    if not parent.is_file():
-        pytest.skip("../shared/corpus not present")
+    parent = corpus_file("v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl")
+    child = corpus_file("v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl")
     spans = spans_of(traces(tmp_path, parent, child))
     check_tree(spans)
     roots = [s for s in spans if s["name"].startswith("invoke_agent")]
@@ -222,3 +209,121 @@ def test_stdout_and_refusing_to_overwrite(tmp_path):
         json_format.Parse(line, trace_pb2.TracesData())
     decoded = base64.b64decode  # proto3 JSON reads hex ids as base64: the OTLP encoding differs there, on purpose
     assert decoded
+
+
+# -- wave-1 review: never the log itself, whole or nothing, bounded memory, unique ids, real times ---------------
+
+
+def test_out_naming_a_log_being_read_is_refused_even_with_force(tmp_path):
+    log = tmp_path / "victim.session.v4.jsonl"
+    log.write_bytes((SAMPLES / "tour.session.v4.jsonl").read_bytes())
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(log)
+    before = log.read_bytes()
+    for out in (log, link):
+        result = invoke("export", "--format", "otlp", "--out", str(out), "--force", str(SAMPLES / "fork-child.session.v4.jsonl"), str(log))
+        assert result.exit_code == 2 and "never writes to a log it reads" in result.output, result.output
+    assert log.read_bytes() == before and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "victim.session.v4.jsonl"]
+
+
+def test_an_interrupted_export_leaves_no_file_nor_temporary(tmp_path, monkeypatch):
+    from dshctl.export import ExportOptions, export_logs
+    from dshctl.export import otlp as O
+
+    def interrupted(results, out):
+        out.write(b'{"resourceSpans": []}\n')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(O, "write_traces", interrupted)
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        export_logs([str(SAMPLES / "tour.session.v4.jsonl")], ExportOptions(format="otlp", out=str(out)))
+    assert list(tmp_path.iterdir()) == []
+    out.write_text("keep")
+    with pytest.raises(KeyboardInterrupt):
+        export_logs([str(SAMPLES / "tour.session.v4.jsonl")], ExportOptions(format="otlp", out=str(out), force=True))
+    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"] and out.read_text() == "keep"
+
+
+def test_what_a_long_seeded_log_holds_stays_about_one_turn(tmp_path, monkeypatch):
+    """Rows wait for their turn's end, content for its row; what no row takes (a result whose call is not
+    in the log) is forgotten a turn later. A seeded log (a fork) is not held whole to its end."""
+    from test_stats_rollups import _logs
+    from dshctl.export import otlp as O
+    from dshctl.source import resolve_one
+    from stats_logs import log_lines
+
+    parent = rollup_session("p", created=T1, turns=[[rollup_step(start=T1 + 10, first=T1 + 20, end=T1 + 30)]])
+    turns = [[rollup_step(start=T1 + 1000 * i, first=T1 + 1000 * i + 10, end=T1 + 1000 * i + 20, tools=[("read", 5, False), ("grep", 5, True)])]
+             for i in range(1, 61)]
+    child = rollup_session("c", created=T1, parent="p", inherited=log_lines(parent), turns=turns).splitlines()
+    events = [json.loads(line) for line in child[1:]]
+    orphans = [dict(e, data={**e["data"], "message": {**e["data"]["message"], "toolCallId": "gone" + str(i)}})
+               for i, e in enumerate(events) if e["type"] == "tool/result"]
+    for i, orphan in enumerate(orphans):  # results of calls the log does not hold
+        orphan["data"]["message"]["source"] = {"kind": "tool", "callId": f"gone{i}"}
+        events.insert(events.index(next(e for e in events if e["type"] == "tool/result" and e["seq"] == orphan["seq"])) + 1, orphan)
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    log = tmp_path / "c.session.v4.jsonl"
+    log.write_text("\n".join([child[0], *map(json.dumps, events)]) + "\n")
+    held = []
+    feed = O.Extras.feed
+
+    def watching(extras, event):
+        feed(extras, event)
+        kept = sum(len(d) for d in (extras.inputs, extras.outputs, extras.arguments, extras.results, extras.retries))
+        sinks = watching.sinks
+        rows = sum(len(v) for sink in sinks for v in (*sink.steps.values(), *sink.calls.values())) + sum(
+            len(records) for sink in sinks for _, records in getattr(sink, "held", ()))
+        held.append((kept, rows))
+
+    watching.sinks = []
+    init = O.SessionSpans.__init__
+
+    def remembered(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        watching.sinks.append(self)
+
+    monkeypatch.setattr(O.Extras, "feed", watching)
+    monkeypatch.setattr(O.SessionSpans, "__init__", remembered)
+    result = O.trace_log(resolve_one(str(log)), spool_dir=str(tmp_path), prices=None, content=True, names={str(log): "x"})
+    assert len(held) > 600
+    assert max(kept for kept, _ in held) <= 16 and max(rows for _, rows in held) <= 8, (max(held), len(orphans))
+    assert result.inherited == {"turns": 1, "steps": 1}  # the parent's turn, marked when the file is written
+    out = tmp_path / "t.jsonl"
+    with open(out, "wb") as handle:
+        O.write_traces([result], handle)
+    spans = spans_of([json.loads(line) for line in out.read_text().splitlines()])
+    check_tree(spans)
+    turns = {attrs(s)["dsh.turn"]: attrs(s)["dsh.inherited"] for s in spans if s["name"].startswith("turn")}
+    assert turns[1] is True and not any(turns[n] for n in range(2, 62))
+    assert all("dshctlRow" not in s for s in spans)
+    tools = [attrs(s) for s in spans if s["name"].startswith("execute_tool")]
+    assert len(tools) == 120 and all(t["gen_ai.tool.call.result"] == "r" for t in tools)
+
+
+def test_one_export_of_every_sample_and_corpus_log_has_unique_ids_and_real_times(tmp_path):
+    """The samples hold one session in several generations (the same session id): every file after the
+    first mixes its path into its ids. A span's time is the log's; a log in test-fixture form (no times)
+    has no spans, and says so."""
+    logs = _all_logs()
+    out = tmp_path / "all.jsonl"
+    result = invoke("export", "--format", "otlp", "--out", str(out), *map(str, logs))
+    assert result.exit_code == 0, result.output
+    for line in out.read_bytes().splitlines():  # the package's own parser reads every line, the twins' too
+        json_format.Parse(line, trace_pb2.TracesData())
+    spans = spans_of([json.loads(line) for line in out.read_text().splitlines()])
+    keys = [(s["traceId"], s["spanId"]) for s in spans]
+    assert len(keys) == len(set(keys)) and len(spans) > 300
+    check_tree(spans)
+    assert min(int(s["startTimeUnixNano"]) for s in spans) >= 10**18  # 2001: no 1970 spans
+    tours = {attrs(s)["dsh.session.path"]: s for s in spans if s["name"].startswith("invoke_agent") and "tour.session" in attrs(s)["dsh.session.path"]}
+    named = [log for log in logs if "tour.session" in log.name]
+    assert len(named) > 4 and len(tours) == len(named) and len({s["traceId"] for s in tours.values()}) == len(named)
+    assert "a span needs a time, so this session is left out of the traces" in result.output
+    fixture = CORPUS / "v0" / "examples-acp-agent-cancel.jsonl"
+    if fixture.is_file():
+        alone = traces(tmp_path, fixture)
+        assert spans_of(alone) == []

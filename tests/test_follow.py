@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from conftest import REPO, SAMPLES, sigint_on_import
 from dshctl.follow import follow_target
 from grow import Grower, batches, zstd_frames
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]
 
 # each command's follow form and the non-follow form its final output must equal
@@ -457,33 +456,15 @@ def test_the_live_stats_step_stays_current_while_its_tools_run(tmp_path):
     assert current_step_text(fold, now_ms=1790000010000 + 90_500) == "turn 2 step 1 · running 1m31s"
 
 
-EARLY_SIGINT = """
-import builtins, os, signal, sys
-sys.argv = ["dshctl", *sys.argv[2:]]
-at, real_import = sys.argv_at, builtins.__import__
-
-def hooked(name, *args, **kwargs):
-    if at and name == at[0]:
-        at.pop(0)
-        os.kill(os.getpid(), signal.SIGINT)
-    return real_import(name, *args, **kwargs)
-
-builtins.__import__ = hooked
-from dshctl.entry import main
-main()
-"""
-
-
 @pytest.mark.parametrize("when", [["typer"], ["cat"], ["typer", "msgspec"]])
 @pytest.mark.parametrize("follow", [True, False])
 def test_ctrl_c_while_the_command_starts_is_no_traceback(when, follow):
     """Ctrl-C while the command line is still being imported (the first ~100 ms): a follow command reads
     the log as it stands and exits 0 (a second Ctrl-C: at once, 0); any other is interrupted, 130."""
     log = SAMPLES / "tour.session.v4.jsonl"
-    script = EARLY_SIGINT.replace("sys.argv_at", repr(when))
     args = ["cat", *(["-f"] if follow else []), str(log)]
     env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
-    result = subprocess.run([sys.executable, "-c", script, "-", *args], capture_output=True, env=env, cwd=REPO, timeout=30)
+    result = subprocess.run([*sigint_on_import(*when), *args], capture_output=True, env=env, cwd=REPO, timeout=30)
     assert b"Traceback" not in result.stderr
     if follow:
         assert result.returncode == 0 and result.stderr == b""

@@ -8,9 +8,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from conftest import SAMPLES
 from dshctl.reader import open_log
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 TWINS = ["tour", "fork-child"]
 FORMS = ["session.jsonl", "session.jsonl.zstd", "session.v2.jsonl", "session.v3.jsonl", "session.v4.jsonl.zstd"]
 

@@ -17,10 +17,8 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import dshctl
-from dshctl.cli import app
 from dshctl.grep import compile_pattern, grep_log
 from dshctl.grep.render import group_lines, short_id
 from dshctl.grep.search import _grep_one
@@ -28,12 +26,9 @@ from dshctl.options import GrepOptions
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-CORPUS = ROOT.parent / "shared" / "corpus"
-TOUR = {0: "tour.session.jsonl.zstd", 2: "tour.session.v2.jsonl.zstd", 3: "tour.session.v3.jsonl.zstd", 4: "tour.session.v4.jsonl.zstd"}
+from conftest import CORPUS, REPO as ROOT, SAMPLES, corpus_file, invoke as run_cli
 
-runner = CliRunner()
+TOUR = {0: "tour.session.jsonl.zstd", 2: "tour.session.v2.jsonl.zstd", 3: "tour.session.v3.jsonl.zstd", 4: "tour.session.v4.jsonl.zstd"}
 
 
 def places(result) -> list[tuple]:
@@ -42,11 +37,7 @@ def places(result) -> list[tuple]:
 
 
 def invoke(*args: str, status: int | None = 0):
-    result = runner.invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.stderr
-    if status is not None:
-        assert result.exit_code == status, (result.stdout, result.stderr)
-    return result
+    return run_cli(*args, status=status)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -529,12 +520,12 @@ def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
             pass
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
+@pytest.mark.corpus
 @pytest.mark.parametrize("log", ["v0/apps-web-permission-policy-context.jsonl", "v0/apps-web-goal-multi-turn-actions.jsonl",
                                  "v0/apps-web-plan-review.jsonl", "v2/snapshot-form/sdk-text-turn.session.v2.jsonl"])
 def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
     """Slash commands (`command/run`) are shown by replay as prompts (``❯ /permission read-only``)."""
-    path = CORPUS / log
+    path = corpus_file(log)
     shown = [line[2:] for line in invoke("replay", "--instant", str(path)).stdout.splitlines() if line.startswith("❯ ")]
     assert any(line.startswith("/") for line in shown)
     found = [json.loads(line)["text"] for line in invoke("grep", "--ndjson", "--in", "user", "^", str(path)).stdout.splitlines()]
@@ -544,9 +535,9 @@ def test_every_line_replay_shows_as_user_input_is_found_as_user(log):
     assert [line for line in shown if not is_found(line)] == []
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
+@pytest.mark.corpus
 def test_a_slash_command_is_found_with_its_argument():
-    path = CORPUS / "v0/apps-web-permission-policy-context.jsonl"
+    path = corpus_file("v0/apps-web-permission-policy-context.jsonl")
     lines = invoke("grep", "-F", "/permission read", str(path)).stdout.splitlines()
     assert len(lines) == 2 and all(line.endswith(":user:/permission read-only") for line in lines)
 
@@ -617,15 +608,17 @@ def test_hits_of_many_logs_name_their_path():
     assert not invoke("grep", "-F", "Node 14 lacks", paths[0]).stdout.startswith(paths[0])
 
 
-def test_help_says_what_the_readme_says(v0_split):
+def test_help_says_what_the_man_page_says(v0_split):
     shown = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(invoke("grep", "--help").stdout.split()))  # joined where wrapped
     assert "Usage: dshctl grep [OPTIONS] PATTERN [PATH]..." in shown
     assert "(comma-separated or repeated)" in shown
     assert "ignore case unless PATTERN has an upper-case letter outside an escape; -i wins" in shown
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "`--in`, comma-separated or repeated" in readme
-    assert "letter outside an escape; `-i` wins over `-S`" in readme
-    assert "at least 8 characters after any `session-`, that no other session of the sessions root shares" in readme
+    from dshctl.manpage import plain
+
+    reference = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
+    assert "--in KINDS Search only these kinds (comma-separated or repeated)" in reference
+    assert "Ignore case unless PATTERN has an upper-case letter outside an escape; -i wins." in reference
+    assert "at least 8 characters after any session-, that no other session of the sessions root shares" in reference
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}
 
@@ -633,7 +626,8 @@ def test_help_says_what_the_readme_says(v0_split):
 def test_context_is_searched_only_when_named():
     """Harness-injected messages (a runtime snapshot here) are what replay shows as one ``· context:`` line:
     ``--in context`` searches them, the default does not."""
-    from dshctl.replay.timeline import CONTEXT, Timeline
+    from dshctl.replay.items import CONTEXT
+    from dshctl.replay.timeline import Timeline
     from dshctl.replay.transform import make_filters
 
     log = str(SAMPLES / "tour.session.v4.jsonl")

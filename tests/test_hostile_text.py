@@ -21,14 +21,12 @@ from xml.etree import ElementTree
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
+from conftest import SAMPLES, invoke, sample
 from dshctl import output
-from dshctl.cli import app
 from dshctl.textsafe import visible_line
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-STORE = SAMPLES / "attachments"
+STORE = sample("attachments")
 
 HOSTILE = (
     "[/x][/][link=http://e]L[/link][blink]B[/blink] :smile: "
@@ -40,8 +38,6 @@ HOSTILE_KEYS = frozenset(
      "content", "code"}
 )
 FILE_BLOCK = {"type": "file", "attachment": {"attachmentId": "sha256:" + "ab" * 32, "bytes": 3, "name": "notes.txt" + HOSTILE}}
-
-runner = CliRunner()
 
 
 def _hostile(value, key=None):
@@ -152,9 +148,8 @@ def log_controls(text: str, *, ours_allowed: bool = False) -> list[str]:
 
 
 def run(*args: str, status: tuple[int, ...] = (0, 1), columns: int = 400):
-    result = runner.invoke(app, list(args), env={"COLUMNS": str(columns)})
+    result = invoke(*args, env={"COLUMNS": str(columns)}, color=True)
     shown = f"dshctl {' '.join(args)}\n--- stdout\n{result.stdout[-2000:]}\n--- stderr\n{result.stderr[-2000:]}"
-    assert result.exception is None or isinstance(result.exception, SystemExit), shown
     assert "Traceback" not in result.stderr, shown
     assert result.exit_code in status, shown
     assert log_controls(result.stdout) == [], shown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshctl.humanize import DURATION_STYLES, format_clock, format_duration
+from dshctl.humanize import DURATION_STYLES, format_clock, format_duration, format_ms
 
 
 @pytest.mark.parametrize(
@@ -40,9 +40,6 @@ def test_the_clock():
     assert format_clock(-1500) == "-00:01.500" and format_clock(62_500, millis=False) == "01:02"
 
 
-def test_the_stats_and_replay_names_are_the_family():
-    from dshctl.replay import view
-    from dshctl.stats import figures
-
-    assert figures.format_duration is format_duration and view.format_clock is format_clock
-    assert figures.format_ms(850) == format_duration(850, "fine")
+def test_format_ms_is_the_fine_style():
+    for ms in (None, 0, 3.5, 850, 45_200, 90_000_000):
+        assert format_ms(ms) == format_duration(ms, "fine")

@@ -14,18 +14,13 @@ import zlib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from conftest import CORPUS, SAMPLES, corpus_file, invoke as run_cli, sample
 from dshctl.images import store as store_mod
 from dshctl.errors import DshctlError, UsageError
-from dshctl.cli import app
 from dshctl.images import NameTemplate, probe_image, safe_base_name, scan_log
 from dshctl.reader import open_log
 
-runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-SAMPLES = ROOT / "samples"
 T0 = 1_790_000_000_000
 
 
@@ -170,7 +165,7 @@ SEQ_NAMES = ("--name-template", "{seq}-{n}.{ext}")
 
 
 def invoke(*args: str, env: dict | None = None):
-    return runner.invoke(app, ["--no-color", "images", *args], env=env)
+    return run_cli("images", *args, env=env)
 
 
 def listing(path: Path) -> list[dict]:
@@ -299,7 +294,7 @@ def test_offload_index_counts_depth_first_through_tool_result_wrappers(tmp_path)
 
 
 def test_table_listing(v4_log):
-    result = runner.invoke(app, ["--no-color", "images", str(v4_log)], env={"COLUMNS": "160"})
+    result = invoke(str(v4_log), env={"COLUMNS": "160"})
     assert result.exit_code == 0
     assert "12 reference(s) to 3 image(s); 3 offloaded (1 image/offload event(s))" in result.stdout
     assert "assistant-stream" in result.stdout and "by seq 10" in result.stdout
@@ -309,7 +304,7 @@ def test_table_listing(v4_log):
 def test_table_escapes_hostile_strings(tmp_path):
     hostile = dict(PNG_REF, name="[bold red]boom[/] \x1b]8;;http://x\x07link\x1b[2J", mediaType="image/png\x1b[31m")
     log = write_log(tmp_path / "s.jsonl", 4, [user([image(hostile)])])
-    result = runner.invoke(app, ["--no-color", "images", str(log)], env={"COLUMNS": "200"})
+    result = invoke(str(log), env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "[bold red]boom" in result.stdout  # printed literally, not interpreted as markup
@@ -606,7 +601,7 @@ def test_out_dir_is_created_but_not_its_parents(tmp_path, v4_log):
 def test_text_manifest(tmp_path, v4_log):
     store = make_store(tmp_path / "home", PNG, JPEG)  # PNG2 missing
     out = tmp_path / "out"
-    result = runner.invoke(app, ["--no-color", "images", str(v4_log), "--out", str(out), "--store", str(store), *SEQ_NAMES], env={"COLUMNS": "200"})
+    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), *SEQ_NAMES, env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "12 reference(s): 2 written, 9 duplicate, 1 missing" in result.stdout
     assert "0-0.png" in result.stdout and "not in store" in result.stdout
@@ -693,10 +688,10 @@ CORPUS_IMAGES = {
 CORPUS_ID = "sha256:b1ff9c8ea3a780bad09b346c423d2d0e46815926879b18e841d928376a946640"
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(CORPUS_IMAGES))
 def test_corpus_images_are_listed_and_reported_missing(name, tmp_path):
-    rows = listing(CORPUS / name)
+    rows = listing(corpus_file(name))
     assert [(r["where"], r["at"]) for r in rows] == CORPUS_IMAGES[name]
     assert all((r["attachmentId"], r["mediaType"], r["bytes"], r["width"], r["height"]) == (CORPUS_ID, "image/png", 69, 1, 1) for r in rows)
     store = make_store(tmp_path / "home")
@@ -707,7 +702,7 @@ def test_corpus_images_are_listed_and_reported_missing(name, tmp_path):
     assert os.listdir(tmp_path / "out") == []
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
+@pytest.mark.corpus
 def test_corpus_files_without_images_list_nothing():
     for path in sorted(CORPUS.rglob("*.jsonl")):
         name = str(path.relative_to(CORPUS))
@@ -721,10 +716,9 @@ def test_corpus_files_without_images_list_nothing():
         assert refs == [], name
 
 
-SAMPLE_STORE = SAMPLES / "attachments"
+SAMPLE_STORE = sample("attachments")
 
 
-@pytest.mark.skipif(not (SAMPLE_STORE / "v1" / "objects").is_dir(), reason="samples/attachments not generated")
 def test_samples_with_images_list_and_extract(tmp_path):
     logs = [p for p in sorted(SAMPLES.glob("*.jsonl*")) if "torn" not in p.name]
     found = 0

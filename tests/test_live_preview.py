@@ -12,7 +12,7 @@ from dshctl.generations.v0 import PackedRow
 from dshctl.jsvalues import MAX_SAFE_INTEGER
 from dshctl.model import Event
 from dshctl.replay.live import PREVIEW_LIMIT, LiveTimeline, PreviewText, _Preview, bounded_tail
-from dshctl.replay.timeline import Filters
+from dshctl.replay.items import Filters
 from dshctl.stream import Accumulator, RawChunk, ReasoningChunks, TextChunks, ToolCallChunks
 
 

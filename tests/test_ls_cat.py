@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 
 import zstandard
-from typer.testing import CliRunner
 
-from dshctl.cli import app
-
-runner = CliRunner()
+from conftest import invoke
 
 
 def _log(header: dict, events: list[dict]) -> bytes:
@@ -49,7 +46,7 @@ def make_root(tmp_path):
 
 def test_ls_lists_highest_generation_with_latest_title(tmp_path):
     root = make_root(tmp_path)
-    result = runner.invoke(app, ["ls", str(root), "--ndjson"])
+    result = invoke("ls", str(root), "--ndjson")
     assert result.exit_code == 0, result.output
     rows = {row["id"]: row for row in map(json.loads, result.stdout.splitlines())}
     assert set(rows) == {"s-1", "a.b"}
@@ -66,7 +63,7 @@ def test_ls_reports_an_unreadable_session_and_lists_the_rest(tmp_path):
     bad = root / "--x--" / "broken"
     bad.mkdir(parents=True)
     (bad / "session.v3.jsonl").write_bytes(b"not json\n")
-    result = runner.invoke(app, ["ls", str(root), "--json"])
+    result = invoke("ls", str(root), "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert len(doc["sessions"]) == 3
@@ -74,7 +71,7 @@ def test_ls_reports_an_unreadable_session_and_lists_the_rest(tmp_path):
 
 
 def test_ls_table(tmp_path):
-    result = runner.invoke(app, ["--no-color", "ls", str(make_root(tmp_path))])
+    result = invoke("ls", str(make_root(tmp_path)))
     assert result.exit_code == 0
     assert "latest" in result.stdout and len(result.stdout.splitlines()) == 3  # a pipe: the header and 2 sessions
 
@@ -107,18 +104,18 @@ def _tour(tmp_path):
 
 def test_cat_filters_and_expand(tmp_path):
     path = _tour(tmp_path)
-    result = runner.invoke(app, ["cat", str(path)])
+    result = invoke("cat", str(path))
     lines = [json.loads(x) for x in result.stdout.splitlines()]
     assert lines[0]["type"] == "session" and len(lines) == 7
     assert lines[3]["data"]["stream"][0]["texts"] == ["h", "i", "!"]
 
-    result = runner.invoke(app, ["cat", str(path), "--type", "turn/*"])
+    result = invoke("cat", str(path), "--type", "turn/*")
     assert [json.loads(x)["type"] for x in result.stdout.splitlines()] == ["turn/start", "turn/end", "turn/start"]
 
-    result = runner.invoke(app, ["cat", str(path), "--turn", "2"])
+    result = invoke("cat", str(path), "--turn", "2")
     assert [json.loads(x)["seq"] for x in result.stdout.splitlines()] == [5]
 
-    result = runner.invoke(app, ["cat", str(path), "--expand", "--type", "assistant/message"])
+    result = invoke("cat", str(path), "--expand", "--type", "assistant/message")
     lines = [json.loads(x) for x in result.stdout.splitlines()]
     members = [x for x in lines if x["type"] == "stream/chunk"]
     assert [(m["time"], m["chunk"].get("text")) for m in members] == [(5, "h"), (6, "i"), (8, "!"), (9, None)]
@@ -128,5 +125,5 @@ def test_cat_filters_and_expand(tmp_path):
 
 def test_cat_raw_passes_lines_through(tmp_path):
     path = _tour(tmp_path)
-    result = runner.invoke(app, ["cat", "--raw", str(path)])
+    result = invoke("cat", "--raw", str(path))
     assert result.stdout.encode() == path.read_bytes()

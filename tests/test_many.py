@@ -12,16 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from dshctl import many
-from dshctl.cli import app
 from dshctl.errors import DshctlError
 from dshctl.many import map_logs, resolve_many
 
+from conftest import SAMPLES, invoke
 from stats_logs import FILE_NAMES, generations
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SCENARIOS = ("retry", "mixed", "nousage", "child")
 MIXED = set(generations("mixed").values())
 SMALL_BATCH = 3000
@@ -117,10 +115,6 @@ def test_closing_early_cancels_the_batches_not_started(root, small_batches, tmp_
     results.close()
     assert first == (refs[0], refs[0].display)
     assert len(list(marks.iterdir())) < len(refs)
-
-
-def invoke(*args):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1"})
 
 
 @pytest.mark.parametrize("by", ["session", "turn", "step"])

@@ -5,25 +5,18 @@ whether ``cat``, ``stats``, ``replay``, ``grep`` or ``images`` refuse it (``dshc
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+import mutate
+from conftest import SAMPLES, invoke as run_cli
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-sys.path.insert(0, str(REPO / "tests"))
-import mutate  # noqa: E402
-
-runner = CliRunner()
 READERS = [["cat"], ["stats"], ["replay", "--instant"], ["grep", "x"], ["images"]]
 
 
 def invoke(*args: str):
-    return runner.invoke(app, ["--no-color", *args], env={"COLUMNS": "200"})
+    return run_cli(*args, env={"COLUMNS": "200"})
 
 
 def _write(tmp: Path, name: str, data: bytes) -> Path:

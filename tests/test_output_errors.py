@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-LOG = str(SAMPLES / "tour.session.v4.jsonl.zstd")
-TORN = str(SAMPLES / "torn-tail.session.v4.jsonl.zstd")
-ROOT = str(SAMPLES / "sessions")
-STORE = str(SAMPLES / "attachments")
+from conftest import REPO, sample, sigint_on_import
+
+LOG = str(sample("tour.session.v4.jsonl.zstd"))
+TORN = str(sample("torn-tail.session.v4.jsonl.zstd"))
+ROOT = str(sample("sessions"))
+STORE = str(sample("attachments"))
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -168,28 +168,10 @@ def test_export_with_stderr_closed_still_writes_the_file(results):
     assert cast.read_text().startswith('{"version": 2')
 
 
-EARLY_SIGINT = """
-import builtins, os, signal, sys
-sys.argv = ["dshctl", *sys.argv[1:]]
-at, real_import = WHEN, builtins.__import__
-
-def hooked(name, *args, **kwargs):
-    if at and name == at[0]:
-        at.pop(0)
-        os.kill(os.getpid(), signal.SIGINT)
-    return real_import(name, *args, **kwargs)
-
-builtins.__import__ = hooked
-from dshctl.entry import main
-main()
-"""
-
-
 @pytest.mark.parametrize("when", [["cat"], ["typer", "msgspec"]], ids=["while the command starts", "while imported"])
 def test_ctrl_c_with_a_failing_stderr_is_still_status_130(when):
     """Ctrl-C ends a command with 130 and ``dshctl: interrupted`` on standard error; standard error full
     loses the line, never the status: through the command's error path (a Ctrl-C noted while the command
     starts) and through the console script's own (a second Ctrl-C while the command line is imported)."""
-    script = EARLY_SIGINT.replace("WHEN", repr(when))
-    result = _in_shell(["cat", LOG], ">/dev/null 2>/dev/full", command=[sys.executable, "-c", script])
+    result = _in_shell(["cat", LOG], ">/dev/null 2>/dev/full", command=sigint_on_import(*when))
     assert result.returncode == 130

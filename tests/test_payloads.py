@@ -4,17 +4,14 @@ the JSON they read."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import corpus_files, samples
 from dshctl.model import Event, message_of, tool_result_blocks, tool_result_call_id
 from dshctl.reader import open_log
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-SAMPLES = sorted(p for p in (ROOT / "samples").glob("*.session*.jsonl*"))
-CORPUS_CURRENT = sorted(CORPUS.glob("v[24]/snapshot-form/*.jsonl")) + sorted(CORPUS.glob("v2/complete-envelope/*.jsonl"))
+SAMPLES = samples("*.session*.jsonl*")
+CORPUS_CURRENT = corpus_files("v[24]/snapshot-form/*.jsonl", "v2/complete-envelope/*.jsonl")
 
 
 @pytest.mark.parametrize("path", SAMPLES + CORPUS_CURRENT, ids=lambda p: p.name)

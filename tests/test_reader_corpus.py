@@ -6,16 +6,14 @@ packed rows, and which files must be refused.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import CORPUS
 from dshctl.assembler import assemble
 from dshctl.errors import FormatError
 from dshctl.reader import open_log
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
+pytestmark = pytest.mark.corpus
 
 # file -> logical events after row expansion (None = refused: header has no version)
 EXPECTED_V0 = {

@@ -27,19 +27,17 @@ from dshctl.replay.export import cast_events, cast_header, markdown, timeline_re
 from dshctl.replay.player import Player, find_text
 from dshctl.replay.render import screen_rows, screen_text, status_text
 from dshctl.replay.terminal import play_stream, scroll_amount
-from dshctl.replay.timeline import EVENT_GAP_MS, TOKEN_GAP_MS, Timeline
+from dshctl.replay.items import EVENT_GAP_MS, TOKEN_GAP_MS
+from dshctl.replay.timeline import Timeline
 from dshctl.replay import view
 from dshctl.replay.view import BAR
 from dshctl.replay.transcript import iter_fragments, transcript
 from dshctl.replay.transform import PlaybackClock, make_filters, parse_from_time, parse_turns
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-CORPUS = REPO.parent / "shared" / "corpus"
+from conftest import CORPUS, REPO, SAMPLES, corpus_file, need_corpus
+
 T0 = 1_790_000_000_000
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]  # never a dshctl on PATH: it may be another checkout
-
-pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v4.jsonl").exists(), reason="samples/ not generated")
 
 TOUR_FILES = [
     "tour.session.jsonl",
@@ -205,10 +203,8 @@ def test_transcript_content():
 
 
 def corpus(path: str) -> Path:
-    target = CORPUS / path
-    if not target.exists():
-        pytest.skip("../shared/corpus not present")
-    return target
+    need_corpus()
+    return corpus_file(path)
 
 
 def test_fixture_form_is_labelled_synthetic_and_keeps_recorded_stream_spacing():
@@ -242,9 +238,8 @@ def test_zero_stream_times_get_token_gaps():
     assert TOKEN_GAP_MS > 0
 
 
+@pytest.mark.corpus
 def test_every_corpus_log_replays(tmp_path):
-    if not CORPUS.exists():
-        pytest.skip("../shared/corpus not present")
     refused = {"packages-test-support-acp-snapshot-suite-authored-error.jsonl", "packages-test-support-acp-snapshot-suite-no-model.jsonl", "packages-test-support-acp-snapshot-suite-plain-turn.jsonl"}
     for path in sorted(CORPUS.rglob("*.jsonl")):
         if path.name in refused:

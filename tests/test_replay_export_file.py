@@ -9,18 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import REPO, invoke, sample
 
-REPO = Path(__file__).resolve().parent.parent
-LOG = str(REPO / "samples" / "tour.session.v4.jsonl")
-
-runner = CliRunner()
+LOG = str(sample("tour.session.v4.jsonl"))
 
 
 def export(target: Path, *extra: str):
-    return runner.invoke(app, ["--no-color", "replay", LOG, "--export", str(target), *extra])
+    return invoke("replay", LOG, "--export", str(target), *extra)
 
 
 def error_of(result) -> str:
@@ -63,14 +59,14 @@ def test_a_dangling_symlink_is_an_existing_name(tmp_path):
 
 
 def test_force_only_with_export():
-    result = runner.invoke(app, ["replay", LOG, "--instant", "--force"])
+    result = invoke("replay", LOG, "--instant", "--force")
     assert error_of(result) == "dshctl: error: --force only applies with --export FILE"
 
 
 def test_never_onto_the_log_being_replayed(tmp_path):
     log = tmp_path / "session.jsonl"
     log.write_bytes(Path(LOG).read_bytes())
-    result = runner.invoke(app, ["replay", str(log), "--export", str(log), "--force"])
+    result = invoke("replay", str(log), "--export", str(log), "--force")
     assert "is the log being replayed" in error_of(result)
     assert log.read_bytes() == Path(LOG).read_bytes()
 

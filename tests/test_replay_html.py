@@ -11,24 +11,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay.html import page_data, render_page, turn_figures
 from dshctl.replay.html_redact import MARKER, SECRET_PATTERNS, Redactor
 from dshctl.replay.timeline import Timeline
 from dshctl.replay.transform import PlaybackClock
+from conftest import invoke
 from html_logs import SAMPLES, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, tool_result, write_log
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
-runner = CliRunner()
 
 
 def export(log: Path, target: Path, *extra: str, env: dict | None = None):
-    result = runner.invoke(app, ["--no-color", "replay", str(log), "--export", str(target), *extra], env=env)
-    return result
+    return invoke("replay", log, "--export", target, *extra, env=env)
 
 
 def exported(log: Path, tmp_path: Path, *extra: str, env: dict | None = None) -> tuple[str, dict]:
@@ -174,7 +171,7 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
-@pytest.mark.parametrize("what, sample, kept", [
+PATTERN_SAMPLES = [
     ("private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", ""),
     ("private key", "-----BEGIN PRIVATE KEY-----\nMIIEow (cut)", ""),
     ("api key", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", ""),
@@ -187,11 +184,21 @@ def test_bad_redaction_patterns_are_usage_errors(tmp_path):
     ("stripe key", "sk_live_" + "a" * 24, ""),
     ("hugging face token", "hf_" + "a" * 34, ""),
     ("json web token", "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", ""),
+    ("json web token", "id-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK.", "id-."),
+    ("json web token", "x-eyJh-eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK", "x-"),
     ("bearer token", "Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer "),
     ("assigned secret", 'API_KEY="0123456789abcdef"', 'API_KEY=""'),
     ("assigned secret", "password: correct-horse", "password: "),
     ("password in url", "postgres://admin:s3cr3t@db.local/app", "postgres://admin:@db.local/app"),
-])
+    ("password in url", "-https://u:pw@h", "-https://u:@h"),
+    ("password in url", "s3://AKID:s3cr3t+key@bucket", "s3://AKID:@bucket"),
+    ("password in url", "a.b+c-d://u:p:q@h", "a.b+c-d://u:@h"),
+    ("password in url", "9https://u:pw@h", "9https://u:@h"),
+]
+"""``(what, a sample it redacts, what is left)``: every built-in pattern has one."""
+
+
+@pytest.mark.parametrize("what, sample, kept", PATTERN_SAMPLES)
 def test_each_built_in_pattern(what, sample, kept):
     assert what in dict(SECRET_PATTERNS)
     redacted = Redactor(secrets=True).redact(sample)
@@ -227,7 +234,7 @@ def test_filters_leave_the_omitted_content_out_of_the_file(tmp_path):
 
 def test_html_options_apply_to_html_exports_only(tmp_path):
     for extra in (["--redact", "x"], ["--redact-secrets"], ["--embed-images"]):
-        result = runner.invoke(app, ["replay", str(TOUR), "--instant", *extra])
+        result = invoke("replay", TOUR, "--instant", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
         result = export(TOUR, tmp_path / "x.md", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr
@@ -280,6 +287,70 @@ def test_per_turn_figures_come_from_the_stats_library(tmp_path):
     _, builtin = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
     # no user file: the built-in table (list prices, each call at its own time) still prices the route
     assert builtin["fig"]["1"]["cur"] == "USD" and 0 < builtin["fig"]["1"]["cost"] != 0.00430626 and builtin["fig"]["1"]["ttft"] == 300
+
+
+FLASH = '[models."deepseek-official/deepseek-v4-flash"]\ncurrency = "USD"\ninput = {}\ncacheRead = 0.028\ncacheWrite = 0.28\noutput = 0.42\n'
+
+
+def test_the_page_costs_at_prices_and_leaves_them_out_with_no_cost(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    (tmp_path / "p.toml").write_text(FLASH.format(0.28))
+    _, priced = exported(TOUR, tmp_path, "--prices", str(tmp_path / "p.toml"), env=env)
+    assert priced["fig"]["1"]["cost"] == 0.00430626 and priced["fig"]["1"]["cur"] == "USD"
+    (tmp_path / "p.toml").write_text(FLASH.format(2.8))  # ten times the input price
+    _, dearer = exported(TOUR, tmp_path, "--prices", str(tmp_path / "p.toml"), env=env)
+    assert dearer["fig"]["1"]["cost"] > priced["fig"]["1"]["cost"]
+    _, free = exported(TOUR, tmp_path, "--no-cost", env=env)
+    assert free["fig"] and not any("cost" in figures or "cur" in figures for figures in free["fig"].values())
+    assert free["fig"]["1"] == {key: value for key, value in priced["fig"]["1"].items() if key not in ("cost", "cur")}
+
+
+def test_prices_and_no_cost_are_page_options(tmp_path):
+    (tmp_path / "bad.toml").write_text("[models\n")
+    for extra, message in [
+        (["--prices", str(tmp_path / "bad.toml")], "not TOML"),
+        (["--prices", str(tmp_path / "missing.toml")], "cannot read price file"),
+        (["--prices", str(tmp_path / "bad.toml"), "--no-cost"], "use one"),
+    ]:
+        result = export(TOUR, tmp_path / "x.html", *extra)
+        assert result.exit_code == 2 and message in result.stderr, result.stderr
+        assert not (tmp_path / "x.html").exists()
+    for extra in (["--no-cost"], ["--prices", str(tmp_path / "bad.toml")]):
+        result = export(TOUR, tmp_path / "x.md", *extra)
+        assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
+
+
+def test_the_figures_come_from_the_same_read_as_the_timeline(tmp_path, monkeypatch):
+    """One read of the log: the figures folded from the timeline's events are the stats library's own
+    (``stats --by turn``, read separately), on every sample and corpus log; from standard input too."""
+    import sys
+
+    from dshctl.options import StatsOptions
+    from dshctl.replay.html import FiguresLog, HtmlOptions, _by_turn, _figures_of, page_prices
+    from dshctl.stats import log_stats
+    from html_logs import logs_to_compare
+
+    prices = page_prices(HtmlOptions())
+    compared = 0
+    for log in logs_to_compare():
+        try:
+            opened = open_log(str(log), salvage=True)
+        except Exception:  # not a readable log: the browser tests skip it too
+            continue
+        timeline = Timeline(FiguresLog(opened, HtmlOptions()))
+        timeline.ensure_all()
+        expected = _by_turn(log_stats(str(log), StatsOptions(by="turn", salvage=True), prices=prices).turns)
+        assert _figures_of(timeline, HtmlOptions(), None) == expected, log
+        opened.close()
+        compared += bool(expected)
+    assert compared >= 5
+    second_reads = []
+    monkeypatch.setattr(sys.modules["dshctl.stats"], "log_stats", lambda *args, **kwargs: second_reads.append(args))
+    target = tmp_path / "stdin.html"
+    result = invoke("replay", "-", "--export", target, "--no-cost", input=TOUR.read_bytes())
+    assert result.exit_code == 0, result.output
+    assert "standard input is read once" not in result.stderr and second_reads == []
+    assert page_data_of(target.read_text(encoding="utf-8"))["fig"]["1"]["ttft"] == 300
 
 
 def test_turn_figures_read_a_record_or_a_struct():
@@ -454,3 +525,14 @@ def test_a_call_dropped_after_its_frame_closed_is_marked_on_its_block(tmp_path, 
         assert marked[0]["drop"] == [call, DROPPED] and marked[0]["b"] != call
     else:
         assert marked[0]["b"] == call and marked[0]["foot"] == "dropped: the reply was cut off by max tokens"
+
+
+@pytest.mark.parametrize("created", [True, 0, -5, 2**60, 1.5])
+def test_the_page_has_no_creation_time_where_the_header_gives_none(tmp_path, created):
+    """One rule for a header's createdAt (options.window.created_ms): a bool, 0, a negative or an unsafe
+    integer says nothing about when the session was created, so the page says nothing either."""
+    turn = one_turn(1, T0 + 100, "hi", [], [{"type": "text", "text": "ok"}])
+    good = write_log(tmp_path / "good.session.v4.jsonl", turn)
+    bad = write_log(tmp_path / "bad.session.v4.jsonl", turn, header={"createdAt": created})
+    assert page_data(Timeline(open_log(str(good))))["session"]["createdAt"] == T0
+    assert page_data(Timeline(open_log(str(bad))))["session"]["createdAt"] is None

@@ -19,8 +19,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from conftest import invoke
 from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, SAMPLES, T0, assembled_blocks, assistant, chunk, dropped_call_log,
                         interleaved_log, logs_to_compare, message, one_turn, tool_result, without_layout, write_log)
 from test_replay_parallel import GENERATIONS
@@ -45,7 +45,6 @@ if (_why := _missing()) is not None:
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from dshctl.cli import app  # noqa: E402
 from dshctl.reader import open_log  # noqa: E402
 from dshctl.replay import view  # noqa: E402
 from dshctl.replay.html_redact import MARKER, Redactor  # noqa: E402
@@ -54,7 +53,6 @@ from dshctl.replay.transcript import iter_fragments, transcript  # noqa: E402
 from dshctl.replay.transform import PlaybackClock  # noqa: E402
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
-runner = CliRunner()
 
 PAGE_TEXT = """() => {
   const copy = document.getElementById('transcript').cloneNode(true);
@@ -87,7 +85,7 @@ def pages(tmp_path_factory):
         key = (str(log), extra, tuple(sorted((env or {}).items())))
         if key not in made:
             target = folder / f"page{len(made)}.html"
-            result = runner.invoke(app, ["replay", str(log), "--export", str(target), *extra], env=env)
+            result = invoke("replay", log, "--export", target, *extra, env=env, color=True)
             assert result.exit_code in (0, 1), result.output
             made[key] = target
         return made[key]
@@ -156,7 +154,7 @@ def instant_text(log: Path, monkeypatch) -> str:
     """``replay --instant``'s output, the display cuts of tool results lifted."""
     monkeypatch.setattr(view, "MAX_RESULT_LINES", 10**9)
     monkeypatch.setattr(view, "MAX_LINE_CHARS", 10**9)
-    result = runner.invoke(app, ["--no-color", "replay", str(log), "--instant"])
+    result = invoke("replay", log, "--instant")
     assert result.exit_code in (0, 1), result.output
     return result.stdout
 
@@ -242,7 +240,7 @@ def test_parallel_tool_calls_grow_side_by_side_and_end_whole(tmp_path, open_page
                {"type": "tool-call", "id": "cb", "name": "grep", "arguments": "".join(b)}]
     log = write_log(tmp_path / "parallel.session.v4.jsonl", one_turn(1, t, "look", stream, content))
     target = tmp_path / "parallel.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", color=True).exit_code == 0
     page = open_page(target)
     blocks = """() => [...document.querySelectorAll('#transcript .blk')].map((node) =>
         [node.className.split(' ')[1], (node.querySelector('.name') || {}).textContent || '', node.querySelector('.body').textContent])"""
@@ -307,7 +305,7 @@ def test_interleaved_blocks_stream_delta_by_delta_each_in_its_own_node(tmp_path,
     timed, content, finish = message(name)
     log = interleaved_log(tmp_path, generation, timed, content, finish)
     target = tmp_path / "page.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", color=True).exit_code == 0
     timeline = timeline_of(log)
     assert any(item.kind == "blocks" for item in timeline.items)
     clock = PlaybackClock(timeline, 0.0)
@@ -339,7 +337,7 @@ def test_interleaved_blocks_are_laid_out_in_the_messages_order_as_they_first_str
     timed, content, finish = message("crossed")
     log = interleaved_log(tmp_path, "v4", timed, content, finish)
     target = tmp_path / "page.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", color=True).exit_code == 0
     timeline = timeline_of(log)
     region = next(item for item in timeline.items if item.kind == "blocks")
     starts = {part.block_key[1]: part.start for part in reversed(region.region.parts) if part.block_key is not None}
@@ -357,7 +355,7 @@ def test_search_finds_text_split_across_parts_of_interleaved_blocks(tmp_path, op
     timed, content, finish = message("crossed")
     log = interleaved_log(tmp_path, "v2", timed, content, finish)
     target = tmp_path / "page.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", color=True).exit_code == 0
     timeline = timeline_of(log)
     page = open_page(target)
     # "README.md" streams in three deltas, two of them in a later burst than the first: the hit is one,
@@ -379,7 +377,7 @@ def test_redaction_holds_in_every_part_of_interleaved_blocks_at_every_moment(tmp
     timed, content, finish = message("crossed")
     log = interleaved_log(tmp_path, generation, timed, content, finish)
     target = tmp_path / "page.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0", "--redact-secrets"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", "--redact-secrets", color=True).exit_code == 0
     timeline = timeline_of(log)
     clock = PlaybackClock(timeline, 0.0)
     page = open_page(target)
@@ -398,7 +396,7 @@ def test_redaction_holds_in_every_part_of_interleaved_blocks_at_every_moment(tmp
 def test_a_call_dropped_by_max_tokens_is_marked_on_its_node_however_its_frame_ended(tmp_path, how, open_page, monkeypatch):
     log = dropped_call_log(tmp_path, how)
     target = tmp_path / "page.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--idle-limit", "0"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--idle-limit", "0", color=True).exit_code == 0
     timeline = timeline_of(log)
     clock = PlaybackClock(timeline, 0.0)
     page = open_page(target)
@@ -499,7 +497,7 @@ def test_playing_shows_the_fragments_due_and_never_one_node_per_delta(tmp_path, 
     log = tmp_path / "big.session.jsonl.zstd"
     generate(log, 4, 2400)
     target = tmp_path / "big.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target)]).exit_code == 0
+    assert invoke("replay", log, "--export", target, color=True).exit_code == 0
     page = open_page(target, "#t=0")
     page.js("window.dshctlReplay.setSpeed(64); window.dshctlReplay.play()")
     page.wait("window.dshctlReplay.getState().position > 4000")
@@ -610,6 +608,23 @@ def test_deep_links(pages, open_page):
     assert calm.state()["state"] == "ended" and calm.state()["position"] == len(timeline)
 
 
+@pytest.mark.parametrize("fragment", ["#%", "#t=%E0", "#turn=%", "#t=%zz&turn=1%"])
+def test_a_malformed_link_is_no_link(fragment, pages, open_page):
+    """A fragment that is no valid percent-encoding (decodeURIComponent throws on it) opens the page as
+    no link does — playing from the start — and, set later, leaves the page where it is."""
+    page = open_page(pages(TOUR), fragment)
+    page.wait("window.dshctlReplay.getState().state === 'playing'")
+    assert page.js("document.querySelectorAll('#transcript *').length") > 0
+    page.js("window.dshctlReplay.seek(5.5)")
+    page.js(f"location.hash = {fragment!r}")
+    page.js("location.hash = '#t=5.5&x=%'")
+    page.wait("window.dshctlReplay.getState().time === 5.5 && window.dshctlReplay.getState().state === 'paused'")
+    page.js("window.dshctlReplay.seek(2)")
+    page.js(f"location.hash = {fragment!r}")
+    page.page.wait_for_timeout(100)
+    assert page.state()["time"] == 2 and page.errors == []
+
+
 # -- privacy, hostile text, the network -----------------------------------------------------------------------
 
 
@@ -618,7 +633,7 @@ def test_redacted_text_is_not_in_the_dom(tmp_path, open_page):
 
     log = secret_log(tmp_path)
     target = tmp_path / "redacted.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target), "--redact-secrets", "--redact", r"project-x\d+"]).exit_code == 0
+    assert invoke("replay", log, "--export", target, "--redact-secrets", "--redact", r"project-x\d+", color=True).exit_code == 0
     page = open_page(target, "#t=0")
     page.js("window.dshctlReplay.seek('end')")
     dom = page.js("document.documentElement.outerHTML") + page.js("document.title")
@@ -632,7 +647,7 @@ def test_log_text_is_shown_as_text_and_runs_nothing(tmp_path, open_page):
     from test_replay_html import HOSTILE_RESULT, HOSTILE_TITLE, hostile_log
 
     target = tmp_path / "hostile.html"
-    assert runner.invoke(app, ["replay", str(hostile_log(tmp_path)), "--export", str(target)]).exit_code == 0
+    assert invoke("replay", hostile_log(tmp_path), "--export", target, color=True).exit_code == 0
     page = open_page(target, "#t=0")
     assert page.js("window.dshctlReplay.search('alert(')") == 5  # title, text, tool arguments, result, cwd
     page.js("window.dshctlReplay.seek('end')")
@@ -708,7 +723,7 @@ def test_long_blocks_collapse_with_a_line_count_and_copy_in_one_click(tmp_path, 
              tool_result(1, 1, "c1", lines, t + 40)]
     log = write_log(tmp_path / "long.session.v4.jsonl", one_turn(1, t, "count", stream, [], after=after))
     target = tmp_path / "long.html"
-    assert runner.invoke(app, ["replay", str(log), "--export", str(target)]).exit_code == 0
+    assert invoke("replay", log, "--export", target, color=True).exit_code == 0
     page = open_page(target, "#t=0", permissions=["clipboard-read", "clipboard-write"])
     page.js("window.dshctlReplay.seek('end')")
     result = page.page.locator(".card.result")

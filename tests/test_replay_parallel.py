@@ -30,12 +30,11 @@ from dshctl.replay.timeline import Timeline
 from dshctl.replay.transcript import transcript
 from dshctl.stream import Accumulator
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chunks import call, end, start, text  # noqa: E402
-from stats_logs import later  # noqa: E402
+from chunks import call, end, start, text
+from conftest import REPO, SAMPLES
+from stats_logs import later
 
 T = 1_790_000_000_000
-REPO = Path(__file__).resolve().parent.parent
 
 CALLS = [("grep", '{"pattern": "needle", "path": "src"}'), ("bash", '{"command": "ls -la"}'), ("read", '{"file_path": "README.md"}'), ("glob", '{"pattern": "*.py"}')]
 
@@ -367,8 +366,8 @@ def _wrapped(text: str, cols: int) -> list[str]:
 
 
 def test_terminal_output_outside_regions_is_the_transcript(tmp_path):
-    built = Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl")))
-    assert "".join(text for _, text in terminal_output(built)) == transcript(Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl"))))
+    built = Timeline(open_log(str(SAMPLES / "tour.session.v4.jsonl")))
+    assert "".join(text for _, text in terminal_output(built)) == transcript(Timeline(open_log(str(SAMPLES / "tour.session.v4.jsonl"))))
 
 
 def test_a_timeline_larger_than_its_memory_budget_reads_back_what_it_spilled(tmp_path, monkeypatch):
@@ -378,8 +377,8 @@ def test_a_timeline_larger_than_its_memory_budget_reads_back_what_it_spilled(tmp
 
     monkeypatch.setattr(store, "RESIDENT_BYTES", 4096)
     monkeypatch.setattr(store, "CHUNK_BYTES", 2048)
-    whole = timeline(REPO / "samples" / "tour.session.v4.jsonl")
-    small = Timeline(open_log(str(REPO / "samples" / "tour.session.v4.jsonl")))
+    whole = timeline(SAMPLES / "tour.session.v4.jsonl")
+    small = Timeline(open_log(str(SAMPLES / "tour.session.v4.jsonl")))
     small.ensure_all()
     assert small.store.spilled_bytes > 0
     assert transcript(small) == transcript(whole) and list(small.times) == list(whole.times)

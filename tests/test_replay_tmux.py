@@ -18,16 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.replay.view import format_clock
+from conftest import REPO, sample
+from dshctl.humanize import format_clock
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE = REPO / "samples" / "tour.session.v4.jsonl.zstd"
+SAMPLE = sample("tour.session.v4.jsonl.zstd")
 TMUX = shutil.which("tmux")
 
-pytestmark = [
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-    pytest.mark.skipif(not SAMPLE.exists(), reason="samples/ not generated"),
-]
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
 class Pane:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
+from conftest import REPO, SAMPLES  # noqa: E402
+
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

@@ -13,18 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
+from conftest import REPO as ROOT, SAMPLES, invoke
 
 pytest.importorskip("duckdb")
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "samples"
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture(autouse=True)
@@ -81,7 +73,7 @@ def test_errors_are_one_line_status_2():
 
 def test_time_zone(tmp_path):
     query = "SELECT strftime(min(created_at), '%H:%M') AS t FROM sessions"
-    utc = json.loads(invoke("sql", query, str(SAMPLES / "tour.session.v4.jsonl"), "--json").stdout)[0]["t"]
+    utc = json.loads(invoke("sql", query, str(SAMPLES / "tour.session.v4.jsonl"), "--json", "--tz", "UTC").stdout)[0]["t"]
     tokyo = json.loads(invoke("sql", query, str(SAMPLES / "tour.session.v4.jsonl"), "--json", "--tz", "Asia/Tokyo").stdout)[0]["t"]
     assert (int(tokyo[:2]) - int(utc[:2])) % 24 == 9
 
@@ -91,17 +83,25 @@ def test_empty_tables_still_have_their_columns(tmp_path):
     assert rows == [{"n": 0, "c": 0}]
 
 
-def _documented_queries() -> list[str]:
-    """The example queries of the README's sql section (each ``dshctl sql "…"`` block)."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### `dshctl sql"):]
-    section = section[: section.index("\n### ", 5)] if "\n### " in section[5:] else section
+def _documented_queries(where: str) -> list[str]:
+    """The example queries (each ``dshctl sql "…"``) of the man page's sql section, the guide's section on
+    a team's sessions, or the README."""
+    if where == "man":
+        from dshctl.manpage import plain
+
+        text = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
+        start = text.index("dshctl sql QUERY [PATH...] Run a SQL query")
+        section = text[start:text.index("READING RULES", start)]
+    else:
+        text = (ROOT / where).read_text(encoding="utf-8")
+        section = text[text.index("## A team's sessions"):] if where == "docs/guide.md" else text
     return re.findall(r'dshctl sql "(.*?)"', section, flags=re.S)
 
 
-def test_the_documented_examples_run(tmp_path):
-    queries = _documented_queries()
-    assert len(queries) >= 4
+@pytest.mark.parametrize("where, least", [("man", 4), ("docs/guide.md", 4), ("README.md", 1)])
+def test_the_documented_examples_run(where, least):
+    queries = _documented_queries(where)
+    assert len(queries) >= least
     for query in queries:
         result = invoke("sql", query, str(SAMPLES), "--json")
         assert result.exit_code == 0, (query, result.output)
@@ -128,3 +128,170 @@ def test_help_does_not_import_duckdb():
     code = "import sys; from dshctl.cli import app; import dshctl.export, dshctl.export.sql; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# -- wave-1 review: views over any datasets, terminal-safe CSV, one --tz, a bounded cache, the usage -------------
+
+from stats_logs import rollup_session, rollup_step  # noqa: E402
+from test_stats_rollups import T1, _logs  # noqa: E402
+
+
+def _dataset(tmp_path, name, *extra, logs=None):
+    out = tmp_path / name
+    result = invoke("export", *(map(str, logs or [SAMPLES / "tour.session.v4.jsonl"])), "--out", str(out), *extra)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_datasets_partitioned_differently_and_logs_read_together(tmp_path):
+    by_day = _dataset(tmp_path, "by-day", "--partition-by", "day")
+    by_project = _dataset(tmp_path, "by-project", "--partition-by", "project", logs=[SAMPLES / "cwd-change.session.v4.jsonl"])
+    plain = _dataset(tmp_path, "plain", logs=[SAMPLES / "fork-child.session.v4.jsonl"])
+    log = SAMPLES / "torn-tail.session.v4.jsonl"
+    query = "SELECT session_id, project, day FROM sessions ORDER BY path"
+    result = invoke("sql", query, str(by_day), str(by_project), str(plain), str(log), "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 4 and sum(row["day"] is not None for row in rows) == 1
+    projects = {row["session_id"]: row["project"] for row in rows}
+    expected = {s["id"]: s["cwd"] for s in json.loads(invoke("stats", "--json", str(SAMPLES / "tour.session.v4.jsonl"),
+                str(SAMPLES / "cwd-change.session.v4.jsonl"), str(SAMPLES / "fork-child.session.v4.jsonl"), str(log)).stdout)["sessions"]}
+    assert projects == expected
+
+
+def test_a_key_value_directory_above_a_dataset_is_no_column(tmp_path):
+    """DuckDB reads every k=v directory of a path as a Hive column, and one named like a column hides the
+    file's own: a dataset under /…/model=x/ keeps its model column and gains none."""
+    for extra in ((), ("--partition-by", "day")):
+        out = _dataset(tmp_path / f"model=x{len(extra)}" / "run=1", "ds", *extra)
+        columns = [row["column_name"] for row in json.loads(invoke("sql", "DESCRIBE sessions", str(out), "--json").stdout)]
+        assert "run" not in columns and columns.count("model") == 1
+        models = json.loads(invoke("sql", "SELECT DISTINCT model FROM steps", str(out), "--json").stdout)
+        assert [row["model"] for row in models] == ["deepseek-official/deepseek-v4-flash"]
+        assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("dshctl-sql-*/d0"))  # the alias went with the query
+
+
+def test_partitions_are_pruned_in_sql_as_in_duckdb(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name, text in _logs().items():
+        (logs / f"{name}.session.v4.jsonl").write_text(text)
+    out = _dataset(tmp_path, "ds", "--partition-by", "day", logs=[logs])
+    days = sorted(p.name for p in (out / "steps").iterdir())
+    wanted = days[0].split("=", 1)[1]
+    query = f"SELECT count(*) AS n FROM steps WHERE day = DATE '{wanted}'"
+    expected = json.loads(invoke("sql", query, str(out), "--json").stdout)[0]["n"]
+    for other in days[1:]:
+        for file in (out / "steps" / other).iterdir():
+            file.write_bytes(b"not parquet")
+    assert json.loads(invoke("sql", query, str(out), "--json").stdout) == [{"n": expected}] and expected > 0
+    broken = invoke("sql", "SELECT count(*) FROM steps", str(out))
+    assert broken.exit_code == 2 and broken.output.startswith("dshctl: error: sql: ") and len(broken.output.strip().splitlines()) == 1
+
+
+def test_a_dataset_missing_a_part_is_one_line_status_2(tmp_path):
+    out = _dataset(tmp_path, "ds")
+    part = next((out / "turns").glob("*.parquet"))
+    part.unlink()
+    result = invoke("sql", "SELECT count(*) FROM sessions", str(out))
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"dshctl: error: {out}: turns/{part.name}, a part file its manifest names, "
+                                                  "is missing (dshctl export into the dataset again rewrites it)"]
+
+
+def test_csv_shows_control_characters_as_pictures_on_a_terminal_only(tmp_path):
+    import shutil
+
+    log = tmp_path / "h.session.v4.jsonl"
+    log.write_text(rollup_session("h", created=T1, cwd="/w/\x1b]0;PWNED\x07\x1b[2J", turns=[[rollup_step(start=T1 + 10, first=T1 + 20, end=T1 + 30)]]))
+    query = "SELECT project AS \"p\x1b[31m\" FROM sessions"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    piped = subprocess.run([sys.executable, "-m", "dshctl", "sql", query, str(log), "--csv"], capture_output=True, env=env)
+    assert piped.stdout.decode().splitlines() == ["p\x1b[31m", "/w/\x1b]0;PWNED\x07\x1b[2J"]
+    assert shutil.which("script"), "util-linux script(1) runs the command on a terminal"
+    command = " ".join(map(shlex_quote, [sys.executable, "-m", "dshctl", "sql", query, str(log), "--csv"]))
+    on_terminal = subprocess.run(["script", "-qc", command, "/dev/null"], capture_output=True, env=env, cwd=ROOT)
+    assert b"\x1b" not in on_terminal.stdout.replace(b"\r\n", b"\n")
+    assert "/w/␛]0;PWNED␇␛[2J".encode() in on_terminal.stdout and "p␛[31m".encode() in on_terminal.stdout
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def test_json_escapes_del_and_c1_controls(tmp_path):
+    log = tmp_path / "h.session.v4.jsonl"
+    log.write_text(rollup_session("h", created=T1, cwd="/w/\x7f\x9b2J", turns=[[rollup_step(start=T1 + 10, first=T1 + 20, end=T1 + 30)]]))
+    for form in ("--json", "--ndjson"):
+        out = invoke("sql", "SELECT project FROM sessions", str(log), form).stdout_bytes
+        assert b"\x7f" not in out and b"\xc2\x9b" not in out and b"\\u007f\\u009b2J" in out
+        assert json.loads(out.decode().splitlines()[0].lstrip("[").rstrip("]"))["project"] == "/w/\x7f\x9b2J"
+
+
+def test_tz_is_one_declaration_checked_before_any_work(tmp_path):
+    from dshctl.errors import UsageError
+    from dshctl.options import SqlOptions, StatsOptions
+
+    sql, stats = SqlOptions.fields["tz"], StatsOptions.fields["tz"]
+    assert (sql.flags, sql.default, sql.metavar) == (stats.flags, stats.default, stats.metavar)
+    with pytest.raises(UsageError, match="unknown time zone"):
+        SqlOptions(tz="Mars/Olympus")
+    result = invoke("sql", "SELECT 1", str(SAMPLES / "tour.session.v4.jsonl"), "--tz", "Mars/Olympus")
+    assert result.exit_code == 2 and result.output.strip().splitlines() == [
+        "dshctl: error: --tz: unknown time zone 'Mars/Olympus' (an IANA name such as Europe/Berlin, America/New_York or UTC)"]
+    assert not (tmp_path / "cache").exists()  # refused before anything was exported
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/Los_Angeles"])
+def test_sql_days_are_stats_days_in_the_local_zone_by_default(tmp_path, zone):
+    """``date_trunc('day', created_at)`` puts a session on the day ``stats --by day`` shows: both follow
+    the local zone unless --tz (here TZ names it), as DuckDB itself does over the exported Parquet."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(8):  # around midnight UTC, and around midnight in both zones
+        created = T1 + i * 3 * 3_600_000
+        (logs / f"s{i}.session.v4.jsonl").write_text(rollup_session(f"s{i}", created=created, turns=[[rollup_step(start=created + 10, first=created + 20, end=created + 30)]]))
+    env = {"TZ": zone}
+    days = json.loads(invoke("sql", "SELECT strftime(date_trunc('day', created_at), '%Y-%m-%d') AS day, count(*) AS n "
+                                    "FROM sessions GROUP BY 1 ORDER BY 1", str(logs), "--json", env=env).stdout)
+    stats = invoke("stats", str(logs), "--by", "day", "--json", env=env)
+    assert [(row["day"], row["n"]) for row in days] == [(row["key"], row["sessions"]) for row in json.loads(stats.stdout)["rows"]]
+    assert len(days) >= 2
+    query = "SELECT strftime(date_trunc('day', created_at), '%Y-%m-%d') AS day, count(*) AS n FROM sessions GROUP BY 1 ORDER BY 1"
+    utc = json.loads(invoke("sql", query, str(logs), "--json", "--tz", "UTC", env=env).stdout)
+    stats = invoke("stats", str(logs), "--by", "day", "--json", "--tz", "UTC", env=env)
+    assert [(row["day"], row["n"]) for row in utc] == [(row["key"], row["sessions"]) for row in json.loads(stats.stdout)["rows"]] != days
+
+
+def test_the_cache_keeps_the_most_recently_queried_datasets(tmp_path, monkeypatch):
+    import dshctl
+    from dshctl.export import sql as S
+
+    monkeypatch.setattr(S, "CACHE_KEEP", 2)
+    logs = []
+    for i in range(4):
+        path = tmp_path / f"s{i}.session.v4.jsonl"
+        path.write_text(rollup_session(f"s{i}", created=T1, turns=[[rollup_step(start=T1 + 10, first=T1 + 20, end=T1 + 30)]]))
+        logs.append(path)
+        assert dshctl.sql("SELECT session_id FROM sessions", path).rows == [(f"s{i}",)]
+    cached = sorted(S.cache_root().iterdir())
+    assert len(cached) == 2
+    kept = {json.loads((entry / "_dshctl_dataset.json").read_text())["logs"].popitem()[0] for entry in cached}
+    assert kept == {str(logs[2]), str(logs[3])}
+
+
+def test_usage_and_man_page_name_every_sql_option():
+    from dshctl.options import SqlOptions
+
+    usage = invoke("sql", "--help").output
+    assert "Usage: dshctl sql [OPTIONS] QUERY [PATH]..." in usage
+    man = (ROOT / "man" / "dshctl.1").read_text()
+    section = man[man.index('.SS "dshctl sql'):]
+    section = section[: section.index("\n.SH ")]
+    for declared in SqlOptions.fields.values():
+        for flag in declared.flags:
+            if flag == "--no-color":
+                continue  # the group's option too: the man page describes it once (tests/test_manpage_options.py)
+            assert flag.replace("-", "\\-") in section, flag

@@ -16,11 +16,10 @@ import pytest
 
 from dshctl.stats import LogStats
 from dshctl.stats import log_stats as library_log_stats
+from dshctl.humanize import format_duration, format_ms
 from dshctl.stats.figures import (
     cache_hit_percent,
     counter_percentiles,
-    format_duration,
-    format_ms,
     format_rate,
     format_tokens,
     occupancy_percent,
@@ -32,10 +31,10 @@ from dshctl.options.window import parse_time_ms
 from dshctl.stats.records import Percentiles
 from dshctl.errors import UsageError
 
+from conftest import SAMPLES
 from stats_logs import FILE_NAMES, fixture_form, generations
 
 GENERATIONS = ("v0", "v2", "v3", "v4")
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def as_json(result: LogStats) -> SimpleNamespace:
@@ -497,7 +496,6 @@ TOUR = ["tour.session.jsonl", "tour.session.jsonl.zstd", "tour.session.v2.jsonl"
         "tour.session.v3.jsonl", "tour.session.v3.jsonl.zstd", "tour.session.v4.jsonl", "tour.session.v4.jsonl.zstd"]
 
 
-@pytest.mark.skipif(not (SAMPLES / "tour.session.jsonl").exists(), reason="samples not generated")
 @pytest.mark.parametrize("name", TOUR)
 def test_tour_sample_matches_the_hand_computation(name):
     r = log_stats(SAMPLES / name, StatsOptions(by="turn"))
@@ -520,7 +518,6 @@ def test_tour_sample_matches_the_hand_computation(name):
     assert turns[4]["tokensPerSecond"] is None
 
 
-@pytest.mark.skipif(not (SAMPLES / "fork-child.session.jsonl").exists(), reason="samples not generated")
 @pytest.mark.parametrize("name", ["fork-child.session.jsonl", "fork-child.session.v2.jsonl", "fork-child.session.v3.jsonl.zstd", "fork-child.session.v4.jsonl"])
 def test_fork_child_sample(name):
     s = log_stats(SAMPLES / name).session

@@ -10,9 +10,8 @@ from typer.testing import CliRunner
 
 from dshctl.cli import app
 
+from conftest import invoke as run_cli, sample
 from stats_logs import FILE_NAMES, generations
-
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 @pytest.fixture
@@ -32,8 +31,7 @@ def logs(tmp_path):
 
 
 def invoke(*args, env=None):
-    runner = CliRunner()
-    return runner.invoke(app, ["--no-color", "stats", *args], env=env or {"NO_COLOR": "1"})
+    return run_cli("stats", *args, env=env)
 
 
 def test_json_document_aggregates_and_reports_an_unreadable_log(logs):
@@ -194,9 +192,8 @@ def test_table_marks_seeded_sessions(tmp_path):
     assert "1 ⑂" in turns and "⑂ inherited from the parent session" in turns
 
 
-@pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")
 def test_samples_sessions_aggregate_counts_the_fork_prefix_once():
-    doc = json.loads(invoke(str(SAMPLES / "sessions"), "--json").stdout)
+    doc = json.loads(invoke(str(sample("sessions")), "--json").stdout)
     child = next(s for s in doc["sessions"] if s["id"].startswith("b4d2f6a8"))
     # the child inherits the tour's turn 1 (samples/README.md): the failed attempt 12 000 in / 3 out and the
     # retry 2 000 + 10 000 read / 250 out; TTFT 300, LLM 2550, decode 2250 ms for 250 tokens
@@ -217,9 +214,8 @@ def test_samples_sessions_aggregate_counts_the_fork_prefix_once():
     assert agg["inheritedPrefixes"] == {"excluded": 1, "counted": 0}
 
 
-@pytest.mark.skipif(not (SAMPLES / "sessions").exists(), reason="samples not generated")
 def test_sessions_root(tmp_path):
-    result = invoke(str(SAMPLES / "sessions"), "--ndjson")
+    result = invoke(str(sample("sessions")), "--ndjson")
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
     by_id = {r["id"]: r for r in records}

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
-
-from dshctl.cli import app
 from dshctl.stats.costs import CostTally
+
+from conftest import invoke as run_cli
 
 MILLION = 1_000_000
 CREATED = 1_790_000_000_000  # 2026-09-21 14:13:20 UTC
 
 
 def invoke(*args):
-    return CliRunner().invoke(app, ["--no-color", "stats", *args], env={"NO_COLOR": "1"})
+    return run_cli("stats", *args)
 
 
 def document(*args) -> dict:

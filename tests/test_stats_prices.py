@@ -19,14 +19,13 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.options import StatsOptions
 from dshctl.stats import log_stats
 from dshctl.stats import prices as price_module
 from dshctl.stats.prices import Pricer, load_prices, read_price_file
 
+from conftest import invoke, sample, samples
 from stats_logs import rollup_session, rollup_step
 
 genai_prices = pytest.importorskip("genai_prices", reason="genai-prices is a test dependency: pip install -e '.[test]'")
@@ -202,10 +201,6 @@ def _write(tmp_path, name, text):
     path = tmp_path / f"{name}.session.v4.jsonl"
     path.write_text(text)
     return path
-
-
-def invoke(*args, env=None):
-    return CliRunner().invoke(app, ["--no-color", *args], env={"NO_COLOR": "1", **(env or {})})
 
 
 @pytest.fixture()
@@ -398,10 +393,7 @@ def test_dshctl_prices_lists_the_tables_and_the_entries_of_the_models_found(tmp_
 
 
 def test_every_deepseek_official_sample_session_has_a_cost(config):
-    from pathlib import Path
-
-    samples = Path(__file__).resolve().parent.parent / "samples"
-    for path in sorted(samples.glob("*.jsonl*")):
+    for path in samples("*.jsonl*"):
         session = log_stats(path, prices=load_prices()).session
         routes = {model.model for model in session.dshctl.models}
         if routes <= {"deepseek-official/deepseek-v4-flash"} and session.billed_input_tokens:
@@ -484,13 +476,11 @@ def test_a_since_between_two_milliseconds_starts_at_the_next_one(tmp_path):
 
 
 def test_the_stats_reproducer_prices_turn_3_at_the_new_rate(tmp_path, config):
-    from pathlib import Path
-
     table = tmp_path / "p2.toml"
     table.write_text('[[models."deepseek/deepseek-v4-flash"]]\ncurrency = "USD"\ninput = 1\ncacheRead = 1\ncacheWrite = 1\noutput = 1\n'
                      '[[models."deepseek/deepseek-v4-flash"]]\nsince = 2026-09-21T14:13:35Z\ncurrency = "USD"\n'
                      'input = 1000\ncacheRead = 1000\ncacheWrite = 1000\noutput = 1000\n')
-    tour = Path(__file__).resolve().parent.parent / "samples" / "tour.session.v4.jsonl"
+    tour = sample("tour.session.v4.jsonl")
     steps = json.loads(invoke("stats", str(tour), "--by", "step", "--prices", str(table), "--json").stdout)["steps"]
     turn3 = next(step for step in steps if (step["turn"], step["step"]) == (3, 1))
     assert turn3["costs"]["total"] == 19.4  # 19,400 tokens at 1000 per million (at 1 per million: 0.0194)
@@ -514,4 +504,16 @@ def test_dshctl_prices_shows_a_since_to_the_millisecond(tmp_path, config):
     table.write_text(_flat("2026-09-21T14:13:35.25Z", 7) + _flat("2026-09-22T00:00:00Z", 8))
     listed = json.loads(invoke("prices", "--json", "--prices", str(table)).stdout)["prices"]["a/b"]
     assert [entry["since"] for entry in listed] == ["2026-09-21T14:13:35.250Z", "2026-09-22T00:00:00Z"]
-    assert "2026-09-21T14:13:35.250Z" in CliRunner().invoke(app, ["--no-color", "prices", "--prices", str(table)], env={"COLUMNS": "200"}).stdout
+    assert "2026-09-21T14:13:35.250Z" in invoke("prices", "--prices", str(table), env={"COLUMNS": "200"}).stdout
+
+
+
+def test_a_session_pricer_falls_back_only_to_a_real_creation_time():
+    """The header's createdAt stands in for a call without time only where it says when the session was
+    created (options.window.created_ms, the one rule): not a bool, 0, a negative or an unsafe integer."""
+    from dshctl.stats.prices import PriceTable, session_pricer
+
+    table = PriceTable()
+    assert session_pricer(table, 1_767_225_600_000).fallback_ms == 1_767_225_600_000
+    for created in (True, 0, -1, 2**60, 1.5, None):
+        assert session_pricer(table, created).fallback_ms is None, created

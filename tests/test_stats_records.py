@@ -13,7 +13,8 @@ from dshctl.options import StatsOptions
 from dshctl.stats import log_stats, records
 from dshctl.stats.records import UNSET, SessionRecord, StepRecord, TurnRecord, wire_names, wire_value
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+from conftest import SAMPLES
+
 RECORD_TYPES = [getattr(records, name) for name in records.__all__ if isinstance(getattr(records, name), type) and issubclass(getattr(records, name), records.Record)]
 
 

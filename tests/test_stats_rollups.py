@@ -22,10 +22,8 @@ import datetime as dt
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
-
+from conftest import invoke as run_cli
 from stats_logs import log_lines, rollup_session, rollup_step
 
 
@@ -110,8 +108,8 @@ def _paths(root, *names) -> list[str]:
     return [str(root / "logs" / f"{name}.session.v4.jsonl") for name in (names or ("s1", "s2", "s3", "s4"))]
 
 
-def invoke(*args):
-    return CliRunner().invoke(app, ["--no-color", "stats", *args], env={"NO_COLOR": "1"})
+def invoke(*args, env=None):
+    return run_cli("stats", *args, env=env)
 
 
 def document(*args) -> dict:
@@ -244,7 +242,7 @@ def test_tools_calls_failures_durations_and_shares(root):
 
 
 def test_records_gain_title_duration_prompt_tools_and_reasoning(root):
-    result = CliRunner().invoke(app, ["stats", *_paths(root, "s1"), "--by", "turn", "--ndjson"])
+    result = invoke(*_paths(root, "s1"), "--by", "turn", "--ndjson")
     turns = [json.loads(line) for line in result.stdout.splitlines()]
     assert [turn["prompt"] for turn in turns] == ["first line", "first line"]
     assert turns[1]["startTime"] == T1 + HOUR
@@ -431,7 +429,7 @@ def test_the_local_zone_is_reported_and_applied_by_its_iana_name(tmp_path, tz):
     summer = _ms("2026-07-01T22:30")  # 00:30 the next day in Berlin's summer time, 23:30 in its winter time
     log = tmp_path / "summer.session.v4.jsonl"
     log.write_text(rollup_session("summer", created=summer, turns=[[rollup_step(start=summer + 1, first=summer + 2, end=summer + 3)]]))
-    result = CliRunner().invoke(app, ["stats", str(log), "--by", "day", "--json"], env={"TZ": tz})
+    result = invoke(str(log), "--by", "day", "--json", env={"TZ": tz})
     doc = json.loads(result.stdout)
     assert doc["tz"] == "Europe/Berlin" and [row["key"] for row in doc["rows"]] == ["2026-07-02"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -45,9 +44,7 @@ from dshctl.stream import (
 )
 
 from chunks import call, reasoning, text  # noqa: E402
-
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from conftest import CORPUS
 
 
 def packed(timed: list[tuple[int, dict]]) -> list:
@@ -249,7 +246,7 @@ def _v0_lines() -> list[tuple[str, list[dict]]]:
     return [(path.name, [json.loads(line) for line in path.read_text().splitlines()[1:]]) for path in files]
 
 
-@pytest.mark.skipif(not (CORPUS / "v0").is_dir(), reason="corpus not present")
+@pytest.mark.corpus
 def test_v0_packed_rows_appended_whole_equal_their_members_pushed_one_by_one():
     rows_seen = 0
     for name, events in _v0_lines():
@@ -500,7 +497,7 @@ def _settlements():
                 yield path.name, event
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
+@pytest.mark.corpus
 def test_corpus_streams_pass_strict_expansion_and_repack_identically():
     count = 0
     for name, event in _settlements():

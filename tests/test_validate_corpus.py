@@ -7,15 +7,13 @@ the ``codec/fixture-form`` warning and are validated as materialized.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import CORPUS, HAS_CORPUS, corpus_files
 from dshctl.source import resolve
 from dshctl.validate import exit_status, validate_log
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present")
+pytestmark = pytest.mark.corpus
 
 CLEAN, WARNINGS, ERRORS, UNREADABLE = "clean", "warnings", "errors", "unreadable"
 FIXTURE = "codec/fixture-form"
@@ -54,7 +52,7 @@ EXPECTED: dict[str, tuple[str, set[str]]] = {
     "v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl": (CLEAN, set()),
     "v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl": (CLEAN, set()),
 }
-ALL = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.jsonl")) if CORPUS.is_dir() else []
+ALL = corpus_files("**/*.jsonl", names=True) if HAS_CORPUS else []
 
 
 def expected(name: str) -> tuple[str, set[str]]:
@@ -62,7 +60,7 @@ def expected(name: str) -> tuple[str, set[str]]:
     return EXPECTED.get(name, (WARNINGS, {FIXTURE}))
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", corpus_files("**/*.jsonl", names=True))
 def test_corpus_verdict(name: str):
     status, rules = expected(name)
     report = validate_log(resolve(str(CORPUS / name))[0])

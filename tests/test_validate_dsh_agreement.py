@@ -1,15 +1,12 @@
-"""Dev-only differential check: dshctl's accept/refuse verdict on the codec and relationship levels
-equals the verdict of dsh's own released packages, run under node.
+"""Differential check: dshctl's accept/refuse verdict on the codec and relationship levels equals the
+verdict of dsh's own released packages, run under node.
 
-Skipped unless ``node`` is installed and ``DSHCTL_DSH_PACKAGES`` names a directory holding the unpacked
-npm packages (each ``npm pack`` tarball's ``package/`` directory, renamed)::
-
-    DSHCTL_DSH_PACKAGES/
-      dsh-session-format/              @deepseek-ai/dsh-session-format@0.1.3-alpha.2
-      dsh-session-format-v0-to-v1/     @deepseek-ai/dsh-session-format-v0-to-v1@0.1.3-alpha.2
-      dsh-session-format-v1-to-v2/     @deepseek-ai/dsh-session-format-v1-to-v2@0.1.3-alpha.2
-      dsh-session-format-v2-to-v3/     @deepseek-ai/dsh-session-format-v2-to-v3@0.1.5-alpha.1
-      dsh-util-values/                 @deepseek-ai/dsh-util-values@0.1.2-alpha.2 (the newest published)
+The packages are the exact versions of ``tests/dsh_packages.py`` (FORMAT.md §0: the format package and
+the v0→v1, v1→v2 edges at 0.1.3-alpha.2, the v2→v3 edge at 0.1.5-alpha.1, dsh-util-values
+0.1.2-alpha.2), fetched from the npm registry and checked against their published shasums: from the
+directory ``DSHCTL_DSH_PACKAGES`` names (one unpacked ``package/`` per directory; .ci/run fetches them
+into its cache and sets it), else fetched by this test into ``~/.cache/dshctl``. Skipped only where
+``node`` is not installed; a fetch that fails is an error.
 
 ``@deepseek-ai/dsh-llm@0.1.3`` (needed for ``AssistantStreamAccumulator``) was never published; the test
 supplies a shim that implements the packing rule of FORMAT §4.3. The harness composes the catalogs the
@@ -19,7 +16,8 @@ restoring in ``recoverable`` mode as an ordinary open does. Not covered by the p
 the installed ``Session.fromRestore`` checks of ``@deepseek-ai/dsh-session``, zstd framing and torn tails
 (the harness gets complete lines), and v4 logs.
 
-Run: ``DSHCTL_DSH_PACKAGES=/path pytest tests/test_validate_dsh_agreement.py -q``
+Run: ``pytest tests/test_validate_dsh_agreement.py -q`` (``DSHCTL_DSH_EDITS``, ``DSHCTL_DSH_SEED``: more
+or other random edits)
 """
 
 from __future__ import annotations
@@ -28,26 +26,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dsh_packages
+import mutate
+from conftest import CORPUS
+from dshctl.model import KNOWN_EVENT_TYPES
+from dshctl.source import LineReader, resolve
+from dshctl.validate import validate_log
 
-import mutate  # noqa: E402
-
-from dshctl.model import KNOWN_EVENT_TYPES  # noqa: E402
-from dshctl.source import LineReader, resolve  # noqa: E402
-from dshctl.validate import validate_log  # noqa: E402
-
-PACKAGES = os.environ.get("DSHCTL_DSH_PACKAGES")
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(not (PACKAGES and NODE and Path(PACKAGES).is_dir()),
-                                reason="needs node and DSHCTL_DSH_PACKAGES (dev-only differential check)")
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-NAMES = ["dsh-session-format", "dsh-session-format-v0-to-v1", "dsh-session-format-v1-to-v2",
-         "dsh-session-format-v2-to-v3", "dsh-util-values"]
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: dsh's released packages run under node")
+NAMES = list(dsh_packages.PACKAGES)
 
 # Rules whose refusal comes from checks outside the released format packages (dsh-session's
 # Session.fromRestore / surface.ts), or from dshctl's own documented choices.
@@ -148,12 +140,23 @@ export class AssistantStreamAccumulator {
 
 
 @pytest.fixture(scope="module")
-def harness(tmp_path_factory) -> Path:
+def packages() -> Path:
+    """The unpacked packages: where DSHCTL_DSH_PACKAGES says, else fetched (and checked) into the cache."""
+    named = os.environ.get("DSHCTL_DSH_PACKAGES")
+    if not named:
+        return dsh_packages.ensure()
+    missing = [name for name in NAMES if not (Path(named) / name / "package.json").is_file()]
+    assert not missing, f"DSHCTL_DSH_PACKAGES={named} lacks {', '.join(missing)} (python3 tests/dsh_packages.py prints a directory that has them)"
+    return Path(named)
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory, packages: Path) -> Path:
     root = tmp_path_factory.mktemp("dshnode")
     scope = root / "node_modules" / "@deepseek-ai"
     scope.mkdir(parents=True)
     for name in NAMES:
-        (scope / name).symlink_to(Path(PACKAGES) / name, target_is_directory=True)
+        (scope / name).symlink_to(packages / name, target_is_directory=True)
     shim = scope / "dsh-llm"
     (shim / "lib").mkdir(parents=True)
     (shim / "package.json").write_text(json.dumps({"name": "@deepseek-ai/dsh-llm", "version": "0.0.0-dshctl-shim",

@@ -8,20 +8,12 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import mutate  # noqa: E402
-
-from dshctl.cli import app  # noqa: E402
-from dshctl.options import ValidateOptions  # noqa: E402
-from dshctl.validate import run_validate  # noqa: E402
-from dshctl.validate.rules import RULES  # noqa: E402
-
-SAMPLES = mutate.SAMPLES
-pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v2.jsonl").is_file(), reason="samples/ not generated")
-runner = CliRunner()
+import mutate
+from conftest import SAMPLES, invoke as run_cli
+from dshctl.options import ValidateOptions
+from dshctl.validate import run_validate
+from dshctl.validate.rules import RULES
 
 
 @pytest.fixture()
@@ -37,9 +29,7 @@ def logs(tmp_path: Path) -> dict[str, Path]:
 
 
 def invoke(*args: str):
-    result = runner.invoke(app, ["validate", *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return run_cli("validate", *args)
 
 
 def test_exit_statuses(logs):

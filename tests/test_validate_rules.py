@@ -8,17 +8,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import mutate  # noqa: E402
-
-from dshctl.source import resolve  # noqa: E402
-from dshctl.options import ValidateOptions  # noqa: E402
-from dshctl.validate import exit_status, validate_log, validate_paths  # noqa: E402
-from dshctl.validate.rules import LEVELS, RULES  # noqa: E402
-
-SAMPLES = mutate.SAMPLES
-pytestmark = pytest.mark.skipif(not (SAMPLES / "tour.session.v2.jsonl").is_file(), reason="samples/ not generated")
+import mutate
+from conftest import SAMPLES
+from dshctl.source import resolve
+from dshctl.options import ValidateOptions
+from dshctl.validate import exit_status, validate_log, validate_paths
+from dshctl.validate.rules import LEVELS, RULES
 
 MUTANTS = mutate.mutants()
 

@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from dshctl.cli import app
 from dshctl.reader import open_log
 from dshctl.replay.export import cast_events, markdown, timeline_records
 from dshctl.replay.render import screen_text
@@ -28,20 +26,17 @@ from dshctl.replay.timeline import Timeline
 from dshctl.replay.transcript import transcript
 from dshctl.replay.transform import make_filters
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-LOGS = [SAMPLES / "cwd-change.session.v4.jsonl", SAMPLES / "cwd-change.session.v4.jsonl.zstd"]
+from conftest import REPO, SAMPLES, invoke as run_cli, sample
+
+LOGS = [sample("cwd-change.session.v4.jsonl"), sample("cwd-change.session.v4.jsonl.zstd")]
 LOG = LOGS[0]
 CWD = "/home/alice/dev/dsh tour"
 DOCS, SITE = f"{CWD}/docs", f"{CWD}/docs/site"
 LINES = [f"· working directory → {DOCS}", f"· working directory → {SITE}"]
 
-runner = CliRunner()
-
 
 def invoke(*args: str):
-    result = runner.invoke(app, ["--no-color", *args], env={"TZ": "UTC", "COLUMNS": "80", "NO_COLOR": "1"})
-    return result
+    return run_cli(*args, env={"TZ": "UTC", "COLUMNS": "80"})
 
 
 def timeline(path: Path = LOG) -> Timeline:

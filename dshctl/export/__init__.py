@@ -18,15 +18,16 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, OutputError, UsageError
+from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, LogFailure, OutputError, UsageError
 from ..options.export import FORMATS, ExportOptions
 
 INSTALL_HINT = "pip install 'dshctl[export]'"
 
-__all__ = ["FORMATS", "ExportOptions", "ExportResult", "export_logs", "run_export", "require_duckdb"]
+__all__ = ["FORMATS", "ExportOptions", "ExportResult", "export_logs", "report_logs", "run_export", "require_duckdb"]
 
 
 def require_duckdb(what: str) -> None:
@@ -40,7 +41,9 @@ def require_duckdb(what: str) -> None:
 class ExportResult(msgspec.Struct, kw_only=True):
     """What one export did: logs read, left unchanged, removed (changed or pruned), and those missing
     from disk but still in the dataset (without ``--prune``); per table the rows written this run and in
-    the whole dataset; the logs that could not be read."""
+    the whole dataset; OTLP: the spans written. ``failures``: the logs that could not be read
+    (:class:`~dshctl.errors.LogFailure`, skipped); ``warnings``: what reading the others found, as
+    ``(path, text)``. Nothing is written to the terminal: the command tells these (:func:`report_logs`)."""
 
     out: str
     format: str
@@ -50,19 +53,36 @@ class ExportResult(msgspec.Struct, kw_only=True):
     missing: list[str] = []
     rows: dict[str, int] = {}
     dataset_rows: dict[str, int] = {}
-    errors: list[tuple[str, str]] = []
     spans: int = 0
+    failures: list[LogFailure] = []
+    warnings: list[tuple[str, str]] = []
 
     @property
     def status(self) -> int:
-        return EXIT_FINDINGS if self.errors else EXIT_OK
+        return EXIT_FINDINGS if self.failures else EXIT_OK
 
 
-def export_logs(paths: list[str], options: ExportOptions) -> ExportResult:
-    """Export the logs under ``paths`` (files, session directories, roots; default: the sessions root)."""
+def export_logs(paths: list[str], options: ExportOptions, *, progress: bool = False, stdout: BinaryIO | None = None) -> ExportResult:
+    """Export the logs under ``paths`` (files, session directories, roots; default: the sessions root).
+    ``progress``: a progress bar on a terminal's stderr (the command's); ``stdout``: where ``--out -``
+    writes (the command's standard output; a program names a file)."""
     if options.format == "parquet":
-        return _parquet(list(paths), options, options.colored)
-    return _otlp(list(paths), options, options.colored)
+        return _parquet(list(paths), options, progress)
+    return _otlp(list(paths), options, progress, stdout)
+
+
+def report_logs(failures: list[LogFailure], warnings: list[tuple[str, str]], *, verbose: bool) -> None:
+    """What reading many logs found, on stderr as stats tells it: the logs that could not be read, then
+    the warnings (one line per kind, or each with ``verbose``)."""
+    from ..many import Warnings
+    from .parquet import located_message
+
+    told = Warnings(verbose=verbose)
+    for failure in failures:
+        told.add(failure.path, located_message(failure.error))
+    for path, text in warnings:
+        told.add(path, text)
+    told.report()
 
 
 def _prices(options: ExportOptions):
@@ -74,13 +94,15 @@ def _prices(options: ExportOptions):
     return table if table.models else None
 
 
-def _prices_digest(prices) -> str:
+def prices_digest(prices) -> str:
+    """A digest of the whole table in force, which the costs depend on: its models' entries, the providers
+    it maps dsh's to and its aliases (a dataset re-exports every log when it changes)."""
     import hashlib
 
     if prices is None:
         return "none"
-    text = repr(sorted((name, [msgspec.structs.asdict(p) for p in entries]) for name, entries in prices.models.items()))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    table = {"models": prices.models, "providers": prices.providers, "aliases": prices.aliases}
+    return hashlib.sha256(msgspec.json.encode(table, order="sorted")).hexdigest()[:16]
 
 
 def _absolute(paths: list[str]) -> list[str]:
@@ -92,29 +114,27 @@ def _absolute(paths: list[str]) -> list[str]:
     return out
 
 
-def _read_all(func, refs, options: ExportOptions, color: bool, result: ExportResult, warnings, *, single: bool):
-    """Every log read by ``func`` (in workers when there are many): the results, errors recorded. The
-    only log given being unreadable is an error (status 2), as in stats."""
+def _read_all(func, refs, options: ExportOptions, progress: bool, result: ExportResult, *, single: bool):
+    """Every log read by ``func`` (in workers when there are many): the results; the failures and
+    warnings recorded in ``result``. The only log given being unreadable is an error (status 2), as in
+    stats."""
     from ..many import map_logs
-    from .parquet import located_message
 
     done = []
-    for ref, outcome in map_logs(func, refs, jobs=options.jobs, label="export", color=options.color_when, progress=options.progress,
-                                 streams=options.out == "-"):
+    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
+                                 color=options.color_when, streams=options.out == "-"):
         if isinstance(outcome, DshctlError):
             if single:
                 raise outcome
-            warnings.add(ref.display, located_message(outcome))
-            result.errors.append((ref.display, outcome.message))
+            result.failures.append(LogFailure(ref.display, outcome))
             continue
-        for text in outcome.warnings:
-            warnings.add(ref.display, text)
+        result.warnings.extend((ref.display, text) for text in outcome.warnings)
         done.append(outcome)
     return done
 
 
-def _parquet(paths: list[str], options: ExportOptions, color: bool) -> ExportResult:
-    from ..many import Warnings, resolve_many
+def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> ExportResult:
+    from ..many import resolve_many
     from . import parquet as P
     from .manifest import DatasetLock, read_manifest, write_manifest
     from .schema import TABLES, fingerprint
@@ -124,12 +144,11 @@ def _parquet(paths: list[str], options: ExportOptions, color: bool) -> ExportRes
     manifest = read_manifest(directory)  # refuses a directory that is not a dataset, before any reading
     partition_by = _partitioning(options.partition_by, manifest)
     prices = _prices(options)
-    digest = _prices_digest(prices)
+    digest = prices_digest(prices)
     refs = resolve_many(_absolute(paths))
     if any(ref.path is None for ref in refs):
         raise UsageError("export --format parquet cannot read standard input: a dataset names each log by its path")
     result = ExportResult(out=str(directory), format="parquet")
-    warnings = Warnings(verbose=options.verbose)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -144,26 +163,28 @@ def _parquet(paths: list[str], options: ExportOptions, color: bool) -> ExportRes
             write_manifest(directory, manifest)  # from now on DIR is a dataset, even if this run fails
         elif rebuild:
             manifest.fingerprint, manifest.prices, manifest.schema = fingerprint(), digest, P.SCHEMA
-        plan = P.plan(refs, manifest, prune=options.prune, rebuild=rebuild)
+        broken = P.broken_logs(directory, manifest)
+        plan = P.plan(refs, manifest, prune=options.prune, rebuild=rebuild, broken=broken)
         result.unchanged = plan.kept
         result.missing = [path for path in plan.missing if path not in plan.drop]
         spool = P.spool_directory(directory)
         writer = P.Writer(directory, manifest, spool, partition_by)
         try:
-            done = _read_all(P.reader_for(spool, prices, partition_by, plan.read), plan.read, options, color,
-                             result, warnings, single=len(refs) == 1)
+            done = _read_all(P.reader_for(spool, prices, partition_by, plan.read), plan.read, options, progress,
+                             result, single=len(refs) == 1)
             result.read = len(done)
             result.removed = len([path for path in plan.drop if path not in {r.path for r in done}])
             writer.drop(plan.drop)
             writer.add(done)
             write_manifest(directory, manifest)
             writer.remove_superseded()
+            if broken:
+                P.remove_strays(directory, manifest)  # the files left of the broken parts
         finally:
             writer.close()
             shutil.rmtree(spool, ignore_errors=True)
         result.rows = {table: sum(r.rows.get(table, 0) for r in done) for table in TABLES}
         result.dataset_rows = {table: sum(entry.rows.get(table, 0) for entry in manifest.logs.values()) for table in TABLES}
-    warnings.report()
     return result
 
 
@@ -176,62 +197,65 @@ def _partitioning(asked: str | None, manifest) -> str | None:
     return manifest.partition_by
 
 
-def _otlp(paths: list[str], options: ExportOptions, color: bool) -> ExportResult:
+def _otlp(paths: list[str], options: ExportOptions, progress: bool, stdout: BinaryIO | None) -> ExportResult:
     import tempfile
+    from contextlib import nullcontext
 
-    from ..many import Warnings, resolve_many
+    from ..files import new_binary_file
+    from ..many import resolve_many
     from . import otlp as O
 
     out = options.out
-    to_stdout = out == "-"
-    target = Path(os.path.expanduser(out)) if not to_stdout else None
-    if target is not None and target.exists() and not options.force:
-        raise UsageError(f"{target}: exists (--force overwrites it)")
-    if target is not None and target.is_dir():
-        raise UsageError(f"{target}: is a directory (--out names the FILE.jsonl to write)")
+    if out == "-" and stdout is None:
+        raise UsageError("out '-' is the command line's standard output: a program names the FILE.jsonl to write")
+    target = Path(os.path.expanduser(out)) if out != "-" else None
     refs = resolve_many(paths)
+    if target is not None:
+        _refuse_the_logs_themselves(target, refs)
     result = ExportResult(out=out, format="otlp")
-    warnings = Warnings(verbose=options.verbose)
     spool = Path(tempfile.mkdtemp(prefix="dshctl-otlp-"))
     try:
-        done = _read_all(O.reader_for(spool, _prices(options), options.include_content, refs), refs, options, color,
-                         result, warnings, single=len(refs) == 1)
-        result.read = len(done)
-        if to_stdout:
-            result.spans = O.write_traces(done, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
-        else:
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            try:
-                with open(temporary, "wb") as handle:
-                    result.spans = O.write_traces(done, handle)
-                os.replace(temporary, target)
-            except OSError as exc:
-                try:
-                    temporary.unlink()
-                except OSError:
-                    pass
-                raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        # the file is refused (it exists, without --force) before any log is read; it takes its name at the end
+        with (new_binary_file(target, force=options.force) if target is not None else nullcontext(stdout)) as handle:
+            done = _read_all(O.reader_for(spool, _prices(options), options.include_content, refs), refs, options, progress,
+                             result, single=len(refs) == 1)
+            result.read = len(done)
+            result.spans = O.write_traces(done, handle)
+            handle.flush()
     finally:
         shutil.rmtree(spool, ignore_errors=True)
-    warnings.report()
     return result
 
 
-def run_export(paths: list[str], options: ExportOptions) -> int:
-    """The ``dshctl export`` command: export, then one summary line on stderr. Returns the exit status."""
-    from ..output import note
+def _refuse_the_logs_themselves(target: Path, refs) -> None:
+    """``--out`` may end in .jsonl, so it can name a log being exported: dshctl never writes to a log it
+    reads, not even with ``--force``."""
+    if not os.path.lexists(target):
+        return
+    for ref in refs:
+        try:
+            same = ref.path is not None and os.path.samefile(target, ref.path)
+        except OSError:  # a log that cannot be stat'ed (reading it reports why), or a dangling --out
+            same = False
+        if same:
+            raise UsageError(f"--out {target} is a log being exported; dshctl never writes to a log it reads")
 
-    result = export_logs(paths, options)
-    if options.quiet:
+
+def run_export(paths: list[str], options: ExportOptions) -> int:
+    """The ``dshctl export`` command: export, the logs' warnings, then one summary line on stderr.
+    Returns the exit status."""
+    from ..stdio import note
+
+    result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
+    report_logs(result.failures, result.warnings, verbose=options.verbose)
+    if options.quiet:  # no summary note; the logs' failures and warnings are still told
         return result.status
+    failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
         missing = f"; {len(result.missing):,} no longer on disk (--prune removes their rows)" if result.missing else ""
-        failed = f"; {len(result.errors):,} unreadable" if result.errors else ""
         note(f"{result.out}: {result.read:,} logs read, {result.unchanged:,} unchanged, {result.removed:,} removed"
              f"{failed}{missing}; the dataset holds {tables}")
     elif result.out != "-":
-        failed = f"; {len(result.errors):,} unreadable" if result.errors else ""
         note(f"{result.out}: {result.read:,} sessions, {result.spans:,} spans{failed}")
     return result.status

@@ -23,7 +23,12 @@ The trace of a session (one trace per top-level session; a subagent session join
 
 Ids are deterministic: a span id is the first 8 bytes of SHA-256 over the session id, the span's kind
 and its event seq (a turn: its number), a trace id the first 16 bytes over the top-level session's id,
-written as lowercase hex. Times are decimal strings of unix nanoseconds, enums integers, keys
+written as lowercase hex. A second file of a session already written (the same session id: a copy, or
+another generation of it) mixes its path into its ids, so that every (trace, span) id is unique.
+
+Times are the log's: a span without one of its own takes its turn's start, else the session's (its
+earliest time, else the header's ``createdAt``). A log in dsh's test-fixture form (no envelope seq or
+time) has no times, so no spans; a warning says so (:data:`NO_TIME`). Times are decimal strings of unix nanoseconds, enums integers, keys
 lowerCamelCase (the OTLP JSON encoding). Message and tool content only with ``--include-content``
 (``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.tool.call.arguments`` /
 ``.result``, as JSON strings); by default no prompt, answer or argument text leaves the log.
@@ -35,9 +40,11 @@ import hashlib
 import os
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
+
+from ..jsvalues import safe_int
 
 SEMCONV = "1.41.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV}"
@@ -80,8 +87,9 @@ def _nonzero(digest: bytes) -> bytes:
     return digest if any(digest) else b"\x00" * (len(digest) - 1) + b"\x01"
 
 
-def nanos(ms: int | None) -> str:
-    return str((ms or 0) * 1_000_000)
+def nanos(ms: int | None) -> str | None:
+    """Epoch ms as the decimal string of unix nanoseconds OTLP/JSON writes; None for no time."""
+    return None if ms is None else str(ms * 1_000_000)
 
 
 def attribute(key: str, value: Any) -> dict | None:
@@ -112,28 +120,32 @@ def attributes(pairs: list[tuple[str, Any]]) -> list[dict]:
 
 class Extras:
     """An extra reader of the log pass (``feed`` each event): ``llm/retry`` events, ``subagent/catalog``
-    entries and, with ``content``, the messages and tool arguments and results."""
+    entries and, with ``content``, the messages and tool arguments and results.
+
+    What it keeps waits for the row that takes it (popped then); what no row takes (a result without its
+    call, a retry of a step without a chat) is forgotten a turn later (:meth:`forget_before`), so it holds
+    about one turn's worth, however long the log."""
 
     def __init__(self, content: bool):
         self.content = content
-        self.retries: dict[tuple, list[dict]] = {}
+        self.retries: dict[tuple, list[dict]] = {}  # (turn, step) → its llm/retry events
         self.catalog: list[tuple[str, int]] = []  # (child id, seq)
         self.pending_input: list[dict] = []
-        self.inputs: dict[int, list[dict]] = {}  # settlement seq → the messages that entered since the previous one
-        self.outputs: dict[int, list[dict]] = {}
-        self.arguments: dict[int, str] = {}  # tool/call seq → its arguments text
-        self.results: dict[Any, str] = {}  # call id → result text (the latest)
-        self.call_seqs: dict[Any, int] = {}
+        self.inputs: dict[int, tuple[Any, list[dict]]] = {}  # settlement seq → (turn, the messages since the previous one)
+        self.outputs: dict[int, tuple[Any, list[dict]]] = {}
+        self.arguments: dict[int, tuple[Any, str]] = {}  # tool/call seq → (turn, its arguments text)
+        self.results: dict[Any, tuple[Any, str]] = {}  # call id → (turn, result text (the latest))
 
     def feed(self, event) -> None:
         kind = event.type
         data = event.data if isinstance(event.data, dict) else {}
+        turn = safe_int(data.get("turn"))
         if kind == "llm/retry":
             failure = data.get("failure")
             code = failure.get("code") if isinstance(failure, dict) else None
-            self.retries.setdefault((_int(data.get("turn")), _int(data.get("step"))), []).append(
-                {"seq": event.seq, "time": event.time, "retry": _int(data.get("retry")), "delay_ms": _number(data.get("delayMs")),
-                 "max_retries": _int(data.get("maxRetries")), "mode": _text(data.get("mode")), "error": _text(code)}
+            self.retries.setdefault((turn, safe_int(data.get("step"))), []).append(
+                {"seq": event.seq, "time": event.time, "retry": safe_int(data.get("retry")), "delay_ms": _number(data.get("delayMs")),
+                 "max_retries": safe_int(data.get("maxRetries")), "mode": _text(data.get("mode")), "error": _text(code)}
             )
         elif kind == "subagent/catalog":
             child = data.get("childId")
@@ -155,23 +167,36 @@ class Extras:
             text = _joined_text(blocks)
             self.pending_input.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": text}]})
             if call_id is not None:
-                self.results[call_id] = text
+                self.results[call_id] = (turn, text)
         elif kind in ("assistant/message", "assistant/attempt"):
-            self.inputs[event.seq] = self.pending_input
+            self.inputs[event.seq] = (turn, self.pending_input)
             self.pending_input = []
             if kind == "assistant/message":
                 from ..model import message_of
 
                 message = message_of(event) or {}
-                self.outputs[event.seq] = [{"role": "assistant", "parts": parts(message.get("content"))}]
+                self.outputs[event.seq] = (turn, [{"role": "assistant", "parts": parts(message.get("content"))}])
         elif kind == "tool/call":
             arguments = data.get("arguments")
             if isinstance(arguments, str):
-                self.arguments[event.seq] = arguments
+                self.arguments[event.seq] = (turn, arguments)
 
+    def take(self, kept: dict, key: Any) -> Any:
+        """What was kept for ``key`` (a row's), removed; None when nothing."""
+        entry = kept.pop(key, None)
+        return None if entry is None else entry[1]
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    def forget_before(self, turn: Any) -> None:
+        """Drop what no row of a turn before ``turn`` took (nor of no known turn): their rows are past."""
+        if not isinstance(turn, int):
+            return
+        for kept in (self.inputs, self.outputs, self.arguments, self.results):
+            stale = [key for key, (of, _) in kept.items() if not isinstance(of, int) or of < turn]
+            for key in stale:
+                del kept[key]
+        stale = [key for key in self.retries if not isinstance(key[0], int) or key[0] < turn]
+        for key in stale:
+            del self.retries[key]
 
 
 def _number(value: Any) -> Any:
@@ -213,10 +238,10 @@ def parts(content: Any) -> list[dict]:
 
 
 class Span:
-    __slots__ = ("id", "parent", "name", "kind", "start", "end", "attributes", "events", "status")
+    __slots__ = ("id", "parent", "name", "kind", "start", "end", "attributes", "events", "status", "row")
 
     def __init__(self, id: str, parent: str | None, name: str, kind: int, start: int | None, end: int | None,
-                 attrs: list[dict], events: list[dict] | None = None, status: dict | None = None):
+                 attrs: list[dict], events: list[dict] | None = None, status: dict | None = None, row: tuple | None = None):
         self.id = id
         self.parent = parent
         self.name = name
@@ -226,64 +251,71 @@ class Span:
         self.attributes = attrs
         self.events = events or []
         self.status = status
+        self.row = row
 
 
 class SessionSpans:
     """A sink (:class:`dshctl.export.rows.Sink`): builds one session's spans from its rows and writes them,
-    a batch of spans per line, to ``handle`` (trace id and the session span's parent as placeholders)."""
+    a batch of spans per line, to ``handle`` (trace id and the session span's parent as placeholders).
 
-    def __init__(self, handle, session_key: str, extras: Extras, *, seeded: bool):
+    A turn's rows are held until the turn ends, then written: memory stays about one turn's. What is
+    known only at the end is filled in by :func:`write_traces`: a seeded log's rows before its last cut
+    are inherited (each span says which row it is, :data:`ROW_KEY`), and a span without any time of its
+    own takes its parent's start, else the session's (``None`` in the spool)."""
+
+    def __init__(self, handle, session_key: str, extras: Extras, *, seeded: bool, created: int | None,
+                 times_known: Callable[[], bool] = lambda: True):
         self.handle = handle
         self.key = session_key
         self.extras = extras
         self.root = span_id(session_key, "invoke_agent", 0)
-        self.seeded = seeded  # a cut may still mark rows inherited: hold every span until the end
+        self.marks = seeded  # a later cut may make rows inherited: spans name their rows
+        self.created = created
+        self.times_known = times_known
         self.steps: dict[Any, list] = {}
         self.calls: dict[Any, list] = {}
         self.batch: list[Span] = []
-        self.held: list[tuple[str, list]] = []  # a seeded log's rows, in order, until its end
+        self.counts = {"turns": 0, "steps": 0, "tool_calls": 0}
+        self.inherited: dict[str, int] = {}
         self.first: int | None = None
         self.last: int | None = None
         self.used: set[str] = set()
-        self.tool_spans: list[dict] = []  # for subagent linking: id, seq, name, called, result, call id
-        self.model: str | None = None
+        self.tool_spans: list[dict] = []  # for subagent linking: id, seq, name, called, result
+        self.start: int | None = None
 
     # sink interface
     def rows(self, table: str, records: list, keys: dict) -> None:
-        if self.seeded:
-            self.held.append((table, records))
-        else:
-            self._rows(table, records)
-
-    def _rows(self, table: str, records: list) -> None:
         if table == "steps":
             for row in records:
-                self.steps.setdefault(row.turn, []).append(row)
+                self.steps.setdefault(row.turn, []).append((self._ordinal(table), row))
         elif table == "tool_calls":
             for row in records:
-                self.calls.setdefault(row.turn, []).append(row)
+                self.calls.setdefault(row.turn, []).append((self._ordinal(table), row))
         elif table == "turns":
             for row in records:
-                self._turn(row)
+                self._turn(self._ordinal(table), row)
+
+    def _ordinal(self, table: str) -> int:
+        ordinal = self.counts[table]
+        self.counts[table] = ordinal + 1
+        return ordinal
 
     def inherited_before(self, counts: dict[str, int]) -> None:
-        """The rows handed over before the log's last cut were inherited (a seeded log's are still held)."""
-        left = dict(counts)
-        for table, records in self.held:
-            for row in records:
-                if left.get(table, 0) > 0:
-                    left[table] -= 1
-                    if hasattr(row, "inherited"):
-                        row.inherited = True
+        """The rows handed over before the log's last cut were inherited: :func:`write_traces` marks their spans."""
+        self.inherited = {table: count for table, count in counts.items() if count and table in self.counts}
 
     def session(self, record, keys: dict) -> None:
-        held, self.held, self.seeded = self.held, [], False
-        for table, records in held:
-            self._rows(table, records)
         for turn in list(self.steps) + [t for t in self.calls if t not in self.steps]:
-            self._children(turn, self.root)  # rows no turn span holds (outside any turn)
-        start = _earliest(self.first, record.created_at if isinstance(record.created_at, int) and record.created_at > 0 else None)
+            for span in self._children(turn, self.root):  # rows no turn span holds (outside any turn)
+                self._emit(span)
+        start = _earliest(self.first, self.created) if self.times_known() else None
         end = self.last if self.last is not None else start
+        self.start = start
+        if start is None:  # no time at all: a span needs one; nothing of this session is written
+            self.batch = []
+            self.handle.seek(0)
+            self.handle.truncate()
+            return
         attrs = attributes([
             ("gen_ai.operation.name", "invoke_agent"),
             ("gen_ai.provider.name", provider_name(keys.get("model"))),
@@ -307,8 +339,8 @@ class SessionSpans:
             ("dsh.tool_ms", record.tool_ms),
             *_cost_attributes(record.costs),
         ])
-        self._emit(Span(self.root, None, "invoke_agent dsh", INTERNAL, start, end, attrs), root=True)
-        self.flush(final=True)
+        self._emit(Span(self.root, None, "invoke_agent dsh", INTERNAL, start, end, attrs))
+        self.flush()
 
     # spans
     def _unique(self, kind: str, seq: Any) -> str:
@@ -320,7 +352,7 @@ class SessionSpans:
         self.used.add(value)
         return value
 
-    def _turn(self, row) -> None:
+    def _turn(self, ordinal: int, row) -> None:
         turn_span = self._unique("turn", row.turn)
         children = self._children(row.turn, turn_span)
         start = row.start_time
@@ -329,6 +361,10 @@ class SessionSpans:
             start = _earliest(start, child.start)
             end = _latest(end, child.end)
         end = _latest(end, start)
+        for child in children:
+            if child.start is None:  # no time of its own: the turn's
+                child.start = start
+            self._emit(child)
         status = {"code": STATUS_ERROR, "message": row.end_reason} if row.end_reason in ("error", "interrupted") else None
         attrs = attributes([
             ("dsh.turn", row.turn),
@@ -340,31 +376,30 @@ class SessionSpans:
             ("gen_ai.usage.output_tokens", row.output_tokens),
             ("dsh.prompt", row.prompt if self.extras.content else None),
         ])
-        self._emit(Span(turn_span, self.root, f"turn {row.turn}", INTERNAL, start, end, attrs, status=status))
+        self._emit(Span(turn_span, self.root, f"turn {row.turn}", INTERNAL, start, end, attrs, status=status, row=("turns", ordinal)))
+        self.extras.forget_before(row.turn)
 
     def _children(self, turn: Any, parent: str) -> list[Span]:
-        """The chat and tool spans of one turn's rows (taken out of the pending rows)."""
+        """The chat and tool spans of one turn's rows (taken out of the pending rows), not yet written."""
         spans = []
-        retries = self.extras.retries
+        extras = self.extras
         by_step: dict[Any, list[Span]] = {}
-        for row in self.steps.pop(turn, ()):
-            if row.attempt is None:
+        for ordinal, row in self.steps.pop(turn, ()):
+            if row.attempt is None:  # a step without any settlement: no model call, no span
                 continue
-            span = self._chat(row, parent)
+            span = self._chat(ordinal, row, parent)
             by_step.setdefault(row.step, []).append((row.seq, span))
             spans.append(span)
         for step, chats in by_step.items():
-            for retry in retries.pop((turn, step), ()):
+            for retry in extras.retries.pop((turn, step), ()):
                 earlier = [span for seq, span in chats if seq is not None and seq < retry["seq"]]
                 if earlier:
                     earlier[-1].events.append(_retry_event(retry))
-        for row in self.calls.pop(turn, ()):
-            spans.append(self._tool(row, parent))
-        for span in spans:
-            self._emit(span)
+        for ordinal, row in self.calls.pop(turn, ()):
+            spans.append(self._tool(ordinal, row, parent))
         return spans
 
-    def _chat(self, row, parent: str) -> Span:
+    def _chat(self, ordinal: int, row, parent: str) -> Span:
         model = request_model(row.model)
         start = row.requested_at if row.requested_at is not None else (row.step_started_at if row.step_started_at is not None else row.settled_at)
         end = _latest(row.settled_at, start)
@@ -372,6 +407,8 @@ class SessionSpans:
         error = (row.failure_code or row.finish_reason or "incomplete") if failed else None
         ttfc = row.dshctl.provider_ttft_ms
         extras = self.extras
+        inputs = extras.take(extras.inputs, row.seq)
+        outputs = extras.take(extras.outputs, row.seq)
         attrs = attributes([
             ("gen_ai.operation.name", "chat"),
             ("gen_ai.provider.name", provider_name(row.model)),
@@ -397,17 +434,19 @@ class SessionSpans:
             ("dsh.llm_ms", row.llm_ms),
             ("dsh.inherited", row.inherited),
             *_cost_attributes(row.costs),
-            ("gen_ai.input.messages", _json(extras.inputs.pop(row.seq, None)) if extras.content else None),
-            ("gen_ai.output.messages", _json(_with_finish(extras.outputs.pop(row.seq, None), row.finish_reason)) if extras.content else None),
+            ("gen_ai.input.messages", _json(inputs) if extras.content else None),
+            ("gen_ai.output.messages", _json(_with_finish(outputs, row.finish_reason)) if extras.content else None),
         ])
         status = {"code": STATUS_ERROR, "message": error} if failed else None
         name = f"chat {model}" if model else "chat"
-        return Span(self._unique("chat", row.seq), parent, name, CLIENT, start, end, attrs, status=status)
+        return Span(self._unique("chat", row.seq), parent, name, CLIENT, start, end, attrs, status=status, row=("steps", ordinal))
 
-    def _tool(self, row, parent: str) -> Span:
+    def _tool(self, ordinal: int, row, parent: str) -> Span:
         start = row.called_at
         end = _latest(row.result_at, start)
         extras = self.extras
+        arguments = extras.take(extras.arguments, row.seq)
+        result = extras.take(extras.results, row.call_id) if row.matched else None
         error = (row.error_code or row.error_name or "tool_error") if row.failed else None
         attrs = attributes([
             ("gen_ai.operation.name", "execute_tool"),
@@ -422,24 +461,24 @@ class SessionSpans:
             ("dsh.tool_ms", row.tool_ms),
             ("dsh.tool.matched", row.matched),
             ("dsh.inherited", row.inherited),
-            ("gen_ai.tool.call.arguments", extras.arguments.pop(row.seq, None) if extras.content else None),
-            ("gen_ai.tool.call.result", extras.results.get(row.call_id) if extras.content and row.matched else None),
+            ("gen_ai.tool.call.arguments", arguments if extras.content else None),
+            ("gen_ai.tool.call.result", result if extras.content else None),
         ])
         span = Span(self._unique("tool", row.seq), parent, f"execute_tool {row.name or '?'}", INTERNAL, start, end, attrs,
-                    status={"code": STATUS_ERROR, "message": error} if error else None)
+                    status={"code": STATUS_ERROR, "message": error} if error else None, row=("tool_calls", ordinal))
         self.tool_spans.append({"id": span.id, "seq": row.seq, "name": row.name, "called": row.called_at, "result": row.result_at})
         return span
 
-    def _emit(self, span: Span, root: bool = False) -> None:
-        if span.start is not None:
-            self.first = _earliest(self.first, span.start)
-        if span.end is not None:
-            self.last = _latest(self.last, span.end)
+    def _emit(self, span: Span) -> None:
+        for moment in (span.start, span.end):
+            if moment is not None:
+                self.first = _earliest(self.first, moment)
+                self.last = _latest(self.last, moment)
         self.batch.append(span)
-        if not self.seeded and len(self.batch) >= SPANS_PER_LINE:
+        if len(self.batch) >= SPANS_PER_LINE:
             self.flush()
 
-    def flush(self, final: bool = False) -> None:
+    def flush(self) -> None:
         if not self.batch:
             return
         spans = [self._encode(span) for span in self.batch]
@@ -447,7 +486,7 @@ class SessionSpans:
         self.handle.write(msgspec.json.encode(traces_data(spans)) + b"\n")
 
     def _encode(self, span: Span) -> dict:
-        start = span.start if span.start is not None else (self.first or 0)
+        start = span.start
         end = span.end if span.end is not None else start
         out = {
             "traceId": "",  # filled in by write_traces, which knows the session's trace
@@ -455,15 +494,22 @@ class SessionSpans:
             "parentSpanId": span.parent or "",
             "name": span.name,
             "kind": span.kind,
-            "startTimeUnixNano": nanos(start),
-            "endTimeUnixNano": nanos(max(start, end)),
+            "startTimeUnixNano": nanos(start),  # None: no time of its own (write_traces fills it in)
+            "endTimeUnixNano": nanos(end if start is None or end is None else max(start, end)),
             "attributes": span.attributes,
         }
         if span.events:
             out["events"] = span.events
         if span.status is not None:
             out["status"] = span.status
+        if self.marks and span.row is not None:
+            out[ROW_KEY] = span.row
         return out
+
+
+ROW_KEY = "dshctlRow"
+"""In the spool of a seeded log: the ``(table, ordinal)`` of a span's row, so that :func:`write_traces`
+marks the spans of rows before the last cut inherited (removed there: never in the file written)."""
 
 
 def traces_data(spans: list[dict]) -> dict:
@@ -523,7 +569,9 @@ def _latest(a: int | None, b: int | None) -> int | None:
 
 
 class TraceResult(msgspec.Struct, kw_only=True):
-    """One session's spool of spans and what linking it to other sessions needs."""
+    """One session's spool of spans and what linking it to other sessions needs. ``start``: the time a
+    span without one takes (the session's start; None: the session has no time, and no spans);
+    ``inherited``: per table, how many rows (the first) came before a seeded log's last cut."""
 
     path: str
     session: str
@@ -531,14 +579,20 @@ class TraceResult(msgspec.Struct, kw_only=True):
     parent_id: str | None
     subagent: bool
     created_at: int | None
+    start: int | None
     root_span: str
     spool: str
     tool_spans: list[dict]
     catalog: list[tuple[str, int]]
+    inherited: dict[str, int]
     warnings: list[str]
 
 
+NO_TIME = "no event times: a span needs a time, so this session is left out of the traces"
+
+
 def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict) -> TraceResult:
+    from ..options.window import created_ms
     from ..reader import open_log
     from .rows import LogPass
 
@@ -549,8 +603,9 @@ def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict) -> Tra
     extras = Extras(content)
     try:
         with open(spool, "wb", buffering=1 << 20) as handle:
-            spans = SessionSpans(handle, key, extras, seeded=bool(header.seeded) or header.seedLength is not None)
-            session = LogPass(log, spans, prices=prices, extra=(extras,)).run()
+            spans = SessionSpans(handle, key, extras, seeded=bool(header.seeded) or header.seedLength is not None,
+                                 created=created_ms(header.createdAt), times_known=lambda: not log.fixture)
+            session = LogPass(log, spans, prices=prices, extra=(extras,), per_turn=True).run()
     finally:
         log.close()
     return TraceResult(
@@ -559,12 +614,14 @@ def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict) -> Tra
         session_id=header.id,
         parent_id=header.parentSession,
         subagent=header.origin == "subagent",
-        created_at=header.createdAt if isinstance(header.createdAt, int) else None,
+        created_at=created_ms(header.createdAt),
+        start=spans.start,
         root_span=spans.root,
         spool=str(spool),
         tool_spans=spans.tool_spans,
         catalog=extras.catalog,
-        warnings=list(session.warnings),
+        inherited=spans.inherited,
+        warnings=[*session.warnings, *([NO_TIME] if spans.start is None else [])],
     )
 
 
@@ -576,9 +633,24 @@ def reader_for(spool_dir: Path, prices, content: bool, refs: list):
 # -- the file ------------------------------------------------------------------------------------------------
 
 
-def link_sessions(results: list[TraceResult]) -> dict[str, tuple[str, str | None, list]]:
-    """Per session: (trace id, the session span's parent span id or None, its span links)."""
-    by_id = {result.session_id: result for result in results if result.session_id is not None}
+class Placement(msgspec.Struct):
+    """Where one session's spans go: its trace, the session span's parent (another session's span, or
+    None), its span links, and, for a second file of a session already written (the same session id:
+    a copy, another generation), the text mixed into its span ids so that they stay unique."""
+
+    trace: str
+    parent: str | None
+    links: list
+    twin: str | None = None
+
+
+def link_sessions(results: list[TraceResult]) -> list[Placement | None]:
+    """Per result (in order): its :class:`Placement`, None for a session left out (no time)."""
+    written = [result for result in results if result.start is not None]
+    by_id: dict[str, TraceResult] = {}
+    for result in written:
+        if result.session_id is not None:
+            by_id.setdefault(result.session_id, result)  # a twin's children join the first file's spans
 
     def spawned_by(child: TraceResult, parent: TraceResult) -> str:
         for child_id, seq in parent.catalog:
@@ -598,50 +670,81 @@ def link_sessions(results: list[TraceResult]) -> dict[str, tuple[str, str | None
                 return agents[-1]["id"]
         return parent.root_span
 
-    placed: dict[str, tuple[str, str | None, list]] = {}
+    placed: dict[int, Placement] = {}
+    firsts: dict[str, TraceResult] = {}
+    for result in written:
+        firsts.setdefault(result.session, result)
 
-    def place(result: TraceResult, depth: int = 0) -> tuple[str, str | None, list]:
-        done = placed.get(result.session)
+    def place(result: TraceResult, depth: int = 0) -> Placement:
+        done = placed.get(id(result))
         if done is not None:
             return done
+        twin = None if firsts[result.session] is result else result.path
+        own_trace = trace_id(result.session if twin is None else f"{result.session}\x00{twin}")
         parent = by_id.get(result.parent_id) if result.parent_id is not None else None
-        if parent is None or parent is result or depth > 64:
-            answer = (trace_id(result.session), None, [])
+        if parent is None or parent.session == result.session or depth > 64:
+            answer = Placement(own_trace, None, [], twin)
         elif result.subagent or any(child == result.session_id for child, _ in parent.catalog):
-            answer = (place(parent, depth + 1)[0], spawned_by(result, parent), [])
+            answer = Placement(place(parent, depth + 1).trace, spawned_by(result, parent), [], twin)
         else:  # a fork: a trace of its own, linked to the session it was forked from
-            parent_trace = place(parent, depth + 1)[0]
-            answer = (trace_id(result.session), None, [{"traceId": parent_trace, "spanId": parent.root_span,
-                                                         "attributes": [{"key": "dsh.link", "value": {"stringValue": "forked-from"}}]}])
-        placed[result.session] = answer
+            parent_trace = place(parent, depth + 1).trace
+            answer = Placement(own_trace, None, [{"traceId": parent_trace, "spanId": parent.root_span,
+                                                  "attributes": [{"key": "dsh.link", "value": {"stringValue": "forked-from"}}]}], twin)
+        placed[id(result)] = answer
         return answer
 
-    for result in results:
-        place(result)
-    return placed
+    return [place(result) if result.start is not None else None for result in results]
+
+
+def _twin_span(span: str, twin: str) -> str:
+    return _nonzero(hashlib.sha256(f"{span}\x00{twin}".encode()).digest()[:8]).hex()
 
 
 def write_traces(results: list[TraceResult], out) -> int:
-    """The spools of ``results``, in order, with their trace ids and links filled in; returns spans written."""
-    placed = link_sessions(results)
+    """The spools of ``results``, in order, with what only the whole run knows filled in: trace ids,
+    parents and links across sessions, a twin file's own span ids, inherited rows, the times of spans
+    without one. Returns the spans written."""
+    placements = link_sessions(results)
     decode = msgspec.json.decode
     encode = msgspec.json.encode
     count = 0
-    for result in results:
-        trace, parent, links = placed[result.session]
-        with open(result.spool, "rb") as handle:
-            for line in handle:
-                data = decode(line)
-                for resource in data["resourceSpans"]:
-                    for scope in resource["scopeSpans"]:
-                        for span in scope["spans"]:
-                            span["traceId"] = trace
-                            if span["spanId"] == result.root_span:
-                                if parent is not None:
-                                    span["parentSpanId"] = parent
-                                if links:
-                                    span["links"] = links
-                            count += 1
-                out.write(encode(data) + b"\n")
+    for result, placement in zip(results, placements):
+        if placement is not None:
+            with open(result.spool, "rb") as handle:
+                for line in handle:
+                    data = decode(line)
+                    for resource in data["resourceSpans"]:
+                        for scope in resource["scopeSpans"]:
+                            for span in scope["spans"]:
+                                _finish_span(span, result, placement)
+                                count += 1
+                    out.write(encode(data) + b"\n")
         os.unlink(result.spool)
     return count
+
+
+def _finish_span(span: dict, result: TraceResult, placement: Placement) -> None:
+    span["traceId"] = placement.trace
+    root = span["spanId"] == result.root_span
+    if placement.twin is not None:
+        span["spanId"] = _twin_span(span["spanId"], placement.twin)
+        if span["parentSpanId"]:
+            span["parentSpanId"] = _twin_span(span["parentSpanId"], placement.twin)
+    if root:
+        if placement.parent is not None:
+            span["parentSpanId"] = placement.parent
+        if placement.links:
+            span["links"] = placement.links
+    row = span.pop(ROW_KEY, None)
+    if row is not None and row[1] < result.inherited.get(row[0], 0):
+        for kv in span["attributes"]:
+            if kv["key"] == "dsh.inherited":
+                kv["value"] = {"boolValue": True}
+    if span["startTimeUnixNano"] is None:
+        span["startTimeUnixNano"] = nanos(result.start)
+    start = span["startTimeUnixNano"]
+    if span["endTimeUnixNano"] is None or int(span["endTimeUnixNano"]) < int(start):
+        span["endTimeUnixNano"] = start
+    for event in span.get("events", ()):
+        if event["timeUnixNano"] is None:
+            event["timeUnixNano"] = start

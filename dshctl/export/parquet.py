@@ -233,14 +233,15 @@ def execute(con, statement: str) -> None:
 
 
 def copy_spools(con, table: Table, spools: list[str], target: Path, partition_by: str | None) -> None:
-    """One Parquet file of ``table`` from spool files."""
+    """One Parquet file of ``table`` from spool files (read without Hive partitioning: a key=value directory
+    above the dataset would otherwise become a column, and hide a column of the same name)."""
     columns = table_columns(table, partition_by)
     types = "{" + ", ".join(f"{sql_string(c.name)}: {sql_string(c.spool_type)}" for c in columns) + "}"
     select = ", ".join(select_expression(c) for c in columns)
     files = "[" + ", ".join(sql_string(f) for f in spools) + "]"
     execute(
         con,
-        f"COPY (SELECT {select} FROM read_json({files}, format='newline_delimited', columns={types}, "
+        f"COPY (SELECT {select} FROM read_json({files}, format='newline_delimited', columns={types}, hive_partitioning=false, "
         f"maximum_object_size={MAX_ROW_BYTES})) TO {sql_string(str(target))} "
         f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {kv_metadata(table.name)})"
     )
@@ -270,7 +271,22 @@ class Plan(msgspec.Struct):
     rebuild: bool
 
 
-def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool) -> Plan:
+def broken_logs(directory: Path, manifest: Manifest | None) -> set[str]:
+    """The logs of parts with a file missing (deleted by hand, a damaged copy): they are read again."""
+    broken: set[str] = set()
+    if manifest is None:
+        return broken
+    parts = {name for name, part in manifest.parts.items() if any(not (directory / f).is_file() for f in part.files.values())}
+    if parts:
+        broken = {path for path, entry in manifest.logs.items() if entry.part in parts}
+        for name in parts:
+            del manifest.parts[name]  # nothing of them is copied: their logs' rows are all written again
+    return broken
+
+
+def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, broken: set[str] = frozenset()) -> Plan:
+    """What to read and drop: new and changed logs (all of them with ``rebuild``, and those of
+    ``broken`` parts, named or not), and the rows of logs that changed, went (``prune``) or moved."""
     from ..source import resolve_named
 
     logs = manifest.logs if manifest is not None else {}
@@ -293,7 +309,7 @@ def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool) -
         except OSError:
             read.append(ref)  # reading reports why
             continue
-        if entry is not None and not rebuild and entry.size == status.st_size and entry.mtime_ns == status.st_mtime_ns:
+        if entry is not None and not rebuild and key not in broken and entry.size == status.st_size and entry.mtime_ns == status.st_mtime_ns:
             kept += 1
             continue
         if entry is not None:
@@ -305,9 +321,9 @@ def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool) -
             continue
         if not os.path.exists(path):
             missing.append(path)
-            if prune:
+            if prune or path in broken:  # a broken part's rows are gone: nothing keeps them
                 drop.add(path)
-        elif rebuild:
+        elif rebuild or path in broken:
             drop.add(path)
             read.extend(ref for ref in resolve_named(path))
     return Plan(read=read, drop=drop, kept=kept, missing=missing, rebuild=rebuild)
@@ -456,8 +472,6 @@ def _remove_empty_dirs(directory: Path) -> None:
                     os.rmdir(dirpath)
                 except OSError:
                     pass
-            elif Path(dirpath) != root:
-                pass
 
 
 def remove_strays(directory: Path, manifest: Manifest | None) -> int:

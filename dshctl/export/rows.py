@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..jsvalues import safe_int
 from ..stats.records import ImageRecord, SessionRecord
 
 BATCH_ROWS = 2048
@@ -38,10 +39,6 @@ def main_model(session: SessionRecord) -> str | None:
     return best.model if best is not None else None
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -62,12 +59,12 @@ def image_record(ref) -> ImageRecord:
         n=ref.n,
         attachment_id=_str(attachment.get("attachmentId")),
         media_type=_str(attachment.get("mediaType")),
-        bytes=_int(attachment.get("bytes")),
-        width=_int(attachment.get("width")),
-        height=_int(attachment.get("height")),
+        bytes=safe_int(attachment.get("bytes")),
+        width=safe_int(attachment.get("width")),
+        height=safe_int(attachment.get("height")),
         name=_str(attachment.get("name")),
-        original_width=_int(original.get("width")),
-        original_height=_int(original.get("height")),
+        original_width=safe_int(original.get("width")),
+        original_height=safe_int(original.get("height")),
         offloaded=ref.offloaded,
         offloaded_by=ref.offloaded_by,
     )
@@ -76,7 +73,7 @@ def image_record(ref) -> ImageRecord:
 class LogPass:
     """Read one opened log once and feed ``sink``. ``extra`` readers get every event too (``feed``)."""
 
-    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = (), path: str | None = None):
+    def __init__(self, log, sink: Sink, *, prices=None, extra: tuple = (), path: str | None = None, per_turn: bool = False):
         from ..images.scan import ImageScan, ImageScanner
         from ..stats import stats_fold
 
@@ -84,6 +81,7 @@ class LogPass:
         self.path = path if path is not None else log.display  # the rows' ``path`` (a dataset's key of the log)
         self.sink = sink
         self.extra = extra
+        self.per_turn = per_turn  # hand rows over at every turn's end (the OTLP sink builds a turn at a time)
         self.fold = stats_fold(log, prices=prices, keep_turns=True, keep_settlements=True)
         self.images = ImageScanner(ImageScan(path=log.display))
         header = log.header
@@ -115,6 +113,8 @@ class LogPass:
                 prefix = fold.prefix
                 self._drain()
                 self.at_cut = dict(self.sent)
+            elif self.per_turn and fold.turn_rows:
+                self._drain()
             pending += 1
             if pending >= 256:
                 pending = 0

@@ -10,12 +10,13 @@ typed from their annotations:
   microseconds, adjusted to UTC); durations stay integer milliseconds (``*_ms``);
 * a nested record is flattened, its fields prefixed by the field's name (``dshctl.providerTtftMs.p50`` →
   ``dshctl_provider_ttft_ms_p50``); a list of records is a ``LIST`` of ``STRUCT``;
-* a :class:`~dshctl.stats.records.CostRecord` is :func:`cost_columns`: each amount a ``DECIMAL(18,9)``
-  (exact nano-units) and its currency.
+* a :class:`~dshctl.stats.records.CostRecord` is :func:`cost_columns`: each amount a ``DECIMAL(38,9)``
+  (exact nano-units, from the fold's integers) and its currency.
 
 A column is nullable exactly where the field is (``X | None``, or inside a nullable record); the
 Parquet file marks every column OPTIONAL, the schema page says which are never null. Columns are only
-ever added (:data:`SCHEMA_VERSION` counts the additions), never renamed. ``docs/schema.md`` is
+ever added or widened (:data:`SCHEMA_VERSION` counts the changes: 2 widened the cost amounts from
+``DECIMAL(18,9)``, which held less than a billion, to ``DECIMAL(38,9)``), never renamed. ``docs/schema.md`` is
 :func:`markdown` (a test keeps them equal).
 """
 
@@ -28,14 +29,15 @@ from msgspec import inspect as mi
 
 from ..stats import records as R
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = f"dshctl-export/{SCHEMA_VERSION}"
 """Written in every Parquet file's key-value metadata (``dshctl.schema``)."""
 
 TIMESTAMPS = frozenset({"created_at", "start_time", "step_started_at", "requested_at", "settled_at", "called_at", "result_at"})
 """Fields holding an epoch-millisecond moment (everything else ending in ``_ms`` is a duration)."""
 
-DECIMAL = "DECIMAL(18,9)"
+DECIMAL = "DECIMAL(38,9)"
+"""Every cost amount: 29 digits of whole units, nine of nano-units (a sum of INT64 nano-units fits)."""
 NANO = 10**9
 
 
@@ -81,12 +83,15 @@ def cost_columns(prefix: str, source: str, get: Callable[[Any], Any]) -> list[Co
     ``{prefix}cost_total`` as exact decimals and ``{prefix}cost_currency``; all null where the record
     has no cost (no price, mixed currencies, or costs not asked for)."""
 
-    def amount(attribute: str) -> Callable[[Any], Any]:
+    def amount(attribute: str, index: int | None) -> Callable[[Any], Any]:
         def value(record: Any) -> Any:
             cost = get(record)
             if cost is None or cost is msgspec.UNSET:
                 return None
-            return decimal_text(getattr(cost, attribute))
+            nanos = R.cost_nanos(cost)
+            if nanos is None:  # a record without the fold's integers: the amount as its JSON shows it
+                return float_decimal_text(getattr(cost, attribute))
+            return decimal_text(sum(nanos) if index is None else nanos[index])
 
         return value
 
@@ -94,17 +99,24 @@ def cost_columns(prefix: str, source: str, get: Callable[[Any], Any]) -> list[Co
         cost = get(record)
         return None if cost is None or cost is msgspec.UNSET else cost.currency
 
-    columns = [Column(f"{prefix}cost_{name}", DECIMAL, True, f"{source}.{wire}", amount(name)) for name, wire in COST_PARTS]
+    columns = [Column(f"{prefix}cost_{name}", DECIMAL, True, f"{source}.{wire}", amount(name, index))
+               for (name, wire), index in zip(COST_PARTS, (0, 1, 2, 3, None))]
     columns.append(Column(f"{prefix}cost_currency", "VARCHAR", True, f"{source}.currency", currency))
     return columns
 
 
-def decimal_text(amount: float | int) -> str:
-    """A cost amount (a float with at most nine decimals of integer nano-units) as exact decimal text."""
-    nanos = round(amount * NANO)
+def decimal_text(nanos: int) -> str:
+    """Integer nano-units as exact decimal text (``-1.500000000``), as DuckDB reads it into a DECIMAL."""
     sign = "-" if nanos < 0 else ""
     nanos = abs(nanos)
     return f"{sign}{nanos // NANO}.{nanos % NANO:09d}"
+
+
+def float_decimal_text(amount: float | int) -> str:
+    """A cost amount as its JSON number shows it (the shortest text of the float), to nine decimals."""
+    import decimal
+
+    return str(decimal.Decimal(repr(amount)).quantize(decimal.Decimal(1).scaleb(-9)))
 
 
 # -- deriving columns from a record type ---------------------------------------------------------------
@@ -313,10 +325,11 @@ def markdown() -> str:
         "",
         f"Schema `{SCHEMA}` (fingerprint `{fingerprint()}`), written by `dshctl export --format parquet` and",
         "read by `dshctl sql`. Every Parquet file carries `dshctl.schema` and `dshctl.schema_fingerprint` in",
-        "its key-value metadata. Columns are only ever added (the version then goes up), never renamed.",
+        "its key-value metadata. Columns are only ever added or widened (the version then goes up), never",
+        "renamed; version 2 widened the cost amounts from `DECIMAL(18,9)` to `DECIMAL(38,9)`.",
         "",
         "Types are DuckDB's: `BIGINT` is Parquet INT64, `DOUBLE` a double, `TIMESTAMPTZ` a Parquet",
-        "TIMESTAMP in microseconds adjusted to UTC (Spark reads it as `timestamp`), `DECIMAL(18,9)` an exact",
+        "TIMESTAMP in microseconds adjusted to UTC (Spark reads it as `timestamp`), `DECIMAL(38,9)` an exact",
         "amount in the row's `cost_currency`, `X[]` a list. Durations are integer milliseconds (`*_ms`).",
         "**Null** says whether the column can be null; every other column never is (Parquet marks all",
         "columns OPTIONAL). **From** is the key of `dshctl stats --json` the value comes from: its meaning",

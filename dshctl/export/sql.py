@@ -3,13 +3,19 @@
 The tables are ``dshctl export``'s (``sessions``, ``turns``, ``steps``, ``tool_calls``, ``images``;
 ``docs/schema.md``), as views. A PATH that is a dataset written by ``dshctl export --format parquet`` is
 read as it is; logs, session directories and sessions roots (the default: the sessions root) are exported
-first into a dataset in the cache (``$XDG_CACHE_HOME/dshctl/sql/``, one per set of PATHs), incrementally,
-so a second query over the same logs reads only what changed. The session's time zone is UTC unless
-``--tz`` names another (``date_trunc``, ``strftime`` and casts of the ``TIMESTAMPTZ`` columns follow it).
+first into a dataset in the cache (``$XDG_CACHE_HOME/dshctl/sql/``, one per set of PATHs, the
+:data:`CACHE_KEEP` most recently queried kept), incrementally, so a second query over the same logs reads
+only what changed. Each dataset is read with its own partitioning; the datasets are combined by column
+name (:func:`connect`).
+
+The query's time zone is the local one unless ``--tz`` names another (``date_trunc``, ``strftime`` and
+casts of the ``TIMESTAMPTZ`` columns follow it): as ``stats --by day`` and DuckDB itself default to, so
+that a query puts a session on the day stats shows, and runs unchanged in DuckDB over the exported Parquet.
 
 Output: a table (literal text, fitted to the terminal like every dshctl table), ``--json`` (one array of
-row objects), ``--ndjson`` (one object per row) or ``--csv`` (a header row, then the rows). Times are ISO
-8601 with their offset, decimals keep every digit, lists and structs are JSON.
+row objects), ``--ndjson`` (one object per row) or ``--csv`` (a header row, then the rows; to a terminal
+with control characters as pictures). Times are ISO 8601 with their offset, decimals keep every digit,
+lists and structs are JSON.
 """
 
 from __future__ import annotations
@@ -23,40 +29,56 @@ from typing import Any, Iterator
 
 import msgspec
 
-from ..errors import EXIT_OK, UsageError
+from ..errors import EXIT_FINDINGS, EXIT_OK, LogFailure, UsageError
 from ..options.export import SqlOptions
+from ..textsafe import escape_json_bytes, visible
 
 TABLES = ("sessions", "turns", "steps", "tool_calls", "images")
 
 __all__ = ["SqlOptions", "SqlResult", "query_rows", "run_sql"]
 
 
-class SqlResult(msgspec.Struct):
-    """A query's columns and rows (Python values as DuckDB returns them)."""
+class SqlResult(msgspec.Struct, kw_only=True):
+    """A query's columns and rows (Python values as DuckDB returns them); the logs of PATHs that could not
+    be read (:class:`~dshctl.errors.LogFailure`, left out of the tables) and the warnings of those read
+    (``(path, text)``)."""
 
     columns: list[str]
     rows: list[tuple]
+    failures: list[LogFailure] = []
+    warnings: list[tuple[str, str]] = []
 
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _datasets(paths: list[str], options: SqlOptions) -> list[Path]:
-    """The datasets to read: PATHs that are datasets, and one cached export of the other PATHs."""
+class _Tables:
+    """What the views read: the datasets (PATHs that are datasets, and the cached export of the other
+    PATHs), and what reading the logs into the cache found."""
+
+    def __init__(self) -> None:
+        self.datasets: list[Path] = []
+        self.cached: Path | None = None
+        self.failures: list[LogFailure] = []
+        self.warnings: list[tuple[str, str]] = []
+
+
+def _tables(paths: list[str], options: SqlOptions, progress: bool) -> _Tables:
     from .manifest import is_dataset
 
-    datasets: list[Path] = []
+    tables = _Tables()
     logs: list[str] = []
     for path in paths:
         expanded = Path(os.path.expanduser(path)).absolute()
         if expanded.is_dir() and is_dataset(expanded):
-            datasets.append(expanded)
+            tables.datasets.append(expanded)
         else:
             logs.append(path)
     if logs or not paths:
-        datasets.append(_cached_export(logs, options))
-    return datasets
+        tables.cached = _cached_export(logs, options, tables, progress)
+        tables.datasets.append(tables.cached)
+    return tables
 
 
 def cache_root() -> Path:
@@ -65,7 +87,12 @@ def cache_root() -> Path:
     return root / "dshctl" / "sql"
 
 
-def _cached_export(paths: list[str], options: SqlOptions) -> Path:
+CACHE_KEEP = 8
+"""The cache keeps the datasets of this many sets of PATHs, the most recently queried (each is a whole
+export of its logs: it is worth keeping for the next query, not forever)."""
+
+
+def _cached_export(paths: list[str], options: SqlOptions, tables: _Tables, progress: bool) -> Path:
     """The logs of ``paths`` exported (incrementally, pruned) into their dataset in the cache."""
     from . import ExportOptions, _absolute, export_logs
     from ..source import sessions_root
@@ -76,61 +103,163 @@ def _cached_export(paths: list[str], options: SqlOptions) -> Path:
     export_options = ExportOptions(format="parquet", out=str(directory), prune=True, jobs=options.jobs, prices=options.prices,
                                    no_cost=options.no_cost, verbose=options.verbose, color=options.color_when,
                                    quiet=options.quiet)
-    result = export_logs(named, export_options)
-    if result.errors:
-        from ..output import warn
-
-        warn(f"{len(result.errors):,} log(s) could not be read; the tables leave them out")
+    result = export_logs(named, export_options, progress=progress)
+    tables.failures.extend(result.failures)
+    tables.warnings.extend(result.warnings)
+    try:
+        os.utime(directory)  # the cache's clock: the most recently queried are kept
+    except OSError:
+        pass
+    _evict(directory)
     return directory
 
 
-def _files(directory: Path) -> dict[str, list[str]]:
-    """Table → the dataset's Parquet files of it, as its manifest names them."""
-    from .manifest import MANIFEST, read_manifest
+def _evict(kept: Path) -> None:
+    """Remove the cached datasets beyond the :data:`CACHE_KEEP` most recently queried; one another
+    process is exporting into or querying (its lock held) stays."""
+    import fcntl
+    import shutil
 
-    manifest = read_manifest(directory)
-    if manifest is None:
-        raise UsageError(f"{directory}: no {MANIFEST}")
-    files: dict[str, list[str]] = {}
-    for part in manifest.parts.values():
-        for table, relative in part.files.items():
-            files.setdefault(table, []).append(str(directory / relative))
-    return {table: sorted(names) for table, names in files.items()}
+    from .manifest import LOCK
+
+    try:
+        entries = [entry for entry in cache_root().iterdir() if entry.is_dir() and entry != kept]
+        entries.sort(key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return
+    for entry in entries[CACHE_KEEP - 1:]:
+        try:
+            with open(entry / LOCK, "a+b") as lock:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
 
 
-def _empty_select(table: str) -> str:
+class _Dataset:
+    """One dataset as the views read it: its Parquet files per table, and its partition column."""
+
+    def __init__(self, directory: Path):
+        from .manifest import MANIFEST, read_manifest
+
+        manifest = read_manifest(directory)
+        if manifest is None:
+            raise UsageError(f"{directory}: no {MANIFEST}")
+        self.directory = directory
+        self.partition_by = manifest.partition_by
+        self.files: dict[str, list[str]] = {}
+        for part in manifest.parts.values():
+            for table, relative in part.files.items():
+                if not (directory / relative).is_file():
+                    raise UsageError(f"{directory}: {relative}, a part file its manifest names, is missing "
+                                     "(dshctl export into the dataset again rewrites it)")
+                self.files.setdefault(table, []).append(relative)
+        for names in self.files.values():
+            names.sort()
+
+    def scan(self, table: str, root: str) -> str | None:
+        """The table's rows in this dataset (files under ``root``, this directory or an alias of it), or None.
+        Hive partitioning is read from the directories under the dataset only: the alias holds no ``=``."""
+        files = self.files.get(table)
+        if not files:
+            return None
+        listed = "[" + ", ".join(_quote(f"{root}/{relative}") for relative in files) + "]"
+        hive = "true" if self.partition_by is not None else "false"
+        # one schema per dataset (a new one rewrites every part): only the first file is read to bind,
+        # and a query on the partition column opens only its partition's files
+        return f"SELECT * FROM read_parquet({listed}, hive_partitioning={hive})"
+
+
+PARTITION_TYPES = {"day": "DATE", "month": "VARCHAR", "project": "VARCHAR"}
+"""The type DuckDB (and Spark) give a partition column read from ``day=2026-11-30`` … directories."""
+
+
+def _empty_select(table: str, partitions: set[str]) -> str:
     from .schema import TABLES as SCHEMA
 
-    columns = ", ".join(f"CAST(NULL AS {column.type}) AS \"{column.name}\"" for column in SCHEMA[table].columns)
-    return f"SELECT {columns} WHERE false"
+    columns = [f"CAST(NULL AS {column.type}) AS \"{column.name}\"" for column in SCHEMA[table].columns]
+    names = {column.name for column in SCHEMA[table].columns}
+    columns += [f"CAST(NULL AS {PARTITION_TYPES[by]}) AS \"{by}\"" for by in sorted(partitions) if by not in names]
+    return f"SELECT {', '.join(columns)} WHERE false"
 
 
-def connect(datasets: list[Path], tz: str | None):
-    """DuckDB with the five tables as views over the datasets' Parquet files."""
+class _Aliases:
+    """Paths to the datasets without a ``key=value`` directory above them. DuckDB's Hive partitioning
+    reads every such directory of a file's path as a column (``/data/run=1/ds/steps/day=…`` gains ``run``,
+    and a ``model=x`` above would hide the file's own ``model``): a dataset whose path has one is read
+    through a symbolic link in a private temporary directory instead, removed with the connection."""
+
+    def __init__(self) -> None:
+        self.links: Path | None = None
+
+    def root(self, directory: Path, index: int) -> str:
+        if "=" not in str(directory):
+            return str(directory)
+        import tempfile
+
+        if self.links is None:
+            self.links = Path(tempfile.mkdtemp(prefix="dshctl-sql-"))
+            if "=" in str(self.links):
+                raise UsageError(f"{directory}: a dataset under a key=value directory needs a temporary directory "
+                                 f"without '=' (TMPDIR is {self.links.parent})")
+        link = self.links / f"d{index}"
+        os.symlink(directory, link, target_is_directory=True)
+        return str(link)
+
+    def close(self) -> None:
+        if self.links is not None:
+            import shutil
+
+            shutil.rmtree(self.links, ignore_errors=True)
+            self.links = None
+
+
+def duckdb_zone(zone) -> str:
+    """A zone as DuckDB names it: its IANA name, else its offset now (``GMT+05:30``)."""
+    import datetime as dt
+
+    key = getattr(zone, "key", None)
+    if key:
+        return key
+    offset = dt.datetime.now(zone).utcoffset() or dt.timedelta(0)
+    minutes = int(offset.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    return f"GMT{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def connect(datasets: list[Path], zone, aliases: _Aliases):
+    """DuckDB with the five tables as views over the datasets' Parquet files: per dataset one scan with
+    its own partitioning, the datasets combined by column name. DuckDB's refusals (a file that is not
+    Parquet, a zone it does not know) are usage errors, one line."""
     import duckdb
 
+    read = [_Dataset(directory) for directory in datasets]
     con = duckdb.connect(config={"threads": 2})
     try:
-        con.execute(f"SET TimeZone = {_quote(tz or 'UTC')}")
-    except duckdb.Error:
-        raise UsageError(f"--tz: unknown time zone {tz!r} (an IANA name such as Europe/Berlin, or UTC)") from None
-    listed_files = [_files(directory) for directory in datasets]
-    for table in TABLES:
-        files = [file for found in listed_files for file in found.get(table, ())]
-        if files:
-            listed = "[" + ", ".join(_quote(f) for f in files) + "]"
-            hive = "true" if any("=" in Path(f).parent.name for f in files) else "false"
-            body = f"SELECT * FROM read_parquet({listed}, hive_partitioning={hive}, union_by_name=true)"
-        else:
-            body = _empty_select(table)
-        con.execute(f"CREATE VIEW {table} AS {body}")
+        name = duckdb_zone(zone)
+        try:
+            con.execute(f"SET TimeZone = {_quote(name)}")
+        except duckdb.Error:
+            raise UsageError(f"--tz: DuckDB does not know the time zone {name!r}") from None
+        roots = [aliases.root(dataset.directory, index) for index, dataset in enumerate(read)]
+        partitions = {dataset.partition_by for dataset in read if dataset.partition_by is not None}
+        for table in TABLES:
+            scans = [scan for dataset, root in zip(read, roots) if (scan := dataset.scan(table, root)) is not None]
+            body = " UNION ALL BY NAME ".join(f"({scan})" for scan in scans) if scans else _empty_select(table, partitions)
+            try:
+                con.execute(f"CREATE VIEW {table} AS {body}")
+            except duckdb.Error as exc:
+                raise UsageError(f"sql: table {table}: {_first_line(exc)}") from None
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
 def query_rows(query: str, paths: list[str], options: SqlOptions) -> SqlResult:
     """Run ``query`` over the tables of ``paths`` (default: the sessions root) and return every row."""
-    with _cursor(query, _paths(paths), options) as (columns, cursor):
-        return SqlResult(columns=columns, rows=cursor.fetchall())
+    with _cursor(query, _paths(paths), options) as run:
+        return SqlResult(columns=run.columns, rows=run.rows.fetchall(), failures=run.tables.failures, warnings=run.tables.warnings)
 
 
 def _paths(paths) -> list[str]:
@@ -142,41 +271,84 @@ def _paths(paths) -> list[str]:
 
 
 class _cursor:
-    """The query running over the views: ``(column names, cursor)``; DuckDB's errors as usage errors."""
+    """The query running over the views: its ``columns``, its ``rows`` (fetched in batches), and the
+    ``tables`` read. DuckDB's errors, when the views are made, the query planned or its rows fetched,
+    are usage errors (one line, status 2). The cached dataset is held (a shared lock) while it is read,
+    so that another ``dshctl sql`` does not evict it meanwhile."""
 
-    def __init__(self, query: str, paths: list[str], options: SqlOptions):
+    def __init__(self, query: str, paths: list[str], options: SqlOptions, *, progress: bool = False):
         from . import require_duckdb
 
         require_duckdb("sql")
+        self.progress = progress  # the command's progress bar while logs are exported into the cache
         self.query = query
         self.paths = paths
         self.options = options
         self.con = None
+        self.lock = None
+        self.aliases = _Aliases()
 
-    def __enter__(self):
+    def __enter__(self) -> "_cursor":
         import duckdb
 
-        datasets = _datasets(self.paths, self.options)
-        self.con = connect(datasets, self.options.tz)
         try:
-            cursor = self.con.execute(self.query)
-        except duckdb.Error as exc:
-            raise UsageError(f"sql: {_first_line(exc)}") from None
-        if cursor.description is None:
-            return [], _NoRows()
-        return [column[0] for column in cursor.description], cursor
+            self.tables = _tables(self.paths, self.options, self.progress)
+            if self.tables.cached is not None:
+                self._hold(self.tables.cached)
+            self.con = connect(self.tables.datasets, self.options.zone, self.aliases)
+            try:
+                cursor = self.con.execute(self.query)
+            except duckdb.Error as exc:
+                raise UsageError(f"sql: {_first_line(exc)}") from None
+        except BaseException:
+            self.__exit__()
+            raise
+        self.columns = [column[0] for column in cursor.description] if cursor.description is not None else []
+        self.rows = _Rows(cursor if cursor.description is not None else None)
+        return self
+
+    def _hold(self, directory: Path) -> None:
+        import fcntl
+
+        from .manifest import LOCK
+
+        try:
+            self.lock = open(directory / LOCK, "a+b")
+            fcntl.flock(self.lock.fileno(), fcntl.LOCK_SH)
+        except OSError:
+            pass
 
     def __exit__(self, *exc) -> None:
         if self.con is not None:
             self.con.close()
+            self.con = None
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
+        self.aliases.close()
 
 
-class _NoRows:
+class _Rows:
+    """A query's rows, fetched as asked; a failure while they are computed is a usage error too."""
+
+    def __init__(self, cursor) -> None:
+        self.cursor = cursor
+
     def fetchall(self) -> list:
-        return []
+        return self._fetch(lambda cursor: cursor.fetchall())
 
     def fetchmany(self, size: int) -> list:
-        return []
+        return self._fetch(lambda cursor: cursor.fetchmany(size))
+
+    def _fetch(self, how) -> list:
+        import duckdb
+
+        if self.cursor is None:
+            return []
+        try:
+            return how(self.cursor)
+        except duckdb.Error as exc:
+            raise UsageError(f"sql: {_first_line(exc)}") from None
 
 
 def _first_line(exc: Exception) -> str:
@@ -232,46 +404,68 @@ def _batches(cursor, size: int = 2048) -> Iterator[list]:
 
 
 def run_sql(query: str, paths: list[str], options: SqlOptions) -> int:
-    """The ``dshctl sql`` command: the result on stdout in the chosen form."""
+    """The ``dshctl sql`` command: the result on stdout in the chosen form, then the warnings of the logs
+    read (status 1 when some could not be read: the tables leave them out, as stats does)."""
     import sys
 
     from ..output import write_bytes
+    from ..stdio import is_terminal
+    from . import report_logs
 
-    with _cursor(query, paths, options) as (columns, cursor):
+    with _cursor(query, paths, options, progress=True) as run:
+        columns, rows = run.columns, run.rows
         output = options.output
         if output == "table":
-            _table(columns, cursor.fetchall(), options.colored, options.table_form)
+            _table(columns, rows.fetchall(), options.colored, options.table_form)
         elif output == "json":
             write_bytes(b"[")
             first = True
-            for rows in _batches(cursor):
-                for row in rows:
-                    write_bytes((b"" if first else b",\n") + _encoder.encode(dict(zip(columns, map(plain, row)))))
+            for batch in _batches(rows):
+                for row in batch:
+                    write_bytes((b"" if first else b",\n") + _json_row(columns, row))
                     first = False
             write_bytes(b"]\n")
         elif output == "ndjson":
-            for rows in _batches(cursor):
-                write_bytes(b"".join(_encoder.encode(dict(zip(columns, map(plain, row)))) + b"\n" for row in rows))
+            for batch in _batches(rows):
+                write_bytes(b"".join(_json_row(columns, row) + b"\n" for row in batch))
         else:
-            import csv
-            import io
-
-            buffer = io.StringIO()
-            writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow(columns)
-            for rows in _batches(cursor):
-                for row in rows:
-                    writer.writerow([cell(value) for value in row])
-                write_bytes(buffer.getvalue().encode())
-                buffer.seek(0)
-                buffer.truncate()
-            write_bytes(buffer.getvalue().encode())
+            _csv(columns, rows, shown=visible if is_terminal(sys.stdout) else _as_is)
         sys.stdout.flush()
-    return EXIT_OK
+        report_logs(run.tables.failures, run.tables.warnings, verbose=options.verbose)
+    return EXIT_FINDINGS if run.tables.failures else EXIT_OK
+
+
+def _json_row(columns: list[str], row: tuple) -> bytes:
+    return escape_json_bytes(_encoder.encode(dict(zip(columns, map(plain, row)))))
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def _csv(columns: list[str], rows: "_Rows", *, shown) -> None:
+    """CSV: a header row, then the rows. On a terminal every field is shown as text from a log is (its
+    control characters as pictures, :func:`dshctl.textsafe.visible`), as ``cat --raw`` shows lines; to a
+    pipe or file the values are as they are."""
+    import csv
+    import io
+
+    from ..output import write_bytes
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([shown(name) for name in columns])
+    for batch in _batches(rows):
+        for row in batch:
+            writer.writerow([shown(cell(value)) for value in row])
+        write_bytes(buffer.getvalue().encode())
+        buffer.seek(0)
+        buffer.truncate()
+    write_bytes(buffer.getvalue().encode())
 
 
 def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> None:
-    from ..output import Column, print_table
+    from ..tables import Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)

@@ -14,7 +14,7 @@ The constructor checks the whole object once (``__post_init__``) and raises
 afterwards (:meth:`Options.replace` makes a checked copy).
 
 The shared options are declared here once (:data:`NO_COLOR`, :data:`LATEST`, :data:`PROJECT`,
-:data:`SINCE`, :data:`UNTIL`, :data:`JOBS`, …); a command whose wording differs says only that
+:data:`SINCE`, :data:`UNTIL`, :data:`JOBS`, :data:`TZ`, …); a command whose wording differs says only that
 (:meth:`Option.with_help`). The rules that tie options together are written here once too and apply to
 every options type that has the options they name (:meth:`Options.__post_init__`).
 """
@@ -109,9 +109,9 @@ PROJECT_FILTER = PROJECT.with_help(
     "project directory; with --latest, the latest of them."
 )
 _AGE_FORMS = "ISO 8601 date or date-time, epoch ms, an age (90m, 36h, 7d, 2w), or today, yesterday, monday…sunday, this week, last week."
-SINCE = option(None, "--since", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
-UNTIL = option(None, "--until", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
-JOBS = option(None, "-j", "--jobs", follows=False, help="Worker processes for many logs (default: by core count).")
+SINCE = option(None, "--since", metavar="WHEN", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
+UNTIL = option(None, "--until", metavar="WHEN", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
+JOBS = option(None, "-j", "--jobs", metavar="N", follows=False, help="Worker processes for many logs (default: by core count).")
 JSON = option(False, "--json", help="One JSON document.")
 NDJSON = option(False, "--ndjson", help="One JSON object per record.")
 STRICT = option(False, "--strict", help="A torn tail is an error.")
@@ -120,6 +120,9 @@ FOLLOW = option(False, "-f", "--follow", help="Keep reading as dsh writes the lo
 VERBOSE = option(False, "--verbose", "-v", help="List every warning, not a summary by kind.")
 PRICES = option(None, "--prices", metavar="FILE", help="Price table (TOML) over the built-in and user ones.")
 NO_COST = option(False, "--no-cost", help="No costs: no cost column, no costs keys.")
+TZ = option(None, "--tz", metavar="NAME", help="Time zone (IANA name such as Europe/Berlin, or UTC; default: local).")
+"""One zone option, checked once (:func:`_zone`): ``stats --by day`` and ``sql``'s ``date_trunc('day', …)``
+put a session on the same day when given the same ``--tz`` (both default to the local zone)."""
 
 
 @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Option, option))
@@ -248,8 +251,10 @@ class PathOptions(Options):
 
 
 def _within_choices(options: Options, fields: dict[str, Option]) -> None:
+    """A value among its option's choices; the default may be None (not given: ``--partition-by``)."""
     for name, declared in fields.items():
-        if declared.choices is not None and getattr(options, name) not in declared.choices:
+        value = getattr(options, name)
+        if declared.choices is not None and value not in declared.choices and not (value is None and declared.default is None):
             raise UsageError(f"{declared.long} must be one of {', '.join(map(str, declared.choices))}")
 
 
@@ -298,6 +303,13 @@ def _jobs(options: Any, fields: dict[str, Option]) -> None:
         raise UsageError(f"{fields['jobs'].named} must be at least 1")
 
 
+def _zone(options: Any, fields: dict[str, Option]) -> None:
+    """``--tz`` as a zone (the local one when not given); an unknown name is refused here, before any work."""
+    from ..stats.rollup import time_zone
+
+    options._derive(zone=time_zone(options.tz))
+
+
 def _window(options: Any, fields: dict[str, Option]) -> None:
     from .window import Window
 
@@ -314,6 +326,7 @@ SHARED_RULES: tuple[tuple[frozenset[str], Callable[[Any, dict[str, Option]], Non
     (frozenset({"follow"}), _one_log_followed),
     (frozenset({"jobs"}), _jobs),
     (frozenset({"since", "until"}), _window),
+    (frozenset({"tz"}), _zone),
 )
 """The rules between options, in the order they are checked: ``(the fields a rule needs, the rule)``.
 A rule applies to every options type that has those fields, with one wording; a command's own rules

@@ -9,8 +9,8 @@ from .base import FOLLOW, SALVAGE, STRICT, PathOptions, option
 class CatOptions(PathOptions):
     """``dshctl cat``: which events, expanded or not, or the physical lines."""
 
-    type: tuple[str, ...] = option((), "--type", help="Only events whose type matches this glob (repeatable).")
-    turn: int | None = option(None, "--turn", help="Only events of this turn number.")
+    type: tuple[str, ...] = option((), "--type", metavar="GLOB", help="Only events whose type matches this glob (repeatable).")
+    turn: int | None = option(None, "--turn", metavar="N", help="Only events of this turn number.")
     expand: bool = option(False, "--expand", help="Emit every stream member as its own timed-chunk line.")
     raw: bool = option(False, "--raw", help="Pass the decompressed physical lines through unchanged.")
     strict: bool = STRICT.with_help("A torn tail or dropped damaged tail is an error.")

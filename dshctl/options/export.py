@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import COLOR, JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PLAIN, PRICES, QUIET, TSV, VERBOSE, Options, option
+from .base import COLOR, JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PLAIN, PRICES, QUIET, TSV, TZ, VERBOSE, Options, option
 
 FORMATS = ("parquet", "otlp")
 PARTITIONS = ("day", "month", "project")
@@ -29,7 +29,7 @@ class ExportOptions(Options):
     partition_by: str | None = option(
         None,
         "--partition-by",
-        metavar="day|month|project",
+        choices=PARTITIONS,
         help="Hive-style directories by the session's start day or month (UTC), or its project.",
     )
     prune: bool = option(False, "--prune", help="Remove the rows of logs that no longer exist.")
@@ -49,8 +49,6 @@ class ExportOptions(Options):
         super().__post_init__()
         if not self.out:
             raise UsageError("--out is required: the dataset directory (parquet) or FILE.jsonl (otlp)")
-        if self.partition_by is not None and self.partition_by not in PARTITIONS:
-            raise UsageError(f"--partition-by must be one of {', '.join(PARTITIONS)}")
         parquet = self.format == "parquet"
         for name, wanted in (("partition_by", True), ("prune", True), ("include_content", False), ("force", False)):
             declared = self.fields[name]
@@ -59,14 +57,21 @@ class ExportOptions(Options):
 
 
 class SqlOptions(Options):
-    """``dshctl sql``: the form of the rows, the session's time zone, and how logs are read into tables."""
+    """``dshctl sql``: the form of the rows, the query's time zone, and how logs are read into tables.
+
+    The time zone defaults to the local one, as ``stats --tz`` does and as DuckDB's own ``TimeZone``
+    setting does: ``date_trunc('day', created_at)`` then puts a session on the day ``stats --by day``
+    shows, and the same query over the exported Parquet in DuckDB gives the same rows."""
 
     json: bool = JSON.with_help("One JSON array of row objects.")
     ndjson: bool = NDJSON.with_help("One JSON object per row.")
     csv: bool = option(False, "--csv", help="CSV with a header row.")
     plain: bool = PLAIN
     tsv: bool = TSV
-    tz: str | None = option(None, "--tz", help="Time zone of the session (date_trunc, strftime; default UTC).")
+    tz: str | None = TZ.with_help(
+        "Time zone of the query (date_trunc, strftime, casts of the TIMESTAMPTZ columns; IANA name; default: local, "
+        "as stats --by day and DuckDB itself)."
+    )
     jobs: int | None = JOBS
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns left empty.")

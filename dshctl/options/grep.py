@@ -29,17 +29,18 @@ class GrepOptions(PathOptions):
     in_: tuple[str, ...] = option(
         (),
         "--in",
+        metavar="KINDS",
         help="Search only these kinds (comma-separated or repeated): user,assistant,reasoning,tool-call,tool-result,title (the default: all of these), context (harness-injected messages: runtime snapshots, instructions; only when named).",
     )
     files_with_matches: bool = option(False, "-l", "--files-with-matches", help="Print only the path of each log with a hit.")
     count: bool = option(
         False, "-c", "--count", help="Print the number of matching lines of each log with a hit (PATH:COUNT), as ripgrep counts."
     )
-    max_count: int | None = option(None, "-m", "--max-count", help="Stop reading a log after its N-th matching line.")
+    max_count: int | None = option(None, "-m", "--max-count", metavar="N", help="Stop reading a log after its N-th matching line.")
     only_matching: bool = option(False, "-o", "--only-matching", help="Print only the matched parts, one per line (the lines form).")
-    after_context: int | None = option(None, "-A", "--after-context", help="Show N lines of the block after each matching line.")
-    before_context: int | None = option(None, "-B", "--before-context", help="Show N lines of the block before each matching line.")
-    context: int = option(0, "-C", "--context", help="Show N lines of the block around each matching line (-A and -B win on their side).")
+    after_context: int | None = option(None, "-A", "--after-context", metavar="N", help="Show N lines of the block after each matching line.")
+    before_context: int | None = option(None, "-B", "--before-context", metavar="N", help="Show N lines of the block before each matching line.")
+    context: int = option(0, "-C", "--context", metavar="N", help="Show N lines of the block around each matching line (-A and -B win on their side).")
     json: bool = JSON
     ndjson: bool = NDJSON.with_help("One JSON object per hit (with -l/-c: per log).")
     since: str | int | None = SINCE

@@ -16,13 +16,14 @@ class ImagesOptions(PathOptions):
     plain: bool = PLAIN
     tsv: bool = TSV
     out: Path | None = option(
-        None, "--out", convert=Path,
+        None, "--out", metavar="DIR", convert=Path,
         help="Extract the images into this directory, named after their original file names (ci-failure.png) when the "
         "log has them, never over other bytes (name-2.png).",
     )
     store: Path | None = option(
         None,
         "--store",
+        metavar="DIR",
         convert=Path,
         help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), an export's media/ dir or "
         "its ZIP; without --out: every reference checked against it, or without PATH its objects verified and listed.",
@@ -30,6 +31,7 @@ class ImagesOptions(PathOptions):
     name_template: str | None = option(
         None,
         "--name-template",
+        metavar="TEMPLATE",
         help="Output file name template instead (default: the original name, else {seq}-{n}.{ext}); fields {seq} {n} "
         "{turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from .base import FOLLOW, SALVAGE, PathOptions, option
+from .base import FOLLOW, NO_COST, PRICES, SALVAGE, PathOptions, option
 
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl", ".html", ".htm")
 HTML_SUFFIXES = (".html", ".htm")
@@ -20,13 +20,13 @@ class ReplayOptions(PathOptions):
     """``dshctl replay``: where to start, what to show, how fast, or which file to export.
 
     Derived when built: ``from_ms`` (``--from`` in ms, or None) and ``filters`` (what ``--turns``,
-    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.timeline.Filters`)."""
+    ``--no-reasoning`` and ``--no-tools`` keep: a :class:`~dshctl.replay.items.Filters`)."""
 
-    speed: float = option(1.0, "--speed", help="Playback speed multiplier, 1/64 (0.015625) to 2048.")
-    idle_limit: float = option(2.0, "--idle-limit", help="Cap pauses longer than this many seconds (0 = no cap).")
-    turn: int | None = option(None, "--turn", help="Start at this turn (the prefix is drawn at once).")
-    from_: str | None = option(None, "--from", help="Start at this recorded time (seconds from the start, or mm:ss).")
-    turns: str | None = option(None, "--turns", help="Only these turns, e.g. 2-5 or 3.")
+    speed: float = option(1.0, "--speed", metavar="X", help="Playback speed multiplier, 1/64 (0.015625) to 2048.")
+    idle_limit: float = option(2.0, "--idle-limit", metavar="S", help="Cap pauses longer than this many seconds (0 = no cap).")
+    turn: int | None = option(None, "--turn", metavar="N", help="Start at this turn (the prefix is drawn at once).")
+    from_: str | None = option(None, "--from", metavar="TIME", help="Start at this recorded time (seconds from the start, or mm:ss).")
+    turns: str | None = option(None, "--turns", metavar="RANGE", help="Only these turns, e.g. 2-5 or 3.")
     no_reasoning: bool = option(False, "--no-reasoning", help="Hide reasoning.")
     no_tools: bool = option(False, "--no-tools", help="Hide tool calls and results.")
     instant: bool = option(False, "--instant", help="Print the transcript at once, without timing.")
@@ -42,8 +42,8 @@ class ReplayOptions(PathOptions):
     )
     force: bool = option(False, "--force", help="Let --export overwrite an existing file.")
     cast_version: int = option(2, "--cast-version", choices=(2, 3), help="asciicast version for .cast exports.")
-    cols: int | None = option(None, "--cols", help="Terminal width written into a .cast export (default 100).")
-    rows: int | None = option(None, "--rows", help="Terminal height written into a .cast export (default 30).")
+    cols: int | None = option(None, "--cols", metavar="N", help="Terminal width written into a .cast export (default 100).")
+    rows: int | None = option(None, "--rows", metavar="N", help="Terminal height written into a .cast export (default 30).")
     redact: tuple[str, ...] = option(
         (), "--redact", metavar="REGEX", help="With --export FILE.html: replace every match with [redacted] before anything is written (repeatable)."
     )
@@ -54,8 +54,10 @@ class ReplayOptions(PathOptions):
         False, "--embed-images", help="With --export FILE.html: embed the pictures the attachment store holds and verifies."
     )
     store: Path | None = option(
-        None, "--store", convert=Path, help="With --embed-images: the attachment store (default: the export's media/, else $DSH_HOME/attachments)."
+        None, "--store", metavar="DIR", convert=Path, help="With --embed-images: the attachment store (default: the export's media/, else $DSH_HOME/attachments)."
     )
+    prices: str | None = PRICES.with_help("With --export FILE.html: price table (TOML) over the built-in and user ones, for the page's costs.")
+    no_cost: bool = NO_COST.with_help("With --export FILE.html: no costs on the page.")
     salvage: bool = SALVAGE
     follow: bool = FOLLOW.with_help(
         "Watch the session as dsh writes it: a live view on a terminal, the transcript as it lands to a pipe."
@@ -124,6 +126,8 @@ class ReplayOptions(PathOptions):
                 ("redact_secrets", self.redact_secrets),
                 ("embed_images", self.embed_images),
                 ("store", self.store is not None),
+                ("prices", self.prices is not None),
+                ("no_cost", self.no_cost),
             )
             if on
         ]
@@ -134,6 +138,8 @@ class ReplayOptions(PathOptions):
             raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
         if self.store is not None and not self.embed_images:
             raise UsageError("--store only applies with --embed-images")
+        if self.prices is not None and self.no_cost:
+            raise UsageError(f"{self.fields['prices'].long} prices the page's costs; {self.fields['no_cost'].long} leaves them out: use one")
         from ..replay.html_redact import Redactor
 
         Redactor(self.redact, secrets=self.redact_secrets)  # a bad pattern is refused before the log is read

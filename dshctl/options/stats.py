@@ -20,6 +20,7 @@ from .base import (
     SINCE,
     STRICT,
     TSV,
+    TZ,
     UNTIL,
     VERBOSE,
     Options,
@@ -60,23 +61,22 @@ class StatsOptions(Options):
     color: str = COLOR
     no_color: bool = NO_COLOR
     quiet: bool = QUIET
-    tz: str | None = option(None, "--tz", help="Time zone of day/week/month rollups (IANA name; default: local).")
+    tz: str | None = TZ.with_help("Time zone of day/week/month rollups (IANA name; default: local).")
     prices: str | None = PRICES
     no_cost: bool = NO_COST
-    sort: str | None = option(None, "--sort", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
-    top: int | None = option(None, "--top", follows=False, help="Only the first N rows (totals still count all).")
+    sort: str | None = option(None, "--sort", metavar="KEY", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
+    top: int | None = option(None, "--top", metavar="N", follows=False, help="Only the first N rows (totals still count all).")
     reverse: bool = option(False, "--reverse", follows=False, help="Smallest first (or the default order reversed).")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from ..stats.rollup import COST_SORT, check_sort_key, time_zone
+        from ..stats.rollup import COST_SORT, check_sort_key
 
         if self.top is not None and self.top < 1:
             raise UsageError("--top must be at least 1")
         check_sort_key(self.by, self.sort)
         if self.sort == COST_SORT and self.no_cost:
             raise UsageError("--sort cost needs the costs that --no-cost drops: choose one")
-        self._derive(zone=time_zone(self.tz))
         if self.follow:
             if self.json:
                 raise UsageError("--follow writes records as turns complete: use --ndjson (or a terminal for the live table), not --json")

@@ -14,8 +14,8 @@ class ValidateOptions(PathOptions):
 
     format: str = option("text", "--format", choices=FORMATS, help="Findings as text, json, sarif (2.1.0) or junit (XML).")
     strict: bool = STRICT.with_help("Warnings and torn tails fail too.")
-    max_errors: int | None = option(None, "--max-errors", help="Stop reporting a log after N error findings.")
-    ignore: tuple[str, ...] = option((), "--ignore", help="Skip a rule id or a whole level (repeatable).")
+    max_errors: int | None = option(None, "--max-errors", metavar="N", help="Stop reporting a log after N error findings.")
+    ignore: tuple[str, ...] = option((), "--ignore", metavar="RULE", help="Skip a rule id or a whole level (repeatable).")
     list_rules: bool = option(False, "--list-rules", help="List every rule: id, level, what it checks, dsh source.")
     jobs: int | None = JOBS
     project: str | None = PROJECT_FILTER

@@ -51,7 +51,8 @@ class Window(NamedTuple):
         """Whether a session created at ``created`` (a header's ``createdAt``) is inside the window."""
         if not self.bounded:
             return True
-        if not isinstance(created, int) or isinstance(created, bool) or created <= 0:
+        created = created_ms(created)
+        if created is None:
             return False
         return (self.since_ms is None or created >= self.since_ms) and (self.until_ms is None or created < self.until_ms)
 
@@ -67,6 +68,15 @@ class Window(NamedTuple):
             return os.stat(ref.path).st_mtime_ns // 1_000_000 < since_ms - MTIME_SLACK_MS
         except OSError:
             return False
+
+
+def created_ms(created: Any) -> int | None:
+    """A header's ``createdAt`` when it says when the session was created: a positive epoch-ms safe
+    integer (not a bool, not 0 as dsh's test fixtures carry, not negative); else None. The one rule for
+    every use of it (the window, the export's times)."""
+    from ..jsvalues import is_plain_safe_int
+
+    return created if is_plain_safe_int(created) and created > 0 else None
 
 
 MTIME_SLACK_MS = 2 * 86_400_000

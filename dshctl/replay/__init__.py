@@ -72,6 +72,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
         return status
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
     played = False
+    timeline = None
     with ExitStack() as reading:
         if not interactive:  # the player shows where it is itself; an export or a transcript may take a while
             from ..many import reading_path
@@ -80,7 +81,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             reading.enter_context(reading_path("replay", path, allowed=options.progress, streams=streams, color=options.color_when))
         log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
         try:
-            timeline = Timeline(log, options.filters)
+            timeline = Timeline(_read_for(log, options), options.filters)
             start = start_position(timeline, options)
             _refuse_nothing_to_show(timeline, options.turns)
             if export is not None:
@@ -97,7 +98,10 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
         finally:
             for text in held:
                 warn(text)
-            log.close()
+            if timeline is None or played:  # after the player the process ends at once (_exit_now)
+                log.close()
+            else:
+                timeline.close()
     if played:
         _exit_now(status)
     return status
@@ -189,11 +193,24 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
 
 def _html_options(options: ReplayOptions):
     """What only the HTML export takes (:class:`.html.HtmlOptions`), or None when nothing was asked."""
-    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None):
+    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None
+            or options.prices is not None or options.no_cost):
         return None
     from .html import HtmlOptions
 
-    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store)
+    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store,
+                       prices=options.prices, no_cost=options.no_cost)
+
+
+def _read_for(log, options: ReplayOptions):
+    """The log to build the timeline from: for an HTML page, one whose events also feed dsh's stats
+    fold, so the page's per-turn figures come from the same read (:class:`.html.FiguresLog`)."""
+    if options.export_format != "html":
+        return log
+    from ..stdio import warn
+    from .html import FiguresLog
+
+    return FiguresLog(log, _html_options(options), on_note=lambda text: warn(f"{log.display}: {text}"))
 
 
 def _play(timeline, start: int, *, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:

@@ -45,7 +45,7 @@ from .timeline import Timeline
 from ..textsafe import escape_json_text, visible, visible_line
 from . import layout, view
 from .frames import terminal_output
-from .view import format_clock
+from ..humanize import format_clock
 
 DEFAULT_COLS = 100
 DEFAULT_ROWS = 30
@@ -416,7 +416,7 @@ def export(timeline: Timeline, path: Path | None, *, start: int, cast_version: i
     import contextlib
     import sys
 
-    from ..output import new_text_file
+    from ..files import new_text_file
 
     form = form or (_SUFFIX_FORMATS.get(path.suffix.lower(), "ndjson") if path is not None else "ndjson")
     shown = "standard output" if path is None else str(path)

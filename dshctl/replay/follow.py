@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 
 
-
 def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
     """``start_of(timeline)``: the fragment output starts at (``--turn``, ``--from``)."""
     from ..follow import Follower
@@ -33,10 +32,10 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
         from .timeline import Timeline
         from .transcript import iter_chunks
 
-        timeline = Timeline(log, filters)
-        start = start_of(timeline)
-        for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
-            out.write(text)
+        with Timeline(log, filters) as timeline:
+            start = start_of(timeline)
+            for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
+                out.write(text)
 
     return follower.run(consume)
 

@@ -55,7 +55,7 @@ from typing import Any, Iterator, TextIO
 from ..textsafe import visible, visible_line
 from . import view
 from .html_redact import Redactor
-from .timeline import (
+from .items import (
     BLOCK,
     BLOCK_END,
     REASONING,
@@ -71,8 +71,8 @@ from .timeline import (
     USER,
     Item,
     Prefix,
-    Timeline,
 )
+from .timeline import Timeline
 
 PAGE_FORMAT = "dshctl-replay-html/1"
 _BLOCK_TYPES = {REASONING: "reasoning", THINKING: "reasoning", TEXT: "text", TOOL_ARGS: "tool", TOOL_START: "tool",
@@ -89,6 +89,10 @@ class HtmlOptions:
     embed_images: bool = False
     store: Path | None = None
     """``--store DIR`` for ``--embed-images`` (default: the export's ``media/``, else dsh's store)."""
+    prices: str | None = None
+    """``--prices FILE``: the price table over the built-in and user ones, for the per-turn costs."""
+    no_cost: bool = False
+    """``--no-cost``: no costs on the page."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -101,7 +105,7 @@ def write_html(timeline: Timeline, out: TextIO, *, start: int = 0, idle_limit: f
     options = options or HtmlOptions()
     redactor = Redactor(options.redact, secrets=options.redact_secrets)
     data = page_data(timeline, start=start, idle_limit=idle_limit, speed=speed, redactor=redactor,
-                     figures=session_figures(timeline, on_note=on_note),
+                     figures=_figures_of(timeline, options, on_note),
                      images=_images(timeline, options.store, on_note) if options.embed_images else None)
     page = render_page(data)
     out.write(page)
@@ -162,6 +166,8 @@ def _hash(text: str) -> str:
 def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, speed: float = 1.0,
               redactor: Redactor | None = None, figures: dict | None = None, images: dict | None = None) -> dict:
     """The JSON document the page replays (see the module docstring)."""
+    from ..options.window import created_ms
+
     timeline.ensure_all()
     redactor = redactor or Redactor()
     items, places = _flattened(timeline.items)
@@ -186,7 +192,7 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
         "id": redactor.redact(visible_line(header.id)),
         "version": header.version,
         "cwd": redactor.redact(visible_line(header.cwd)) if header.cwd else None,
-        "createdAt": header.createdAt if isinstance(header.createdAt, int) and not timeline.log.fixture else None,
+        "createdAt": created_ms(header.createdAt) if not timeline.log.fixture else None,
         "synthetic": timeline.synthetic,
     }
     title = redactor.redact(timeline.titles[-1][1]) if timeline.titles else None
@@ -506,9 +512,75 @@ def turn_figures(record: Any) -> dict:
     return {key: value for key, value in figures.items() if value is not None and value is not False}
 
 
-def session_figures(timeline: Timeline, *, on_note=None) -> dict[int, dict]:
-    """dsh's per-turn figures of the timeline's log, by turn number ({} when the log cannot be read
-    again: standard input is read once)."""
+def page_prices(options: HtmlOptions, on_note=None):
+    """The price table of the page's costs: none with ``--no-cost``; ``--prices FILE`` that cannot be read
+    is an error (as in ``stats``); the user's table that cannot be read, a note and no costs."""
+    from ..errors import DshctlError
+    from ..stats.prices import load_prices
+
+    if options.no_cost:
+        return None
+    if options.prices is not None:
+        table = load_prices(options.prices)
+    else:
+        try:
+            table = load_prices()
+        except (ValueError, OSError, DshctlError) as exc:
+            if on_note is not None:
+                on_note(f"no costs on the page: {exc}")
+            return None
+    return table if table.models else None
+
+
+class FiguresLog:
+    """A log read for a page: the timeline is built from it (it answers as the log does), and every event
+    the timeline reads also goes through dsh's stats fold, so the page's per-turn figures come from the
+    same read of the log — standard input included — instead of a second one."""
+
+    def __init__(self, log, options: HtmlOptions | None = None, *, on_note=None) -> None:
+        from ..stats import stats_fold
+
+        self._log = log
+        self._fold = stats_fold(log, prices=page_prices(options or HtmlOptions(), on_note), keep_turns=True)
+        self._read = False
+
+    def __getattr__(self, name: str):
+        return getattr(self._log, name)
+
+    def events(self):
+        feed = self._fold.feed
+        for event in self._log.events():
+            feed(event)
+            yield event
+        self._read = True
+
+    def figures(self) -> dict[int, dict] | None:
+        """By turn number, once the timeline has read the whole log (None before)."""
+        from ..stats.results import folded_stats
+
+        if not self._read:
+            return None
+        self._fold.finish()
+        return _by_turn(folded_stats(self._log, self._fold, by="turn", salvage=self._log.salvage).turns)
+
+
+def _figures_of(timeline: Timeline, options: HtmlOptions, on_note) -> dict[int, dict]:
+    read = timeline.log.figures() if isinstance(timeline.log, FiguresLog) else None
+    return read if read is not None else session_figures(timeline, options=options, on_note=on_note)
+
+
+def _by_turn(records) -> dict[int, dict]:
+    figures: dict[int, dict] = {}
+    for record in records or []:
+        turn = record.get("turn") if isinstance(record, dict) else getattr(record, "turn", None)
+        if isinstance(turn, int):
+            figures[turn] = turn_figures(record)
+    return figures
+
+
+def session_figures(timeline: Timeline, *, options: HtmlOptions | None = None, on_note=None) -> dict[int, dict]:
+    """dsh's per-turn figures of the timeline's log, read again, by turn number, for a timeline not built
+    from a :class:`FiguresLog` ({} when the log cannot be read again: standard input is read once)."""
     log = timeline.log
     if log.ref.path is None:
         if on_note is not None:
@@ -517,27 +589,15 @@ def session_figures(timeline: Timeline, *, on_note=None) -> dict[int, dict]:
     from ..errors import DshctlError
     from ..options import StatsOptions
     from ..stats import log_stats
-    from ..stats.prices import load_prices
 
-    try:
-        prices = load_prices()
-    except (ValueError, OSError, DshctlError) as exc:
-        if on_note is not None:
-            on_note(f"no costs on the page: {exc}")
-        prices = None
+    prices = page_prices(options or HtmlOptions(), on_note)
     try:
         result = log_stats(log.ref, StatsOptions(by="turn", salvage=log.salvage), prices=prices)
     except DshctlError as exc:  # the log changed since it was read
         if on_note is not None:
             on_note(f"no per-turn figures: {exc}")
         return {}
-    figures: dict[int, dict] = {}
-    for record in result.turns or []:
-        data = turn_figures(record)
-        turn = record.get("turn") if isinstance(record, dict) else getattr(record, "turn", None)
-        if isinstance(turn, int):
-            figures[turn] = data
-    return figures
+    return _by_turn(result.turns)
 
 
 # --------------------------------------------------------------------------------------------------

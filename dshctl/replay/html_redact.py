@@ -41,16 +41,29 @@ SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ("slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     ("stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
     ("hugging face token", r"\bhf_[A-Za-z0-9]{30,}"),
-    ("json web token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    (
+        "json web token",
+        r"(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*+\.eyJ)(?>[A-Za-z0-9_-]*?(?=\beyJ[A-Za-z0-9_-]{8}))"
+        r"(?P<secret>eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+)",
+    ),
     ("bearer token", r"(?i:\bbearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
     (
         "assigned secret",
         r"(?i:\b[A-Za-z0-9_]*(?:password|passwd|secret|token|api[_-]?key)[\"']?\s*[:=]\s*[\"']?)"
         r"(?P<secret>[^\s\"',;}]{6,})",
     ),
-    ("password in url", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^/\s@]+)@"),
+    ("password in url", r"(?<![A-Za-z0-9+.-])[0-9+.-]*+[A-Za-z][A-Za-z0-9+.-]*+://[^/\s:@]+:(?P<secret>[^/\s@]+)@"),
 )
-"""``(what, regular expression)``: the patterns ``--redact-secrets`` applies (documented in the man page)."""
+"""``(what, regular expression)``: the patterns ``--redact-secrets`` applies (documented in the man page).
+
+Each does work linear in the text (tests/test_replay_html_redaction_work.py counts it): ``re``
+backtracks, so a pattern that may start at many places of one run of characters and scan the rest of the
+run from each is quadratic (``a.a.a.…`` 200 KB long took minutes). So a pattern whose first part is a
+run starts only where the run starts (a lookbehind), and takes the run whole (possessive ``*+``). The JSON
+web token is tried once per run of base64url characters: the run must end in ``.eyJ`` (a lookahead), and
+the token (``secret``) starts at the run's first ``eyJ`` at a word start, as before. A URL's scheme is the
+whole run of scheme characters before ``://`` with a letter in it (a letter after a digit, ``_`` or a
+non-ASCII letter now starts one too: the password of ``9https://u:pw@h`` is redacted)."""
 
 
 class Redactor:

@@ -46,18 +46,12 @@ def pieces(item: Item, shown: int | None = None, *, prefix: bool = True) -> list
             if offset >= shown:
                 break  # a block's parts are in the order they streamed
             part = region.parts[index]
-            if part.kind == TOOL_START:
-                frame = part.info is None  # a header opens the frame; a whole block is a closed one
-            elif part.kind == TOOL_END:
-                frame = False
+            frame = frame_after(part, frame)
             for member in range(min(part.count, shown - offset)):
                 block_pieces.append((part.start + member, view.segments(part, member)))
         if not block_pieces:
             continue
-        if first:
-            lead = view.prefix_segments(item.prefix) if prefix and item.prefix is not None else []
-        else:
-            lead = ([] if ends_line else [NEWLINE]) + (_CLOSE if open_frame else [])
+        lead = marks(item, first, ends_line, open_frame, prefix=prefix)
         if lead:
             fragment, segments = block_pieces[0]
             block_pieces[0] = (fragment, lead + segments)
@@ -68,6 +62,33 @@ def pieces(item: Item, shown: int | None = None, *, prefix: bool = True) -> list
         open_frame = bool(frame)
         first = False
     return out
+
+
+def frame_after(part: Item, frame: bool | None) -> bool | None:
+    """The state of a block's tool-call frame once ``part`` shows: None (not a tool call), True (open: a
+    header began it) or False (closed: its end, or a whole block shown at once)."""
+    if part.kind == TOOL_START:
+        return part.info is None
+    if part.kind == TOOL_END:
+        return False
+    return frame
+
+
+def marks(item: Item, first: bool, ends_line: bool, open_frame: bool, *, prefix: bool = True) -> list[Segment]:
+    """What goes before a block's output: the region's own prefix before its ``first`` block; before any
+    other, a line break when the output above does not end its line (``ends_line``) and the close of a
+    tool-call frame left open (``open_frame``: the frame of the block shown last)."""
+    if first:
+        return view.prefix_segments(item.prefix) if prefix and item.prefix is not None else []
+    return ([] if ends_line else [NEWLINE]) + (_CLOSE if open_frame else [])
+
+
+def last_text(segments: list[Segment]) -> str | None:
+    """The last non-empty text of ``segments`` (None: they show nothing): where a block leaves the line."""
+    for text, _ in reversed(segments):
+        if text:
+            return text
+    return None
 
 
 def segments(item: Item, shown: int | None = None, *, prefix: bool = True) -> list[Segment]:
@@ -101,7 +122,7 @@ def in_order(item: Item) -> list[Item]:
 
 def _last_text(block_pieces) -> str | None:
     for _, piece in reversed(block_pieces):
-        for text, _ in reversed(piece):
-            if text:
-                return text
+        text = last_text(piece)
+        if text is not None:
+            return text
     return None

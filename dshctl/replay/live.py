@@ -52,7 +52,8 @@ from .terminal import (
     overlay,
 )
 from .builder import built_items
-from .timeline import Filters, Timeline
+from .items import Filters
+from .timeline import Timeline
 
 LIVE_HELP_LINES = HELP_LINES[:-1] + ("^Z     suspend       L     live edge",)
 """The player's keys with the one ``--follow`` adds (``?`` closes the panel like any key)."""
@@ -457,7 +458,7 @@ def _live_loop(source, player: Player, screen: _Screen, feed: _Feed, now, suspen
 
 def _report(feed: _Feed) -> None:
     """Once the terminal is restored: the warnings and notes held back, then the error that ended it."""
-    from ..output import note, warn
+    from ..stdio import note, warn
 
     for text in feed.warnings:
         warn(text)

@@ -12,8 +12,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import layout, view
-from .timeline import Item, Timeline
-from .view import BAR, STYLES, Segment, format_clock
+from .items import Item
+from .timeline import Timeline
+from ..humanize import format_clock
+from .view import BAR, STYLES, Segment
 
 
 @lru_cache(maxsize=64)

@@ -6,7 +6,9 @@ counting fragments never touch an item. The items — their text, info and per-f
 in **chunks** of a few hundred kilobytes: the newest chunks in memory; once the chunks in memory pass
 :data:`RESIDENT_BYTES`, the oldest are compressed (zstd) into an unlinked temporary file (it vanishes
 with the process, whatever ends it) and read back by offset when a position needs them, a few at a time
-(:data:`CACHED_CHUNKS`). A 1 GB log so stays within a few hundred megabytes at any position.
+(:data:`CACHED_CHUNKS`). A 1 GB log so stays within a few hundred megabytes at any position. The file is
+where :mod:`tempfile` puts it (``TMPDIR``; on a tmpfs that is memory too, as the man page says) and grows
+with the log, unbounded but compressed; :meth:`ItemStore.close` (through ``Timeline.close``) frees it.
 
 One thread adds items (:meth:`ItemStore.add`: the builder, in the background or not), any thread reads
 them; an item is readable once :attr:`ItemStore.count` covers it.

@@ -22,7 +22,9 @@ Reading interface (positions are fragment indexes, times axis milliseconds, see 
   → ``(item, member)``, ``times`` (a read-only sequence: ``times[fragment]``), ``origin``,
   ``clock_ms(position)``, ``duration_ms``, ``first_at_or_after(ms)``;
 * ``turn_marks`` (``(fragment of the turn header, turn)``), ``tool_marks`` (fragments of ``tool/call``),
-  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic``.
+  ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic`` — a mark is published once its item
+  is readable;
+* ``close()`` (or ``with``): the log closed, the items' temporary file freed.
 
 **Memory.** Items are held by an :class:`~.store.ItemStore`: a compact index (item starts, first and
 last times) in memory, the items' text in chunks, the oldest compressed into a temporary file once they
@@ -41,9 +43,12 @@ from typing import Any, Iterator, Sequence
 
 from . import layout
 from .builder import Builder
-from .items import *  # noqa: F401,F403  (the item model, re-exported: kinds, Item, Prefix, Filters)
 from .items import TITLE, TOOL_CALL, TURN, Filters, Item
 from .store import ItemStore
+
+
+CLOSE_WAIT_SECONDS = 0.2
+"""How long :meth:`Timeline.close` waits for a background build to stop at its next item."""
 
 
 class _Items(Sequence):
@@ -145,11 +150,6 @@ class Timeline:
     def item(self, index: int) -> Item:
         return self.store.item(index)
 
-    @property
-    def item_starts(self):
-        """The position of each item's first fragment (a read-only array)."""
-        return self.store.starts
-
     def _pull(self) -> bool:
         """Add one item; False when the log is exhausted (or, building in the background, always: the
         caller takes what the thread has built)."""
@@ -165,7 +165,10 @@ class Timeline:
         return True
 
     def add(self, item: Item, times) -> None:
-        """Place a built item after the others (the builder's, or a live feed's, one writer at a time)."""
+        """Place a built item after the others (the builder's, or a live feed's, one writer at a time).
+
+        The item is stored before its marks are published: a reader on another thread (the player) that
+        finds a mark finds its item."""
         start = self.store.fragments
         item.start = start
         if item.region is not None:
@@ -173,15 +176,15 @@ class Timeline:
                 part.start = start + offset
         if item.synthetic:
             self.synthetic = True
+        self.store.add(item, times)
         if item.kind == TURN:
-            self.turn_marks.append((start, item.turn))
             if self.max_turn is None or (item.turn or 0) > self.max_turn:
                 self.max_turn = item.turn
+            self.turn_marks.append((start, item.turn))
         elif item.kind == TOOL_CALL:
             self.tool_marks.append(start)
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
-        self.store.add(item, times)
 
     # -- building in the background -----------------------------------------------
 
@@ -215,6 +218,28 @@ class Timeline:
         """End a background build (at its next item; the thread is a daemon, so a read that blocks does
         not keep the process)."""
         self._stop = True
+
+    def close(self) -> None:
+        """Let the timeline go: end a background build, free the items' temporary file and close the log.
+        Nothing may be read from it afterwards. A build thread still blocked in a read (a log that
+        stalls) is left to end with the process, its file with it."""
+        self.stop()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            thread.join(CLOSE_WAIT_SECONDS)
+            if thread.is_alive():
+                return
+        self._source = None
+        self.store.close()
+        close = getattr(self.log, "close", None)  # a live timeline's items come from a feed, not a log
+        if close is not None:
+            close()
+
+    def __enter__(self) -> "Timeline":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def raise_failure(self) -> None:
         if self.failure is not None:

@@ -11,11 +11,12 @@ that began it, ``[mm:ss.mmm]`` (``[~mm:ss.mmm]`` when that time is synthetic).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Generator, Iterator
 
 from . import layout, view
+from .items import Item
 from .timeline import Timeline
-from .view import format_clock
+from ..humanize import format_clock
 
 
 class Stamper:
@@ -72,6 +73,31 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
     so it does not open with blank lines. The interleaved blocks of a message (a region) are laid out
     block by block: their fragments come in layout order, not in the order they streamed (a start
     inside a region shows it whole)."""
+
+    def region(item: Item, k: int, stamp: Stamper | None, trim: bool):
+        for member_fragment, segments in layout.pieces(item):
+            text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
+            if trim and text:
+                text = text.lstrip("\n")
+                trim = not text
+            if stamp is not None:
+                text = stamp(text, member_fragment, item.synthetic)
+            yield member_fragment, text
+        return trim
+
+    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region)
+
+
+RegionOutput = Callable[[Item, int, "Stamper | None", bool], Generator[tuple[int, str], None, bool]]
+"""How a walk shows a region: ``region(item, member, stamp, trim)`` yields ``(fragment, output)`` from the
+region's ``member`` on and returns whether output still drops its leading line breaks."""
+
+
+def fragment_outputs(timeline: Timeline, start: int, *, color: bool, timestamps: bool, region: RegionOutput) -> Iterator[tuple[int, str]]:
+    """The walk every fragment-by-fragment output shares (the transcript's fragments, a cast's and the timed
+    stream's terminal output): each item's fragments from ``start`` on, in order, building the timeline
+    as it goes — timestamped, the line breaks before the first visible text dropped when ``start > 0`` —
+    and each region as ``region`` shows it."""
     stamp = Stamper(timeline, color) if timestamps else None
     trim = start > 0
     fragment = start
@@ -81,14 +107,7 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
             return
         item, k = timeline.locate(fragment)
         if item.region is not None:
-            for member_fragment, segments in layout.pieces(item):
-                text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
-                if trim and text:
-                    text = text.lstrip("\n")
-                    trim = not text
-                if stamp is not None:
-                    text = stamp(text, member_fragment, item.synthetic)
-                yield member_fragment, text
+            trim = yield from region(item, k, stamp, trim)
             fragment = item.start + item.count
             continue
         for member in range(k, item.count):

@@ -17,7 +17,8 @@ import re
 from array import array
 
 from ..errors import UsageError
-from .timeline import Filters, Timeline
+from .items import Filters
+from .timeline import Timeline
 
 
 class PlaybackClock:

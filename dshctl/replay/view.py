@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from ..humanize import format_clock, format_duration, utc_moment  # noqa: F401  (format_clock: the replay modules import it from here)
+from ..humanize import format_duration, utc_moment
 from ..textsafe import visible, visible_line
 from .items import (
     ATTEMPT_FAILED,

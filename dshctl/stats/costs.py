@@ -95,7 +95,7 @@ class CostTally:
 def cost_record(currency: str | None, sums: Iterable[int]) -> CostRecord:
     """A cost record from nano-units in the meter's bucket order (input, output, cacheRead, cacheWrite)."""
     input_, output, read, write = list(sums)[:4]
-    return CostRecord(
+    record = CostRecord(
         input=amount(input_),
         cache_read=amount(read),
         cache_write=amount(write),
@@ -103,6 +103,8 @@ def cost_record(currency: str | None, sums: Iterable[int]) -> CostRecord:
         total=amount(input_ + read + write + output),
         currency=currency,
     )
+    record.nanos = (input_, read, write, output)  # exact beside the floats (records.cost_nanos; not on the wire)
+    return record
 
 
 def amount(nanos: int) -> int | float:

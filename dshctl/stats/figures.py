@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from typing import Iterable, Sequence
 
-from ..humanize import format_duration, js_number, js_round
+from ..humanize import js_number, js_round
 from .records import MeanPercentiles, Percentiles
 
 PERCENTILES = (50, 90, 99)
@@ -142,11 +142,6 @@ def format_tokens(n: int | None) -> str:
     if n < 1_000_000:
         return f"{scaled(n / 1_000)}K"
     return f"{scaled(n / 1_000_000)}M"
-
-
-def format_ms(ms: float | None) -> str:
-    """:func:`~dshctl.humanize.format_duration` in the ``fine`` style: spans under a second in ms."""
-    return format_duration(ms, "fine")
 
 
 def format_rate(tps: float | None) -> str:

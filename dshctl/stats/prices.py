@@ -298,9 +298,11 @@ def cost_basis(prices: PriceTable):
 def session_pricer(prices: PriceTable | None, created: Any) -> Pricer | None:
     """What prices one session's calls (None without prices); the header's ``createdAt`` stands in for
     the time of a call the log gives none."""
+    from ..options.window import created_ms
+
     if prices is None:
         return None
-    return Pricer(prices, created if isinstance(created, int) and not isinstance(created, bool) and created > 0 else None)
+    return Pricer(prices, created_ms(created))
 
 
 # -- reading tables --------------------------------------------------------------------------------------

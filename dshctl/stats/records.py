@@ -1,15 +1,18 @@
 """The records ``dshctl stats`` writes, declared once: JSON, NDJSON, tables and the exports read these.
 
 Every record is a msgspec Struct whose attributes are snake_case in Python and camelCase on the wire
-(``rename="camel"``); fields are encoded in declaration order, which is the documented key order
-(``dshctl(1)``, STATS RECORDS, ROLLUPS, PRICES). A field whose value is :data:`UNSET` is left out of the
-output: that is how keys that exist only sometimes (``costs`` without prices, ``gaps`` without
-``--salvage``) are kept out, while ``None`` is always written as ``null``.
+(``rename="camel"``); fields are encoded in declaration order, which is the documented key order. A
+field whose value is :data:`UNSET` is left out of the output: that is how keys that exist only
+sometimes (``costs`` without prices, ``gaps`` without ``--salvage``) are kept out, while ``None`` is
+always written as ``null``.
 
-The rules of each value (0 where dsh says 0, null only where dsh has none) are the fold's
-(:mod:`dshctl.stats.fold`) and the aggregate's (:mod:`dshctl.stats.aggregate`); this module only says
-what each field is and which dsh figure it mirrors. It imports nothing from dshctl (a leaf): the
-exports (Parquet, OTLP) take their schema from here.
+The values are computed by the fold (:mod:`dshctl.stats.fold`) and the aggregate
+(:mod:`dshctl.stats.aggregate`). Each record's docstring states the rule of every key (0 where dsh
+says 0, null only where dsh has none) and is what ``dshctl(1)`` shows in STATS RECORDS, ROLLUPS,
+PRICES and EXPORT: ``python -m dshctl.manpage`` writes those sections from these Structs — their
+fields in order, and the docstring's bullet for each key or group of keys (a key without its bullet
+fails it; ``tests/test_manpage.py`` fails when the man page and this module disagree). This module
+imports nothing from dshctl (a leaf): the exports (Parquet, OTLP) take their schema from here.
 
 Records:
 
@@ -81,12 +84,26 @@ class Record(msgspec.Struct, kw_only=True, rename="camel"):
 # -- shared parts ------------------------------------------------------------------------------------
 
 
-class CostRecord(Record, kw_only=True):
-    """What the token meter's billed buckets cost (:mod:`dshctl.stats.prices`; dsh has no cost figure).
+# A record the fold made (dshctl.stats.costs.cost_record) carries ``nanos`` beside its fields: the
+# integer nano-units (input, cache_read, cache_write, output) its amounts come from, exact at any size
+# where a float amount is not beyond 2**53 nano-units (the Parquet export writes them). An attribute,
+# not a field (dict=True): never in the JSON; a record decoded, copied or pickled has none (cost_nanos).
+class CostRecord(Record, kw_only=True, dict=True):
+    """What the token meter's billed buckets cost, priced call by call (dsh has no cost figure; see PRICES).
+    In session, turn and step records and in each ``dshctl.models`` entry it is null when a call with
+    tokens there has no price (or none for a bucket it used) or two currencies meet; a record without
+    tokens costs 0 with a null currency.
 
-    One amount per bucket and their total, each the exact sum of integer nano-units shown as a number
-    with at most nine decimals (``0`` when nothing was billed); ``currency`` is None only for a record
-    without tokens (it costs 0 in no currency)."""
+    * ``input``, ``cacheRead``, ``cacheWrite``, ``output`` — The amount per bucket (uncached input, cache
+      read, cache write, output), each the exact sum of integer nano-units shown with at most nine
+      decimals; ``0`` when nothing was billed.
+    * ``total`` — Their sum.
+    * ``currency`` — The currency of every amount; null only for a record without tokens.
+
+    Rollup rows, the total and the aggregate add ``costsByCurrency`` (one such object per currency, never
+    converted into another) and ``unpricedModels``; their ``costs`` is null when ``unpricedModels`` is not
+    empty or there is more than one currency. Each model without a price gets one note on standard
+    error, and one note says when costs are in more than one currency."""
 
     input: Number
     cache_read: Number
@@ -96,9 +113,17 @@ class CostRecord(Record, kw_only=True):
     currency: str | None
 
 
+def cost_nanos(cost: CostRecord) -> tuple[int, int, int, int] | None:
+    """A cost record's integer nano-units ``(input, cache_read, cache_write, output)``, when it has them."""
+    return cost.__dict__.get("nanos")
+
+
 class Percentiles(Record, kw_only=True):
-    """Nearest-rank percentiles of a set of observations (dshctl's, dsh computes none): ``n`` observed,
-    and ``p50``/``p90``/``p99`` (None when ``n`` is 0)."""
+    """Nearest-rank percentiles of a set of observations (dshctl's; dsh computes none): the smallest
+    observed value with at least p % of the observations at or below it.
+
+    * ``n`` — The number of observations.
+    * ``p50``, ``p90``, ``p99`` — The percentiles; null when ``n`` is 0."""
 
     n: int
     p50: Number | None
@@ -107,15 +132,21 @@ class Percentiles(Record, kw_only=True):
 
 
 class MeanPercentiles(Percentiles, kw_only=True):
-    """:class:`Percentiles` and the mean of the same observations (None when ``n`` is 0)."""
+    """Percentiles and the mean of the same observations.
+
+    * ``mean`` — The mean; null when ``n`` is 0."""
 
     mean: Number | None
 
 
 class RetryWaste(Record, kw_only=True):
     """dshctl's retry waste: attempts that ended without a message (``assistant/attempt``), the usage
-    they reported and their time (request point → settlement), and the ``llm/retry`` → ``llm/retry-started``
-    back-off. Counts and tokens are 0 when none; the two times are None in fixture form."""
+    they reported, their time and the back-off that followed them.
+
+    * ``failedAttempts`` — Their number (0 when none).
+    * ``billedInputTokens``, ``outputTokens`` — The usage they reported (0 when none).
+    * ``attemptMs`` — Request point → settlement time, summed over them (0 when none; null in fixture form).
+    * ``backoffMs`` — The ``llm/retry`` → ``llm/retry-started`` waits (0 when none; null in fixture form)."""
 
     failed_attempts: int
     billed_input_tokens: int
@@ -125,8 +156,12 @@ class RetryWaste(Record, kw_only=True):
 
 
 class MeterTotals(Record, kw_only=True):
-    """The five token buckets and the cache-hit share, as dsh 0.1.1's token meter counts them (the last
-    sample of a step replaces its earlier ones, retries included) — ``dshctl.tokenMeter011``."""
+    """The five token buckets and the cache-hit share as dsh 0.1.1's token meter counts them, for
+    comparison: the last sample of a step replaces its earlier ones, retried attempts included; that meter
+    starts from zero buckets too.
+
+    * ``uncachedInputTokens`` … ``outputTokens`` — The buckets, as the session record's.
+    * ``cacheHitPercent`` — cacheRead / billedInput, with dsh's display rule (the session record's)."""
 
     uncached_input_tokens: int | None
     cache_read_tokens: int | None
@@ -140,12 +175,16 @@ class MeterTotals(Record, kw_only=True):
 
 
 class ModelTotals(Record, kw_only=True):
-    """One model's share of dsh's figures (``provider/model`` of the message source, else of the current
-    ``request/header``; None when unknown), as the aggregate pools it.
+    """One model's share of dsh's figures, with the session record's rules: per "provider/model" — the
+    message source, else the current ``request/header`` config for attempts. The aggregate's
+    ``dshctl.models`` entries have these keys; a session's add those of the next block.
 
-    ``settlements`` and ``messages`` count its ``assistant/attempt`` + ``assistant/message`` events and its
-    messages; the token buckets are its share of dsh's token meter; ``ttftMs`` … ``tokensPerSecond`` its
-    share of dsh's ``sessionStats`` first-token and decode sums (the session record's rules)."""
+    * ``model`` — The "provider/model" route (null when unknown).
+    * ``settlements``, ``messages`` — Its ``assistant/attempt`` and ``assistant/message`` events, and its
+      messages.
+    * ``uncachedInputTokens`` … ``outputTokens`` — Its share of dsh's token meter: the buckets of its
+      settlements.
+    * ``ttftMs`` … ``tokensPerSecond`` — Its share of dsh's first-token and decode sums, and their ratios."""
 
     model: str | None
     settlements: int
@@ -164,9 +203,13 @@ class ModelTotals(Record, kw_only=True):
 
 
 class ModelRecord(ModelTotals, kw_only=True):
-    """A session's model entry (``dshctl.models``): :class:`ModelTotals`, then the steps (``step/end``)
-    and turns of the model, its share of dsh's ``llmMs`` and ``toolMs``, its reasoning tokens (part of
-    output, None when no usage reported them) and, with prices, its cost."""
+    """A session's model entry: a step, its model time and its calls' tool time count for the model of
+    its message.
+
+    * ``steps``, ``turns`` — Its steps (``step/end``), and the turns with a step of that model.
+    * ``llmMs``, ``toolMs`` — Its share of dsh's ``llmMs`` and ``toolMs``.
+    * ``reasoningTokens`` — Its reasoning tokens (part of output; null when no usage reported them).
+    * ``costs`` — With prices: its cost."""
 
     steps: int
     turns: int
@@ -177,8 +220,12 @@ class ModelRecord(ModelTotals, kw_only=True):
 
 
 class ToolRecord(Record, kw_only=True):
-    """A session's tool entry (``dshctl.tools``, per ``tool/call.name``): its calls, the results that say
-    they failed, and its share of dsh's ``toolMs`` (``tool/call`` → ``tool/result``; None in fixture form)."""
+    """A session's tool entry, per ``tool/call.name``, as in the tool rollup.
+
+    * ``name`` — The tool name (null for a call without one).
+    * ``calls``, ``failures`` — Its ``tool/call`` events, and the results that say they failed (counted as
+      the tool rollup counts them).
+    * ``toolMs`` — Its share of dsh's ``toolMs`` (``tool/call`` → ``tool/result``; null in fixture form)."""
 
     name: str | None
     calls: int
@@ -190,8 +237,12 @@ class ToolRecord(Record, kw_only=True):
 
 
 class InheritedFigures(Record, kw_only=True):
-    """dsh's ``sessionStats`` sums and token meter as they stood at a fork/seed cut: the part of the
-    session's figures the child inherited (and, with prices, its cost)."""
+    """What a forked or seeded session inherited (``inherited`` is null without a ``cut``): dsh's figures
+    as they stood at the cut, with the session record's rules. The session's figures stay dsh's (the whole
+    log, as dsh shows them); its own part is the difference.
+
+    * ``turns`` … ``outputTokens`` — dsh's ``sessionStats`` sums and token meter at the cut.
+    * ``costs`` — With prices: the cost of the inherited part."""
 
     turns: int
     steps: int
@@ -210,12 +261,25 @@ class InheritedFigures(Record, kw_only=True):
 
 
 class SessionOwnFigures(Record, kw_only=True):
-    """dshctl's own figures of a session (the ``dshctl`` object; dsh computes none of them).
+    """dshctl's own figures, not computed by dsh (counts and sums 0 when nothing contributed).
 
-    Counts: settlements (``attempts``), messages, interrupted messages, ``llm/retry`` events, tool calls,
-    results that answer no call. Latencies: provider TTFT (last request point → first token) and first
-    visible chunk per step, inter-token gaps from member times, stalls over 1 s. Then the retry waste, the
-    per-model and per-tool breakdown and dsh 0.1.1's token meter."""
+    * ``attempts`` — Settlements: ``assistant/attempt`` and ``assistant/message`` events.
+    * ``messages``, ``interruptedMessages`` — Messages, and those that were interrupted.
+    * ``retries`` — ``llm/retry`` events.
+    * ``toolCalls``, ``unmatchedToolResults`` — ``tool/call`` events, and the results that answer no call.
+    * ``providerTtftMs`` — Per step, with mean: from the last request point logged before the attempt
+      holding the step's first token — ``step/start``, an input ``user``/``system``/``developer/message``,
+      ``request/header``, ``request/context``, ``session-log-deepseek/delivery-accepted``,
+      ``compaction/end`` or ``llm/retry-started`` — to that token, so local overhead and back-off are
+      excluded.
+    * ``firstVisibleMs`` — Per step, with mean: ``step/start`` → first visible chunk, reasoning included.
+    * ``interTokenGapMs`` — Gaps between consecutive token deltas within an attempt, from the stream's
+      member times (never expanding a stream); negative gaps count as 0.
+    * ``stalls``, ``stallMs`` — Those gaps over 1000 ms: how many and their sum (0 when none).
+    * ``retryWaste`` — Attempts that ended without a message (``dshctl.retryWaste``).
+    * ``models`` — Per "provider/model" (``dshctl.models[]``).
+    * ``tools`` — Per ``tool/call.name`` (``dshctl.tools[]``).
+    * ``tokenMeter011`` — dsh 0.1.1's token meter (``dshctl.tokenMeter011``)."""
 
     attempts: int
     messages: int
@@ -235,7 +299,10 @@ class SessionOwnFigures(Record, kw_only=True):
 
 
 class SalvageGap(Record, kw_only=True):
-    """Damage ``--salvage`` read past: the physical line where reading resumed and what was lost."""
+    """Damage ``--salvage`` read past (any gap makes the exit status 1).
+
+    * ``line`` — The physical line where reading resumed.
+    * ``message`` — What was skipped and lost, as the warning says it."""
 
     line: int
     message: str
@@ -243,8 +310,12 @@ class SalvageGap(Record, kw_only=True):
 
 class SessionIdentity(Record, kw_only=True):
     """The log and its header: what a session record starts with, and all a log skipped by ``--since`` /
-    ``--until`` has (its header alone was read). ``created`` is ``createdAt`` in UTC ISO 8601; ``seeded``:
-    the header says the log was forked or seeded; ``parentSession`` the header's."""
+    ``--until`` has (its header alone was read).
+
+    * ``kind`` — "session".
+    * ``path``, ``id``, ``createdAt``, ``created``, ``generation``, ``cwd``, ``seeded``, ``parentSession`` —
+      The log and its header: ``created`` is ``createdAt`` in UTC ISO 8601; ``seeded``: the header says the
+      log was forked or seeded; ``parentSession`` the header's."""
 
     kind: str = "session"
     path: str = ""
@@ -258,26 +329,68 @@ class SessionIdentity(Record, kw_only=True):
 
 
 class SessionRecord(SessionIdentity, kw_only=True):
-    """One session's statistics (``kind`` "session").
+    """(``kind`` "session"): one session's statistics.
 
-    * ``events``, ``timing``, ``cut`` — logical events read; "envelope", or "unavailable" for a log without
-      envelope times; the seq of the first non-inherited event (None without a cut).
-    * ``turns`` … ``tokensPerSecond`` — dsh's ``sessionStats`` fold (FORMAT §7.1): step and turn counts,
-      model and tool time, TTFT and decode sums, the decode rate.
-    * ``uncachedInputTokens`` … ``cacheHitPercent`` — dsh's token meter of the 0.1.5 line (§7.3) and its
-      cache-hit display rule.
-    * ``contextWindow``, ``pressureTokens``, ``contextOccupancyPercent`` — dsh's context pressure (§7.5).
-    * ``inherited`` — those figures at the fork/seed cut (None without a cut).
-    * ``workingDirectory`` — the ``cwd`` of the last ``working-directory/change`` (dsh 0.2.1+; absent when the
-      log has none: the header's ``cwd`` is then the session's directory).
-    * ``title``, ``durationMs``, ``reasoningTokens``, ``costs`` — the latest ``session/title``, the first
-      ``turn/start`` to the last ``turn/end``/``step/end``, the meter's reasoning share, the cost (with
-      prices); ``notes`` say why figures are missing.
-    * ``dshctl`` — dshctl's own figures; ``warnings`` the reader's; ``gaps`` with ``--salvage`` only.
+    * ``events``, ``timing`` — The logical events read; "envelope", or "unavailable" for a log without
+      envelope times (``notes`` then says why figures are missing).
+    * ``cut`` — The seq of the first non-inherited event — v0/v1 ``seedLength``, v2+ the last
+      ``session/end-seed {inherited: true}`` — else null.
+    * ``turns``, ``steps`` — dsh's counts: one step per ``step/end`` (failed, cancelled and max-tokens steps
+      included); a turn each time a ``step/end`` names a turn other than the previous one (turns without a
+      step do not count). 0 in a log without steps.
+    * ``llmMs`` — Sum of ``step/start`` → ``assistant/message`` over steps whose message arrived in the open
+      step (retry waits included; a step without a message adds nothing). 0 when no message arrived so;
+      null in fixture form.
+    * ``toolMs`` — Sum of ``tool/call`` → ``tool/result`` by call id; calls without a result are dropped at
+      ``turn/end``. 0 without a timed pair (no tool call, or none answered); null in fixture form.
+    * ``ttftMs``, ``ttftSteps``, ``meanTtftMs`` — Sum of ``step/start`` → first token delta (text, reasoning
+      or tool-call delta with content) of any attempt of the step, so a failed attempt's token survives a
+      same-step retry, over the ``ttftSteps`` steps that produced a message and have a first token;
+      ``meanTtftMs`` = ttftMs / ttftSteps. ttftMs 0 when ttftSteps is 0; null in fixture form or with
+      placeholder stream times. meanTtftMs null when ttftSteps is 0.
+    * ``decodeMs``, ``decodeTokens``, ``tokensPerSecond`` — First token → message time and the message's
+      ``usage.outputTokens`` (reasoning included), summed over steps having both (a zero-output step adds
+      its span and 0 tokens). 0 when no step has both; null in fixture form or with placeholder stream
+      times. ``tokensPerSecond`` = decodeTokens / (decodeMs / 1000), null unless decodeMs > 0 (0 for zero
+      output over a positive span).
+    * ``uncachedInputTokens`` … ``outputTokens`` — dsh's token meter (0.1.5 line): each settlement's usage
+      (``assistant/message.usage``, else the last ``usage`` chunk of its stream) fills one replacement slot
+      per (turn, step), so a message does not double-count its attempt; an ``llm/retry-started`` of that
+      step closes the slot, so a retried attempt's usage adds (it was billed). Buckets are disjoint;
+      ``billedInputTokens`` = uncached + cache read + cache write; ``reasoningTokens`` is never added. The
+      meter starts from zero buckets: all 0 when no settlement reported usage, never null (fixture form
+      included: the meter needs no time).
+    * ``cacheHitPercent`` — cacheRead / billedInput as dsh displays it: an integer, halves rounded up; when
+      that would show 100 for a hit that is not full, the fewest decimals that stay below 100 (e.g. 99.95);
+      exactly 100 only for a full hit. A JSON number with the digits dsh shows; null when billed input is 0.
+    * ``contextWindow``, ``pressureTokens``, ``contextOccupancyPercent`` — The latest
+      ``request/context.contextWindow`` (one without it clears it), the prompt-side tokens (input + cache
+      read + cache write) of the latest usage sample, and min(100, round(pressure / window × 100)). Each
+      null until known (dsh's context meter leaves them absent); occupancy null unless both are. dsh's meter
+      adds a heuristic estimate of surface growth since the last usage sample (``projectedTokens``) that
+      dshctl does not reproduce: this is the sample alone, so occupancy may read lower than dsh's ring after
+      compaction or long tool output.
+    * ``inherited`` — What a forked or seeded session inherited (``inherited``, below); null without a
+      ``cut``.
+    * ``title`` — The latest ``session/title`` (null without one).
+    * ``workingDirectory`` — Present only for a log that moves its session (dsh 0.2.1-alpha.2 and later):
+      the session's effective directory at the end of the log, as dsh's working-directory projection folds
+      it — the ``cwd`` of the last ``working-directory/change``. ``cwd`` stays the header's, the original
+      project.
+    * ``durationMs`` — The first ``turn/start`` to the last ``turn/end`` or ``step/end`` (null without a
+      timed ``turn/start``, or in fixture form).
+    * ``reasoningTokens`` — The meter's share of reasoning tokens (part of ``outputTokens``, never added to
+      it; null when no usage reported them).
+    * ``costs`` — The cost (see PRICES: each call at its own time; absent with ``--no-cost``);
+      ``inherited`` also holds ``costs`` then.
+    * ``notes`` — Why figures are missing (a log without envelope times, placeholder stream times).
+    * ``dshctl`` — dshctl's own figures, kept apart (``dshctl``, below).
+    * ``warnings`` — The torn tail and other reader warnings of this log (every one, whatever
+      ``--verbose`` says).
+    * ``gaps`` — With ``--salvage`` only: the damage read past (``gaps[]``, below)."""
 
-    The identity and log fields have defaults so the fold can build the figures alone (a fork prefix,
-    the live view); :func:`~dshctl.stats.results.folded_stats` fills them in."""
-
+    # The identity and log fields have defaults so the fold can build the figures alone (a fork prefix,
+    # the live view); results.folded_stats fills them in.
     events: int = 0
     timing: str = "envelope"
     cut: int | None = None
@@ -316,19 +429,33 @@ class SessionRecord(SessionIdentity, kw_only=True):
 
 
 class TurnRecord(Record, kw_only=True):
-    """One turn (``kind`` "turn"), with its ``session`` id and ``path``.
+    """(``kind`` "turn"): one per turn seen.
 
-    * ``turn``, ``steps`` — the turn number and its ``step/end`` count.
+    * ``kind``, ``session``, ``path`` — "turn"; the session's id and the log's path.
+    * ``turn``, ``steps`` — The turn number and its ``step/end`` count (0 for a turn closed without a step).
     * ``ttftMs``, ``ttftStep`` — dsh's turn footer: the TTFT of the lowest-numbered step that produced a
-      message, and that step.
-    * ``llmMs``, ``decodeMs``, ``decodeTokens``, ``tokensPerSecond`` — the turn's share of dsh's
-      ``sessionStats`` sums (0 when nothing contributed; None in fixture form) and its decode rate.
-    * token buckets — its share of dsh's meter; None when no settlement of the turn reported usage
-      (dsh's per-turn billing settles nothing then).
-    * ``toolCalls`` … ``endReason`` — counts, its share of ``toolMs``, ``turn/start`` → ``turn/end``, the
-      ``turn/end`` reason kind; ``inherited`` for a turn read before the fork cut; ``stepRates`` tok/s
-      per step; ``startTime``, ``prompt`` (first line the user typed, ≤ 80 characters),
-      ``reasoningTokens``, and with prices ``costs``."""
+      message (null when that step has no first token, or no step produced one), and that step.
+    * ``llmMs``, ``decodeMs``, ``decodeTokens`` — The turn's share of the session's sums: 0 when nothing
+      contributed (a turn without steps too); null in fixture form (decode also with placeholder stream
+      times).
+    * ``tokensPerSecond`` — dsh's turn footer: Σ output / Σ decode seconds over its steps having both (null
+      unless that decode time is positive).
+    * ``uncachedInputTokens`` … ``outputTokens`` — The turn's share of the meter; null when no settlement
+      of the turn reported usage (dsh's per-turn billing settles nothing for such a turn).
+    * ``toolCalls`` — Its ``tool/call`` events.
+    * ``toolMs`` — The turn's share of the session's ``toolMs``: 0 when nothing contributed; null in fixture
+      form.
+    * ``attempts``, ``retries`` — Its settlements and its ``llm/retry`` events.
+    * ``durationMs`` — ``turn/start`` → ``turn/end`` (null without both times).
+    * ``endReason`` — The ``turn/end`` reason kind (null without one).
+    * ``inherited`` — True for a turn read before the fork cut (a turn still open at the cut included).
+    * ``stepRates`` — tok/s per step (null where unknown).
+    * ``startTime`` — The ``turn/start`` time (epoch ms; null in fixture form).
+    * ``prompt`` — The first non-blank line of the turn's first ``user/message`` typed by the user (source
+      kind ``user``), trimmed and cut to 80 characters (null without one; the exact text, in JSON and
+      NDJSON only: no table shows it).
+    * ``reasoningTokens`` — The turn's share of ``reasoningTokens`` (null when none reported).
+    * ``costs`` — With prices: its cost."""
 
     kind: str = "turn"
     session: str | None = None
@@ -361,9 +488,14 @@ class TurnRecord(Record, kw_only=True):
 
 
 class StepOwnFigures(Record, kw_only=True):
-    """dshctl's own figures of one step: provider TTFT, first visible chunk and the longest inter-token
-    gap (None without an observation); stalls over 1 s; the step's retry waste (0 when none; the two
-    times None in fixture form)."""
+    """dshctl's own figures of one step, with the session's rules.
+
+    * ``providerTtftMs``, ``firstVisibleMs``, ``maxGapMs`` — The step's provider TTFT, first visible chunk
+      and longest inter-token gap (null without an observation).
+    * ``stalls``, ``stallMs``, ``failedAttempts``, ``wastedBilledInputTokens``, ``wastedOutputTokens`` —
+      Its stalls over 1 s and its retry waste (0 when none).
+    * ``wastedAttemptMs``, ``backoffMs`` — The time of its failed attempts and the back-off after them (0
+      when none, null in fixture form)."""
 
     provider_ttft_ms: int | None
     first_visible_ms: int | None
@@ -378,19 +510,33 @@ class StepOwnFigures(Record, kw_only=True):
 
 
 class StepRecord(Record, kw_only=True):
-    """One step (``kind`` "step"), with its ``session`` id and ``path``: exactly its contributions to the
-    session's dsh figures, so the rows add up to the session.
+    """(``kind`` "step"): one row per step, exactly its contributions to the session's dsh figures.
 
-    * ``turn``, ``step``, ``attempts``, ``retries`` — coordinates and counts.
+    * ``kind``, ``session``, ``path`` — "step"; the session's id and the log's path.
+    * ``turn``, ``step``, ``attempts``, ``retries`` — Coordinates, its settlements and its ``llm/retry``
+      events.
     * ``ttftMs``, ``llmMs``, ``generationMs`` — dsh's per-step readings: ``step/start`` → first token,
-      → message, first token → message (None without a message in the open step / a first token).
-    * ``decodeMs`` … ``tokensPerSecond`` — its share of dsh's decode sums (None without first token or usage).
-    * token buckets — its share of dsh's meter, retried attempts included (None without usage).
-    * ``toolCalls``, ``toolMs`` — its calls and its share of dsh's ``toolMs``.
-    * ``finishReason`` … ``model`` — the last settlement's ``finish`` kind and failure code, whether the
-      message was interrupted, a ``step/end`` was seen, the step was read before the fork cut, its route.
-    * ``reasoningTokens``, ``tools`` (call names in order, "?" without one), ``costs`` (with prices),
-      and dshctl's own figures under ``dshctl``."""
+      ``step/start`` → message (total) and first token → message (with or without usage); each null when
+      the step has no message in its open step or (TTFT, generation) no first token.
+    * ``decodeMs``, ``decodeTokens``, ``tokensPerSecond`` — The step's share of the session's decode sums:
+      null when the step lacks a first token or usage (dsh leaves it out); 0 tokens for a zero-output step;
+      tok/s null unless the span is positive.
+    * ``uncachedInputTokens`` … ``outputTokens`` — The step's share of the meter, retried attempts
+      included; null when no settlement of the step reported usage.
+    * ``toolCalls`` — Its ``tool/call`` events.
+    * ``toolMs`` — The step's share of ``toolMs``: 0 without a timed pair; null in fixture form.
+    * ``finishReason``, ``failureCode`` — Kind of the last settlement's ``finish`` chunk (null when none was
+      streamed), and its failure code.
+    * ``interrupted``, ``ended``, ``inherited`` — The message was interrupted; a ``step/end`` was seen; the
+      step was read before the fork cut.
+    * ``model`` — Its "provider/model" route.
+    * ``reasoningTokens`` — The step's share of ``reasoningTokens`` (null when none reported).
+    * ``tools`` — The names of its tool calls in order ("?" for a call without a name).
+    * ``costs`` — With prices: its cost.
+    * ``dshctl`` — dshctl's own figures of the step (``dshctl``, below).
+
+    A step's dsh figures are its contributions to the session's, so their non-null values add up to the
+    session record; a turn's are the sums of its steps."""
 
     kind: str = "step"
     session: str | None = None
@@ -426,20 +572,21 @@ class StepRecord(Record, kw_only=True):
 
 
 class SettlementRecord(StepRecord, kw_only=True):
-    """One model-call settlement of a step (``kind`` "settlement": ``dshctl export``'s ``steps`` rows).
+    """(``kind`` "settlement"): one model-call settlement of a step, failed attempts included. The
+    step record's keys are this settlement's share of its step's figures, so a step's settlement rows add
+    up to its ``--by step`` row: its token sample while the meter still counts it (0 once a later sample of
+    the same step replaced it), dsh's step readings on the message that closed the open step, the tool
+    calls its message made, the ``llm/retry`` events and back-off that followed it, and ``ended`` on the
+    settlement that gives the step its model (the last message, else the first attempt). A step without
+    any settlement has one row, ``attempt`` null.
 
-    The :class:`StepRecord` fields are this settlement's share of its step's figures, so a step's
-    settlement rows add up to its step row: its token sample while the meter still counts it (0 once a
-    later sample of the same step replaced it), dsh's step readings on the message that closed the open
-    step, the tool calls its message made, the ``llm/retry`` events and back-off that followed it, and
-    ``ended`` on the settlement that gives the step its model (the last message, else the first attempt).
-    A step without any settlement has one row, ``attempt`` None.
-
-    * ``attempt`` — 1-based position among the step's settlements; ``retry`` — the ``llm/retry`` events
-      of the step read before it (0: the first try); ``outcome`` — "message" or "attempt" (a settlement
-      without a surface message: failed, retried or cancelled).
-    * ``seq`` — the settlement event's seq; ``stepStartedAt`` the ``step/start`` time, ``requestedAt`` the
-      last request point before it (epoch ms), ``settledAt`` the settlement's time."""
+    * ``attempt`` — The 1-based position among the step's settlements.
+    * ``retry`` — The ``llm/retry`` events of the step read before it (0: the first try).
+    * ``outcome`` — "message", or "attempt" for a settlement without a surface message (failed, retried or
+      cancelled).
+    * ``seq`` — The settlement event's seq.
+    * ``stepStartedAt``, ``requestedAt``, ``settledAt`` — The ``step/start`` time, the last request point
+      before the settlement and the settlement's own time (epoch ms)."""
 
     kind: str = "settlement"
     attempt: int | None
@@ -452,15 +599,21 @@ class SettlementRecord(StepRecord, kw_only=True):
 
 
 class ToolCallRecord(Record, kw_only=True):
-    """One ``tool/call`` (``kind`` "toolCall"), with its ``session`` id and ``path``.
+    """(``kind`` "toolCall"): one ``tool/call``.
 
-    * ``turn``, ``step``, ``attempt`` (the settlement of the step whose message made the call), ``seq``.
-    * ``callId``, ``name``, ``model`` (the step's route when the call was made).
-    * ``calledAt`` — the call's time; ``resultSeq``, ``resultAt`` — its ``tool/result`` as dsh pairs them
-      (same call id, before ``turn/end``); ``toolMs`` its share of dsh's ``toolMs`` (None when dsh times
-      nothing: no paired result, or no envelope times).
-    * ``matched``, ``failed`` (the result says it failed), ``errorCode`` / ``errorName`` (the result's
-      ``data.error``), ``inherited`` (read before the fork cut)."""
+    * ``kind``, ``session``, ``path`` — "toolCall"; the session's id and the log's path.
+    * ``turn``, ``step``, ``attempt``, ``seq`` — Where the call was made: the settlement of the step whose
+      message made it, and the call's seq.
+    * ``callId``, ``name``, ``model`` — The call id, the tool's name, and the step's route when the call was
+      made.
+    * ``calledAt`` — The call's time.
+    * ``resultSeq``, ``resultAt`` — Its ``tool/result`` as dsh pairs them (same call id, before
+      ``turn/end``).
+    * ``toolMs`` — Its share of dsh's ``toolMs`` (null when dsh times nothing: no paired result, or no
+      envelope times).
+    * ``matched``, ``failed`` — A result answered it; the result says it failed.
+    * ``errorCode``, ``errorName`` — The result's ``data.error``.
+    * ``inherited`` — Read before the fork cut."""
 
     kind: str = "toolCall"
     session: str | None = None
@@ -484,9 +637,20 @@ class ToolCallRecord(Record, kw_only=True):
 
 
 class ImageRecord(Record, kw_only=True):
-    """One image reference (``kind`` "image"): a row of ``dshctl images``, typed — a declared field that is
-    not of its documented type is None (``dshctl images`` shows it as written). ``eventType``, ``carrier``
-    and ``location`` are that command's ``type``, ``where`` and ``at`` (names no SQL dialect reserves)."""
+    """(``kind`` "image"): one image reference, a row of ``dshctl images`` typed: a declared field that
+    is not of its documented type is null (``dshctl images`` shows it as written).
+
+    * ``kind``, ``session``, ``path`` — "image"; the session's id and the log's path.
+    * ``seq``, ``line``, ``eventType`` — The event holding the reference, its physical line and its type
+      (``dshctl images``' ``type``).
+    * ``turn``, ``step`` — From the event, else from the enclosing ``turn/start`` / ``step/start``.
+    * ``carrier``, ``location`` — Where in the event the reference is (``dshctl images``' ``where`` and
+      ``at``: names no SQL dialect reserves).
+    * ``n`` — The 0-based occurrence index of the image within its event.
+    * ``attachmentId``, ``mediaType``, ``bytes``, ``width``, ``height``, ``name`` — The reference as written.
+    * ``originalWidth``, ``originalHeight`` — Its ``originalDimensions``.
+    * ``offloaded``, ``offloadedBy`` — Offloaded by an ``image/offload`` event (and its seq), or marked so
+      by its own ``offloaded: true`` (``offloadedBy`` null)."""
 
     kind: str = "image"
     session: str | None = None
@@ -514,16 +678,21 @@ class ImageRecord(Record, kw_only=True):
 
 
 class PrefixCounts(Record, kw_only=True):
-    """Inherited fork prefixes across sessions: ``excluded`` (the parent is counted, so the child adds
-    only what came after its cut) and ``counted`` (kept in the child)."""
+    """How many inherited fork prefixes went which way.
+
+    * ``excluded`` — Prefixes left out: the parent is counted, so the child adds only what came after its
+      cut.
+    * ``counted`` — Prefixes kept in the child (its parent is not counted)."""
 
     excluded: int
     counted: int
 
 
 class AggregatePercentiles(Record, kw_only=True):
-    """Nearest-rank percentiles across sessions: dsh's TTFT and tok/s per step, output and billed input
-    tokens per turn."""
+    """Nearest-rank percentiles across sessions.
+
+    * ``ttftMs``, ``tokensPerSecond`` — dsh's TTFT and tok/s, per step.
+    * ``outputTokensPerTurn``, ``billedInputTokensPerTurn`` — Output and billed input tokens, per turn."""
 
     ttft_ms: Percentiles
     tokens_per_second: Percentiles
@@ -532,8 +701,11 @@ class AggregatePercentiles(Record, kw_only=True):
 
 
 class AggregateOwnFigures(Record, kw_only=True):
-    """dshctl's own figures pooled over sessions (the session's ``dshctl`` keys but ``messages``,
-    ``interruptedMessages``, ``unmatchedToolResults`` and ``tools``)."""
+    """The session's ``dshctl`` keys pooled over the sessions (no ``messages``,
+    ``interruptedMessages``, ``unmatchedToolResults`` or ``tools``).
+
+    * ``attempts`` … ``tokenMeter011`` — As in the session's ``dshctl``, pooled; its ``models`` entries have
+      the keys of ``dshctl.models[] (aggregate)``."""
 
     attempts: int
     retries: int
@@ -549,14 +721,27 @@ class AggregateOwnFigures(Record, kw_only=True):
 
 
 class AggregateRecord(Record, kw_only=True):
-    """Many sessions pooled (``kind`` "aggregate"): what dsh's folds would give over the concatenated
-    logs, each inherited fork prefix counted once.
+    """(``kind`` "aggregate", in ``--json``): many sessions pooled, as dsh's folds would give them over
+    the concatenated logs.
 
-    * ``sessions``, ``failed``, ``skipped`` (outside ``--since``/``--until``), ``inheritedPrefixes``.
-    * ``turns`` … ``cacheHitPercent``, ``reasoningTokens`` — dsh's ``sessionStats`` sums and token meter
-      pooled (a time sum None only when every session lacks times; over no session every sum is 0).
-    * ``costs``, ``costsByCurrency``, ``unpricedModels`` — with prices (see :class:`RollupRow`).
-    * ``percentileMethod``, ``percentiles`` — nearest rank; ``dshctl`` — dshctl's own figures pooled."""
+    * ``kind`` — "aggregate".
+    * ``sessions``, ``failed``, ``skipped`` — The sessions read, those that failed, and those skipped
+      (outside ``--since``/``--until``).
+    * ``inheritedPrefixes`` — How each inherited prefix was counted (below).
+    * ``turns`` … ``cacheHitPercent`` — dsh's sums pooled over the sessions, with the session record's
+      rules; a time sum is null only when every session counted lacks times; over no session at all every
+      sum is 0, as dsh's folds start, and only the ratios are null.
+    * ``reasoningTokens`` — Pooled likewise.
+    * ``costs``, ``costsByCurrency``, ``unpricedModels`` — With prices (see PRICES).
+    * ``percentileMethod`` — "nearest-rank".
+    * ``percentiles`` — Per step and per turn (below).
+    * ``dshctl`` — dshctl's own figures pooled (below).
+
+    Each inherited prefix is counted once. A session whose ``parentSession`` is among the sessions counted
+    contributes only what it added after its cut (sums, counts, per-step and per-turn observations, gaps,
+    per-model figures); a session whose parent is not counted (not given, unreadable, or outside
+    ``--since``/``--until``) keeps its prefix, counted once there. The header names only the direct
+    parent: a grandchild's prefix is excluded only when its own parent is counted."""
 
     kind: str = "aggregate"
     sessions: int
@@ -589,17 +774,26 @@ class AggregateRecord(Record, kw_only=True):
 
 
 class RollupRow(Record, kw_only=True):
-    """One row of ``--by day|week|month|project|model`` (``kind`` the rollup), or their total (``kind``
-    "total", ``key`` "total").
+    """(``kind`` "day", "week", "month", "project", "model", or "total"): one row of ``--by
+    day|week|month|project|model``, or their total.
 
-    * ``key`` — the day, ISO week, month, cwd or ``provider/model`` ("(unknown)" without one).
-    * ``sessions`` … ``tokensPerSecond`` — the aggregate's dsh sums for the row's sessions (a model row:
-      the model's share), ``p90TtftMs`` the nearest-rank p90 of its steps' TTFT.
-    * ``models`` (day … project rows and the total: the routes its sessions used) or ``settlements``
-      (model rows).
-    * ``costs``, ``costsByCurrency``, ``unpricedModels`` — with prices: the cost (None when a model
-      without a price has tokens here or currencies differ), one cost per currency (never converted),
-      the models without a price."""
+    * ``kind``, ``key`` — The rollup, or "total"; the day, ISO week, month, cwd or "provider/model"
+      ("(unknown)" without one; "total" for the total).
+    * ``sessions``, ``turns``, ``steps`` — Its sessions and their turns and steps (a model row: those that
+      used the model, an inherited prefix included, so one session can count in several rows).
+    * ``uncachedInputTokens`` … ``outputTokens`` — The five token buckets, pooled as the aggregate pools
+      them (a model row: the model's share).
+    * ``cacheHitPercent`` — With dsh's display rule.
+    * ``reasoningTokens`` — Part of output, never added to it.
+    * ``llmMs``, ``toolMs``, ``ttftMs``, ``ttftSteps``, ``meanTtftMs`` — dsh's sums and the mean TTFT.
+    * ``p90TtftMs`` — Nearest rank over the steps' TTFT.
+    * ``decodeMs``, ``decodeTokens``, ``tokensPerSecond`` — The decode sums and their ratio (a ratio of sums).
+    * ``models`` — The "provider/model" routes its sessions used, as ccusage lists them per day (not in
+      model rows).
+    * ``settlements`` — Model rows only: the model's settlements.
+    * ``costs``, ``costsByCurrency``, ``unpricedModels`` — With prices: the cost (null when a model without
+      a price has tokens here or currencies differ), one cost per currency (never converted), the models
+      without a price (see PRICES)."""
 
     kind: str
     key: str
@@ -630,9 +824,17 @@ class RollupRow(Record, kw_only=True):
 
 
 class ToolRow(Record, kw_only=True):
-    """One row of ``--by tool`` (``kind`` "tool"), or their total (``kind`` "total"): calls and failures
-    of the tool, the calls dsh times (a result before ``turn/end``) and their share of dsh's ``toolMs``,
-    nearest-rank p50/p90 and the longest, and the share of all tool time (one decimal)."""
+    """(``kind`` "tool" or "total"): one row of ``--by tool``, or their total.
+
+    * ``kind``, ``key`` — "tool" or "total"; the tool name ("(unknown)" for a call without one).
+    * ``sessions`` — The sessions that called it.
+    * ``calls`` — Every ``tool/call``.
+    * ``failures`` — Results whose error flag is set — v4 ``message.isError``, earlier the tool-result
+      block's ``isError`` — or that carry ``data.error``; a result that answers no call is not counted.
+    * ``timedCalls`` — The calls dsh times: a result arrived before ``turn/end``.
+    * ``toolMs`` — Their time, the tool's share of dsh's ``toolMs``.
+    * ``p50Ms``, ``p90Ms``, ``maxMs`` — Over the timed calls, nearest rank.
+    * ``sharePercent`` — toolMs / the total toolMs, one decimal."""
 
     kind: str
     key: str

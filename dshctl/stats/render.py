@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..humanize import utc_moment
-from ..output import Tables, number, text
-from ..tables import SessionNames, distinct_paths
+from ..humanize import format_duration, format_ms, utc_moment
+from ..tables import SessionNames, Tables, distinct_paths, number, text
 from ..textsafe import visible_line
-from .figures import format_duration, format_ms, format_rate, format_tokens, sparkline
+from .figures import format_rate, format_tokens, sparkline
 from .records import (
     UNSET,
     AggregateOwnFigures,

@@ -27,10 +27,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LEVELS", "Rule", "RULES", "BEYOND_DSH_LEVELS", "get_rule"]
+__all__ = ["LEVELS", "LEVEL_SUMMARIES", "Rule", "RULES", "BEYOND_DSH_LEVELS", "get_rule"]
 
 LEVELS = ("codec", "stream", "settlement", "grammar", "relationships")
 BEYOND_DSH_LEVELS = frozenset({"stream", "settlement", "grammar"})
+
+LEVEL_SUMMARIES = {
+    "codec": "header keys per generation, version, delegationDepth, isSeeded/seedLength and the inherited cut "
+             "against the session/end-seed marker; envelope keys; dense seq; safe-integer time; packed v0 rows; "
+             "range-encoded sourceEventSeqs; surfaceOp; unknown event types (refused unless ignorable: true; "
+             "released v0 inventories are closed even then); payload admission of the released inventory; zstd "
+             "framing; torn tail. dsh's load checks these (restore)",
+    "stream": "strict expansion of every embedded (v2+) stream, every record rule of expandAssistantStream, and "
+              "every chunk against the StreamChunk union; v0/v1 chunk events as dsh's v1→v2 fold packs them. "
+              "Beyond dsh's load: dsh checks them only when it publishes a migrated generation (v0 chunk "
+              "packing: on load)",
+    "settlement": "each assistant/message equals its assembled stream: message.content (or the interrupted "
+                  "blocks), data.usage (the last usage chunk), message.source.replayState. Beyond dsh's load "
+                  "(publication only)",
+    "grammar": "the per-attempt adapter contract (FORMAT.md §4.7): usage before finish, nothing after finish, "
+               "deltas after their block-end, a second block-end, reopened or unopened indexes, open blocks at "
+               "finish, a max-tokens message still carrying tool calls. Beyond dsh's load (a dev-time invariant "
+               "only)",
+    "relationships": "turn/step nesting and numbering, a step/end for every step, tool call → result pairing "
+                     "(advertised tool-call blocks need their tool/call and tool/result in the step), retry "
+                     "chains (numbering, one retryId, llm/retry-started pairing, provider), title messageSeqs, "
+                     "surface replacement, compaction brackets, commands, delivery markers, code dispatch, the "
+                     "v3 system head, v0 chunk provenance. dsh's load checks these (restore and migration)",
+}
+"""What each level checks and whether dsh's own load does (``dshctl(1)`` shows it above the level's rules)."""
 
 
 @dataclass(frozen=True)

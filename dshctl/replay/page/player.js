@@ -175,25 +175,26 @@
       this.blocks = (data.blocks || []).map(([type, seq, index]) => ({
         type, seq, index, text: '', runs: [], first: -1, last: -1, end: 0, node: null,
       }));
-      const texts = this.blocks.map(() => []);
-      const lengths = this.blocks.map(() => 0);
       this.turns = [];
       this.tools = [];
-      const ends = [];
       this.quiet = new Uint8Array(this.count);
+      const ends = this.indexItems();
+      this.unitEnds = Int32Array.from(new Set(ends)).sort();
+      this.turnPositions = Int32Array.from(this.turns.map((turn) => turn.fragment + 1));
+      this.toolPositions = Int32Array.from(this.tools.map((fragment) => fragment + 1));
+      this.setIdleLimit(data.idle);
+    }
+
+    // Each item's place: its start, its run's cumulative lengths, its block's text and extent, the turns,
+    // the tool calls and the fragments that show nothing. Returns where each unit (event, block) ends.
+    indexItems() {
+      const texts = this.blocks.map(() => []);
+      const lengths = this.blocks.map(() => 0);
+      const ends = [];
       this.items.forEach((item, i) => {
         this.starts[i] = item.s;
         const n = item.n || 1;
-        if (item.l) {
-          const cum = new Int32Array(item.l.length);
-          let total = 0;
-          item.l.forEach((length, k) => {
-            total += length;
-            cum[k] = total;
-            if (!length) this.quiet[item.s + k] = 1;
-          });
-          item.cum = cum;
-        }
+        if (item.l) item.cum = this.runEnds(item);
         if (item.b !== undefined) {
           const block = this.blocks[item.b];
           if (block.first < 0) block.first = i;
@@ -216,10 +217,19 @@
         block.text = texts[b].join('');
         ends.push(block.end);
       });
-      this.unitEnds = Int32Array.from(new Set(ends)).sort();
-      this.turnPositions = Int32Array.from(this.turns.map((turn) => turn.fragment + 1));
-      this.toolPositions = Int32Array.from(this.tools.map((fragment) => fragment + 1));
-      this.setIdleLimit(data.idle);
+      return ends;
+    }
+
+    // a run's text length after each of its fragments (an empty delta shows nothing: quiet)
+    runEnds(item) {
+      const cum = new Int32Array(item.l.length);
+      let total = 0;
+      item.l.forEach((length, k) => {
+        total += length;
+        cum[k] = total;
+        if (!length) this.quiet[item.s + k] = 1;
+      });
+      return cum;
     }
 
     // dshctl's PlaybackClock rule (dshctl/replay/transform.py): playback seconds of each fragment
@@ -797,6 +807,141 @@
   }
 
   // ------------------------------------------------------------------------------------------------
+  // The search bar: the query, the match count, walking the hits, highlighting those on screen
+
+  class SearchBar {
+    constructor(replay) {
+      this.replay = replay;
+      this.search = new Search(replay.model, replay.screen);
+      this.highlightDue = 0;
+    }
+
+    wire() {
+      $('search-open').addEventListener('click', () => this.open());
+      $('search-close').addEventListener('click', () => this.close());
+      $('search-next').addEventListener('click', () => this.move(1));
+      $('search-prev').addEventListener('click', () => this.move(-1));
+      const input = $('search');
+      let timer = 0;
+      input.addEventListener('input', () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => this.run(input.value, true), 150);
+      });
+      input.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') {
+          event.preventDefault();
+          clearTimeout(timer);
+          if (input.value !== this.search.query) this.run(input.value, true);
+          else this.move(event.shiftKey ? -1 : 1);
+        } else if (event.key === 'Escape') {
+          event.preventDefault();
+          this.close();
+        }
+      });
+    }
+
+    get isOpen() {
+      return !$('searchbar').hidden;
+    }
+
+    open() {
+      $('searchbar').hidden = false;
+      const input = $('search');
+      input.focus();
+      input.select();
+    }
+
+    close() {
+      $('searchbar').hidden = true;
+      this.search.run('');
+      $('search').value = '';
+      $('search-count').textContent = '';
+      this.highlight();
+      $('search').blur();
+    }
+
+    run(query, move) {
+      const hits = this.search.run(query);
+      if (hits && move) this.goTo(this.search.firstFrom(this.replay.screen.position));
+      else this.highlight();
+      this.showCount();
+      return hits;
+    }
+
+    showCount() {
+      const search = this.search;
+      const total = search.hits.length;
+      $('search-count').textContent = !search.query ? '' : total ?
+        (search.current + 1) + ' / ' + count(total) + (total >= MAX_HITS ? '+' : '') : 'no match';
+    }
+
+    move(step) {
+      const search = this.search;
+      if (!search.hits.length) return;
+      const next = search.current < 0 ? search.firstFrom(this.replay.screen.position) :
+        (search.current + step + search.hits.length) % search.hits.length;
+      this.goTo(next);
+    }
+
+    goTo(index) {
+      const search = this.search;
+      const replay = this.replay;
+      if (index < 0 || index >= search.hits.length) return;
+      search.current = index;
+      const hit = search.hits[index];
+      replay.pauseForNavigation();
+      replay.seekPosition(hit.position, () => {
+        const range = search.range(hit);
+        if (range) {
+          const box = range.getBoundingClientRect();
+          const target = box.top + window.scrollY - window.innerHeight / 3;
+          replay.scrollTo(() => window.scrollTo(0, Math.max(target, 0)));
+          const holder = range.startContainer.parentElement && range.startContainer.parentElement.closest('.collapsed');
+          if (holder) {
+            holder.classList.add('expanded');
+            replay.screen.updateCollapse(holder);
+          }
+        }
+      });
+      this.highlight();
+      this.showCount();
+    }
+
+    // after a frame: the hits on screen highlighted again (twice a second at most while playing)
+    framed() {
+      const now = this.replay.now();
+      if (this.search.query && now >= this.highlightDue) {
+        this.highlightDue = now + (this.replay.playing ? 0.5 : 0);
+        this.highlight();
+      }
+    }
+
+    highlight() {
+      if (!window.CSS || !CSS.highlights || typeof Highlight !== 'function') return;
+      CSS.highlights.delete('dshctl-hit');
+      CSS.highlights.delete('dshctl-current');
+      const search = this.search;
+      if (!search.query || !search.hits.length) return;
+      const position = this.replay.screen.position;
+      const center = search.current >= 0 ? search.current : search.firstFrom(position);
+      const low = Math.max(0, center - HIGHLIGHT_WINDOW);
+      const high = Math.min(search.hits.length, center + HIGHLIGHT_WINDOW);
+      const ranges = [];
+      let current = null;
+      for (let i = low; i < high; i++) {
+        const hit = search.hits[i];
+        if (hit.position > position) continue;
+        const range = search.range(hit);
+        if (!range) continue;
+        if (i === search.current) current = range;
+        else ranges.push(range);
+      }
+      CSS.highlights.set('dshctl-hit', new Highlight(...ranges));
+      if (current) CSS.highlights.set('dshctl-current', new Highlight(current));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
   // The player: clock, playback, navigation, keys, the script API
 
   class Replay {
@@ -804,7 +949,8 @@
       this.data = data;
       this.model = new Model(data);
       this.screen = new Screen(this.model, $('transcript'));
-      this.search = new Search(this.model, this.screen);
+      this.searchBar = new SearchBar(this);
+      this.search = this.searchBar.search;
       this.playing = false;
       this.speed = Math.min(Math.max(data.speed || 1, MIN_SPEED), MAX_SPEED);
       this.time = 0;
@@ -814,7 +960,6 @@
       this.frameRequested = false;
       this.ourScroll = 0;
       this.api = null;
-      this.highlightDue = 0;
     }
 
     start() {
@@ -1056,10 +1201,7 @@
       const value = turn ? String(turn.turn) : '';
       if (select.value !== value) select.value = value;
       if (this.follow && (this.playing || scroll)) this.scrollToEnd();
-      if (this.search.query && this.now() >= this.highlightDue) {
-        this.highlightDue = this.now() + (this.playing ? 0.5 : 0);
-        this.highlight();
-      }
+      this.searchBar.framed();
     }
 
     buttons() {
@@ -1130,6 +1272,17 @@
     // -- wiring --
 
     controls() {
+      this.menus();
+      this.buttonClicks();
+      this.searchBar.wire();
+      this.gotoInput();
+      this.seekBar();
+      this.watchWindow();
+      this.drawMarks();
+    }
+
+    // the speed, idle limit and turn menus
+    menus() {
       const model = this.model;
       this.fillSelect($('speed'), SPEEDS, this.speed, (v) => formatSpeed(v));
       this.fillSelect($('idle'), IDLES, model.idle, (v) => (v ? v + ' s' : 'off'));
@@ -1148,6 +1301,10 @@
         if (event.target.value) this.seekTurn(Number(event.target.value), true);
         event.target.blur();
       });
+    }
+
+    buttonClicks() {
+      const model = this.model;
       $('play').addEventListener('click', () => this.toggle());
       $('prev-turn').addEventListener('click', () => this.stepMark(model.turnPositions, false, 'no earlier turn'));
       $('next-turn').addEventListener('click', () => this.stepMark(model.turnPositions, true, 'no later turn'));
@@ -1157,28 +1314,15 @@
       $('help-open').addEventListener('click', () => this.help(true));
       $('help-close').addEventListener('click', () => this.help(false));
       $('help').addEventListener('click', (event) => { if (event.target === $('help')) this.help(false); });
-      $('search-open').addEventListener('click', () => this.openSearch());
-      $('search-close').addEventListener('click', () => this.closeSearch());
-      $('search-next').addEventListener('click', () => this.moveHit(1));
-      $('search-prev').addEventListener('click', () => this.moveHit(-1));
       $('theme').addEventListener('click', () => this.cycleTheme());
-      const input = $('search');
-      let timer = 0;
-      input.addEventListener('input', () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => this.runSearch(input.value, true), 150);
-      });
-      input.addEventListener('keydown', (event) => {
-        if (event.key === 'Enter') {
-          event.preventDefault();
-          clearTimeout(timer);
-          if (input.value !== this.search.query) this.runSearch(input.value, true);
-          else this.moveHit(event.shiftKey ? -1 : 1);
-        } else if (event.key === 'Escape') {
-          event.preventDefault();
-          this.closeSearch();
-        }
-      });
+      // a button clicked with the mouse takes no focus, so Space stays play/pause (the keyboard still tabs to it)
+      for (const button of document.querySelectorAll('#controls button, #top button')) {
+        button.addEventListener('mousedown', (event) => event.preventDefault());
+      }
+    }
+
+    // the go-to-turn box (key g)
+    gotoInput() {
       const goto = $('goto');
       goto.addEventListener('keydown', (event) => {
         if (event.key === 'Enter') {
@@ -1191,11 +1335,10 @@
           this.closeGoto();
         }
       });
-      // a button clicked with the mouse takes no focus, so Space stays play/pause (the keyboard still tabs to it)
-      for (const button of document.querySelectorAll('#controls button, #top button')) {
-        button.addEventListener('mousedown', (event) => event.preventDefault());
-      }
-      this.seekBar();
+    }
+
+    // the window: its size and scheme redraw the marks; the reader's scrolls and inputs decide following
+    watchWindow() {
       window.addEventListener('resize', () => this.drawMarks());
       if (window.matchMedia) window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => this.drawMarks());
       window.addEventListener('scroll', () => this.scrolled(), { passive: true });
@@ -1208,7 +1351,6 @@
       for (const type of ['wheel', 'touchstart', 'touchmove', 'pointerdown', 'keydown']) {
         window.addEventListener(type, touched, { passive: true, capture: true });
       }
-      this.drawMarks();
     }
 
     // the reader scrolled away from the end (a wheel, a touch, a key, the scroll bar): stop following
@@ -1267,93 +1409,6 @@
       this.drawMarks();
     }
 
-    // -- search --
-
-    openSearch() {
-      $('searchbar').hidden = false;
-      const input = $('search');
-      input.focus();
-      input.select();
-    }
-
-    closeSearch() {
-      $('searchbar').hidden = true;
-      this.search.run('');
-      $('search').value = '';
-      $('search-count').textContent = '';
-      this.highlight();
-      $('search').blur();
-    }
-
-    runSearch(query, move) {
-      const hits = this.search.run(query);
-      if (hits && move) this.goToHit(this.search.firstFrom(this.screen.position));
-      else this.highlight();
-      this.searchCount();
-      return hits;
-    }
-
-    searchCount() {
-      const search = this.search;
-      const total = search.hits.length;
-      $('search-count').textContent = !search.query ? '' : total ?
-        (search.current + 1) + ' / ' + count(total) + (total >= MAX_HITS ? '+' : '') : 'no match';
-    }
-
-    moveHit(step) {
-      const search = this.search;
-      if (!search.hits.length) return;
-      const next = search.current < 0 ? search.firstFrom(this.screen.position) :
-        (search.current + step + search.hits.length) % search.hits.length;
-      this.goToHit(next);
-    }
-
-    goToHit(index) {
-      const search = this.search;
-      if (index < 0 || index >= search.hits.length) return;
-      search.current = index;
-      const hit = search.hits[index];
-      this.pauseForNavigation();
-      this.seekPosition(hit.position, () => {
-        const range = search.range(hit);
-        if (range) {
-          const box = range.getBoundingClientRect();
-          const target = box.top + window.scrollY - window.innerHeight / 3;
-          this.scrollTo(() => window.scrollTo(0, Math.max(target, 0)));
-          const holder = range.startContainer.parentElement && range.startContainer.parentElement.closest('.collapsed');
-          if (holder) {
-            holder.classList.add('expanded');
-            this.screen.updateCollapse(holder);
-          }
-        }
-      });
-      this.highlight();
-      this.searchCount();
-    }
-
-    highlight() {
-      if (!window.CSS || !CSS.highlights || typeof Highlight !== 'function') return;
-      CSS.highlights.delete('dshctl-hit');
-      CSS.highlights.delete('dshctl-current');
-      const search = this.search;
-      if (!search.query || !search.hits.length) return;
-      const center = search.current >= 0 ? search.current : search.firstFrom(this.screen.position);
-      const low = Math.max(0, center - HIGHLIGHT_WINDOW);
-      const high = Math.min(search.hits.length, center + HIGHLIGHT_WINDOW);
-      const ranges = [];
-      let current = null;
-      for (let i = low; i < high; i++) {
-        const hit = search.hits[i];
-        if (hit.position > this.screen.position) continue;
-        const range = search.range(hit);
-        if (!range) continue;
-        if (i === search.current) current = range;
-        else ranges.push(range);
-      }
-      CSS.highlights.set('dshctl-hit', new Highlight(...ranges));
-      if (current) CSS.highlights.set('dshctl-current', new Highlight(current));
-    }
-
     // -- keys --
 
     keys() {
@@ -1390,14 +1445,14 @@
         case 'n': this.stepMark(model.toolPositions, true, 'no later tool call'); return true;
         case 'p': this.stepMark(model.toolPositions, false, 'no earlier tool call'); return true;
         case 'g': this.openGoto(); return true;
-        case '/': this.openSearch(); return true;
+        case '/': this.searchBar.open(); return true;
         case '+': case '=': this.setSpeed(this.speed * 2); this.flash('speed ' + formatSpeed(this.speed)); return true;
         case '-': case '_': this.setSpeed(this.speed / 2); this.flash('speed ' + formatSpeed(this.speed)); return true;
         case '?': case 'h': this.help(true); return true;
         case 'Home': this.pauseForNavigation(); this.seekPosition(0); return true;
         case 'End': this.pauseForNavigation(); this.seekPosition(model.count); return true;
         case 'Escape':
-          if (!$('searchbar').hidden) { this.closeSearch(); return true; }
+          if (this.searchBar.isOpen) { this.searchBar.close(); return true; }
           return false;
         default:
           if (key.length === 1 && key >= '0' && key <= '9') {
@@ -1426,7 +1481,11 @@
     // -- deep links: #t=42.5, #turn=3 --
 
     fromHash() {
-      const hash = decodeURIComponent(location.hash.replace(/^#/, ''));
+      let hash = location.hash.replace(/^#/, '');
+      try {
+        hash = decodeURIComponent(hash);
+      } catch (malformed) {  // #% or #t=%E0: not a link the page knows, as any other
+      }
       if (!hash) return false;
       const params = new URLSearchParams(hash);
       if (params.has('t')) {
@@ -1503,12 +1562,12 @@
       if (typeof text !== 'string') return 0;
       $('search').value = text;
       $('searchbar').hidden = !text;
-      return replay.runSearch(text, true);
+      return replay.searchBar.run(text, true);
     }
 
-    searchNext() { this.#replay.moveHit(1); return this.#replay.search.current; }
+    searchNext() { this.#replay.searchBar.move(1); return this.#replay.search.current; }
 
-    searchPrevious() { this.#replay.moveHit(-1); return this.#replay.search.current; }
+    searchPrevious() { this.#replay.searchBar.move(-1); return this.#replay.search.current; }
 
     getState() { return this.#replay.state(); }
 

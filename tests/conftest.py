@@ -1,0 +1,169 @@
+"""What the tests share: where the samples and the corpus are, and one way to run the command line.
+
+* ``samples/`` is part of the repository, so a sample a test names must be there: :func:`sample` and
+  :func:`samples` raise when it is not (renamed, or not regenerated), and the module fails to collect —
+  loudly, never a skip.
+* The corpus (dsh's own fixtures) is not: it lies beside the checkout, ``../shared/corpus``, or where
+  ``$DSHCTL_CORPUS`` says. Where it is absent every corpus test (marked ``@pytest.mark.corpus``, or
+  calling :func:`need_corpus`) skips with one reason, printed once in the header and once in the
+  summary. A ``$DSHCTL_CORPUS`` that names no directory is a usage error, not a skip.
+* :func:`invoke` runs ``dshctl ARGS`` in process (typer's ``CliRunner`` over ``dshctl.cli.app``);
+  :func:`sigint_on_import` starts the console script in a process that a Ctrl-C hits while it starts.
+
+Test modules import these names (``from conftest import SAMPLES, invoke``): tests/ is on ``sys.path``
+under pytest, and for the scripts beside them (``golden.py``, ``mutate.py``) as their own directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+CORPUS_NAMED = os.environ.get("DSHCTL_CORPUS")
+CORPUS = Path(CORPUS_NAMED) if CORPUS_NAMED else REPO.parent / "shared" / "corpus"
+HAS_CORPUS = CORPUS.is_dir()
+NO_CORPUS = f"the corpus is not at {CORPUS} (set DSHCTL_CORPUS to dsh's fixtures, shared/corpus)"
+
+
+class MissingSample(LookupError):
+    """A sample a test names is not in samples/ (they are committed: ``python samples/generate.py``)."""
+
+
+def sample(name: str) -> Path:
+    """``samples/NAME``, which must exist."""
+    path = SAMPLES / name
+    if not path.exists():
+        raise MissingSample(f"samples/{name} is missing: samples are part of the repository "
+                            "(renamed? regenerate with python samples/generate.py)")
+    return path
+
+
+def samples(pattern: str) -> list[Path]:
+    """The files of samples/ matching ``pattern``, sorted; at least one."""
+    found = sorted(path for path in SAMPLES.glob(pattern) if path.is_file())
+    if not found:
+        raise MissingSample(f"no file in samples/ matches {pattern!r}: samples are part of the repository")
+    return found
+
+
+def need_corpus() -> Path:
+    """The corpus directory; skips the calling test (with the one reason) where it is absent."""
+    if not HAS_CORPUS:
+        pytest.skip(NO_CORPUS)
+    return CORPUS
+
+
+def corpus_file(relative: str) -> Path:
+    """``CORPUS/RELATIVE``: where the corpus is present, the file must be in it."""
+    path = CORPUS / relative
+    if HAS_CORPUS and not path.exists():
+        raise MissingSample(f"{relative} is not in the corpus at {CORPUS}")
+    return path
+
+
+def corpus_files(*patterns: str, names: bool = False) -> list:
+    """For ``parametrize``: the corpus files matching each pattern in turn (each matching at least one
+    where the corpus is present; with ``names``, their paths relative to the corpus), or one
+    placeholder that skips with the corpus reason where it is absent."""
+    if not HAS_CORPUS:
+        return [pytest.param(None, id="no-corpus", marks=pytest.mark.corpus)]
+    found = []
+    for pattern in patterns:
+        matched = sorted(CORPUS.glob(pattern))
+        if not matched:
+            raise MissingSample(f"no file of the corpus at {CORPUS} matches {pattern!r}")
+        found += sorted(str(path.relative_to(CORPUS)) for path in matched) if names else matched
+    return found
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "corpus: reads dsh's fixtures (../shared/corpus or $DSHCTL_CORPUS); "
+                            "skipped where they are absent")
+    if CORPUS_NAMED and not HAS_CORPUS:
+        raise pytest.UsageError(f"DSHCTL_CORPUS={CORPUS_NAMED} is not a directory")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"corpus: {CORPUS}" if HAS_CORPUS else f"corpus: absent, its tests skip: {NO_CORPUS}"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("corpus") is not None:
+        need_corpus()
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The corpus directory (the test skips where it is absent)."""
+    return need_corpus()
+
+
+_SIGINT_ON_IMPORT = """
+import builtins, os, signal, sys
+sys.argv = ["dshctl", *sys.argv[1:]]
+at, real_import = MODULES, builtins.__import__
+
+def hooked(name, *args, **kwargs):
+    if at and name == at[0]:
+        at.pop(0)
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+
+builtins.__import__ = hooked
+from dshctl.entry import main
+main()
+"""
+
+
+def sigint_on_import(*modules: str) -> list[str]:
+    """The command line (``python -c SCRIPT``; the dshctl arguments follow) of the console script
+    (``dshctl.entry.main``) that sends itself SIGINT as it first imports each of ``modules`` in turn:
+    a Ctrl-C while the command line is still being imported."""
+    import sys
+
+    return [sys.executable, "-c", _SIGINT_ON_IMPORT.replace("MODULES", repr(list(modules)))]
+
+
+_runner = None
+
+
+def invoke(*args, env: dict | None = None, color: bool = False, status: int | None = None,
+           home: Path | str | None = None, input: str | bytes | None = None, cwd: Path | str | None = None):
+    """``dshctl ARGS`` in process; its ``Result``.
+
+    Without ``color`` the command runs as ``dshctl --no-color ARGS`` with ``NO_COLOR=1``; ``env`` is set
+    on top for the run (a value of None unsets the variable), ``home`` is its ``DSH_HOME`` and ``cwd``
+    its working directory.
+    A traceback fails the test: whatever the input, a command ends in a status and a message. With
+    ``status``, the exit status must be it."""
+    global _runner
+    from typer.testing import CliRunner
+
+    from dshctl.cli import app
+
+    if _runner is None:
+        _runner = CliRunner()
+    argv = [str(arg) for arg in args]
+    variables = dict(env or {})
+    if home is not None:
+        variables["DSH_HOME"] = str(home)
+    if not color:
+        argv.insert(0, "--no-color")
+        variables = {"NO_COLOR": "1", **variables}
+    here = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = _runner.invoke(app, argv, env=variables, input=input)
+    finally:
+        os.chdir(here)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"dshctl {' '.join(argv)} raised {type(result.exception).__name__}: "
+                             f"{result.exception}") from result.exception
+    if status is not None:
+        assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
+    return result
