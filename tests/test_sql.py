@@ -292,6 +292,6 @@ def test_usage_and_man_page_name_every_sql_option():
     section = section[: section.index("\n.SH ")]
     for declared in SqlOptions.fields.values():
         for flag in declared.flags:
-            if flag == "--no-color":
-                continue  # the group's option too: the man page describes it once (tests/test_manpage_options.py)
+            if flag in ("--color", "--no-color", "--quiet"):
+                continue  # every command's (--color, --no-color: the group's too): described once, under GLOBAL OPTIONS
             assert flag.replace("-", "\\-") in section, flag
