@@ -16,28 +16,22 @@ import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
+from conftest import REPO, invoke as run_cli, sample
 from dshctl import progress
-from dshctl.cli import app
 from dshctl.terminal import color_wanted
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-TOUR = SAMPLES / "tour.session.v4.jsonl"
-ROOT = SAMPLES / "sessions"
+TOUR = sample("tour.session.v4.jsonl")
+ROOT = sample("sessions")
 TMUX = shutil.which("tmux")
 ESC = "\x1b["
 
-runner = CliRunner()
-
-
 def invoke(*args: str, env: dict | None = None):
+    """conftest's invoke with colour left to the command line and ``env``: no colour variable set unless
+    ``env`` sets it."""
     base = {"NO_COLOR": None, "FORCE_COLOR": None, "CLICOLOR_FORCE": None, "COLUMNS": None}
-    return runner.invoke(app, list(args), env={**base, **(env or {})})
+    return run_cli(*args, env={**base, **(env or {})}, color=True)
 
 
 # -------------------------------------------------------------------------------------------- colour

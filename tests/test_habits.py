@@ -13,21 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import REPO, SAMPLES, invoke as run_cli, sample
 
-from dshctl.cli import app
-
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-TOUR = SAMPLES / "tour.session.v4.jsonl"
-ROOT = SAMPLES / "sessions"
-STORE = SAMPLES / "attachments"
-
-runner = CliRunner()
+TOUR = sample("tour.session.v4.jsonl")
+ROOT = sample("sessions")
+STORE = sample("attachments")
 
 
 def invoke(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": None, "DSH_HOME": "/nonexistent-dsh-home", **(env or {})})
+    """conftest's invoke as a pipe of no width, with no sessions root unless ``env`` names one."""
+    return run_cli(*args, env={"COLUMNS": None, "DSH_HOME": "/nonexistent-dsh-home", **(env or {})})
 
 
 # -------------------------------------------------------------------------------------------- grep

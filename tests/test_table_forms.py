@@ -13,28 +13,21 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 import dshctl.tables
-from dshctl.cli import app
+from conftest import SAMPLES, invoke, sample
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-TOUR = SAMPLES / "tour.session.v4.jsonl"
-ROOT = SAMPLES / "sessions"
-STORE = SAMPLES / "attachments"
+TOUR = sample("tour.session.v4.jsonl")
+ROOT = sample("sessions")
+STORE = sample("attachments")
 BOX = set("┏┃┡│└━─┳╇┼┴┯╋")
 WIDTHS = (60, 80, 120)
-
-runner = CliRunner()
-
 
 def run(*args: str, columns: int | None = None, terminal: bool = False, env: dict | None = None):
     """dshctl in process; ``terminal``: standard output counts as a terminal of ``columns``."""
     real = dshctl.tables.stdout_is_terminal
     dshctl.tables.stdout_is_terminal = lambda: terminal
     try:
-        return runner.invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": str(columns) if columns else None, **(env or {})})
+        return invoke(*args, env={"COLUMNS": str(columns) if columns else None, **(env or {})})
     finally:
         dshctl.tables.stdout_is_terminal = real
 

@@ -16,21 +16,14 @@ import zlib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import SAMPLES, invoke as run_cli, sample
 
-from dshctl.cli import app
-
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "samples"
-OBJECTS = SAMPLES / "attachments" / "v1" / "objects"
+OBJECTS = sample("attachments/v1/objects")
 PNG_ID = "a97eceb267d066482c42829cb5e07f971332113c46a19f731d2c82b9baaaa423"
 JPG_ID = "2ae6300793ac5d4be7fa4b2b27e3991eb916b8ed6e666ef658fdae253596beaf"
 
-runner = CliRunner()
-
-
 def invoke(*args: str):
-    return runner.invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": None, "DSH_HOME": "/nonexistent-dsh-home"})
+    return run_cli(*args, env={"COLUMNS": None, "DSH_HOME": "/nonexistent-dsh-home"})
 
 
 def web_export(into: Path, root: str = "tour.session.v4.jsonl", *, method: int = zipfile.ZIP_DEFLATED) -> Path:
