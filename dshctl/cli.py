@@ -109,7 +109,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"dshctl {__version__}")
+        from .build import describe
+
+        typer.echo(f"dshctl {__version__} ({describe()})")
         raise typer.Exit()
 
 

@@ -110,13 +110,29 @@ def session_refs(root: str | None) -> list:
     return resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
 
 
-def iter_session_rows(refs: list, *, color: bool | str = "auto", progress: bool = True) -> Iterator[dict[str, Any]]:
+def iter_session_rows(refs: list, *, color: bool | str = "auto", progress: bool = True, cache: bool = True) -> Iterator[dict[str, Any]]:
     """One row per log, in order; many logs are read in worker processes (``progress``: with a progress
-    bar on a terminal, coloured as ``color`` says)."""
+    bar on a terminal, coloured as ``color`` says). With ``cache``, a listing of more than one log takes
+    the rows of the logs that did not change since a listing read them from the stats cache
+    (:mod:`dshctl.stats.cache`)."""
     from .many import map_logs
 
-    for _, row in map_logs(session_row, refs, progress=progress, label="listing", color=color):
-        yield row
+    settings = dict(progress=progress, label="listing", color=color)
+    listing = None
+    if cache and len(refs) > 1:
+        from .stats.cache import open_listing_cache
+
+        listing = open_listing_cache(no_cache=False)
+    if listing is None:
+        for _, row in map_logs(session_row, refs, **settings):
+            yield row
+        return
+    from .stats.cache import cached_rows
+
+    try:
+        yield from cached_rows(listing, session_row, refs, map_logs, **settings)
+    finally:
+        listing.close()
 
 
 def _in_project(refs: list, project: str | None) -> list:
@@ -231,5 +247,6 @@ def run_ls(root: str | None, options: LsOptions) -> int:
 def session_rows(refs: list, options: LsOptions, *, progress: bool = True) -> list[dict[str, Any]]:
     """The listing rows of ``refs`` that ``--project``, ``--since`` and ``--until`` keep, in ``--sort``
     order (``ls --json``'s ``sessions``)."""
-    read = iter_session_rows(_in_project(refs, options.project), color=options.color_when, progress=progress and options.progress)
+    read = iter_session_rows(_in_project(refs, options.project), color=options.color_when, progress=progress and options.progress,
+                             cache=not options.no_cache)
     return sorted((row for row in read if options.window.holds(row["createdAt"])), key=_sort_key(options.sort))

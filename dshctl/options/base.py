@@ -120,6 +120,9 @@ FOLLOW = option(False, "-f", "--follow", help="Keep reading as dsh writes the lo
 VERBOSE = option(False, "--verbose", "-v", help="List every warning, not a summary by kind.")
 PRICES = option(None, "--prices", metavar="FILE", help="Price table (TOML) over the built-in and user ones.")
 NO_COST = option(False, "--no-cost", help="No costs: no cost column, no costs keys.")
+NO_CACHE = option(
+    False, "--no-cache", follows=False, help="Read every log: neither use nor update the stats cache of a run over many logs."
+)
 TZ = option(None, "--tz", metavar="NAME", help="Time zone (IANA name such as Europe/Berlin, or UTC; default: local).")
 """One zone option, checked once (:func:`_zone`): ``stats --by day`` and ``sql``'s ``date_trunc('day', …)``
 put a session on the same day when given the same ``--tz`` (both default to the local zone)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import COLOR, JSON, NDJSON, NO_COLOR, PLAIN, QUIET, SINCE, TSV, UNTIL, VERBOSE, Options, option
+from .base import COLOR, JSON, NDJSON, NO_CACHE, NO_COLOR, PLAIN, QUIET, SINCE, TSV, UNTIL, VERBOSE, Options, option
 
 SORTS = ("time", "created", "size", "title")
 
@@ -30,6 +30,7 @@ class LsOptions(Options):
         False, "-l", "--long", "--full-ids", help="Whole session ids, titles and cwds (the table shows the shortest unique id prefix)."
     )
     verbose: bool = VERBOSE
+    no_cache: bool = NO_CACHE.with_help("Read every log: neither use nor update the cache of listing rows.")
     color: str = COLOR
     no_color: bool = NO_COLOR
     quiet: bool = QUIET

@@ -10,6 +10,7 @@ from .base import (
     JSON,
     LATEST,
     NDJSON,
+    NO_CACHE,
     NO_COLOR,
     NO_COST,
     PLAIN,
@@ -64,6 +65,7 @@ class StatsOptions(Options):
     tz: str | None = TZ.with_help("Time zone of day/week/month rollups (IANA name; default: local).")
     prices: str | None = PRICES
     no_cost: bool = NO_COST
+    no_cache: bool = NO_CACHE
     sort: str | None = option(None, "--sort", metavar="KEY", follows=False, help="Sort rows by this key, largest first (cost = costs.total).")
     top: int | None = option(None, "--top", metavar="N", follows=False, help="Only the first N rows (totals still count all).")
     reverse: bool = option(False, "--reverse", follows=False, help="Smallest first (or the default order reversed).")

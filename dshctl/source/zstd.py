@@ -65,14 +65,29 @@ class ZstdFrames:
     _line: int
     _pending: list[bytes]
     _pending_len: int
-    _read: Callable[..., bytes]
-    _seek: Callable[[int], None]
-    _error: Callable[..., SourceError]
-    _split: Callable[[bytes], list[bytes]]
-    _numbered: Callable[[list[bytes]], Iterator[tuple[int, bytes]]]
-    _tear: Callable[..., None]
-    _gap: Callable[..., None]
     salvage: bool
+
+    # the host's reading, error and line-state methods (LineReader's)
+    def _read(self, wanted: int = 0) -> bytes:
+        raise NotImplementedError
+
+    def _seek(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def _error(self, message: str, line: int | None = None) -> SourceError:
+        raise NotImplementedError
+
+    def _split(self, data: bytes) -> list[bytes]:
+        raise NotImplementedError
+
+    def _numbered(self, lines: list[bytes]) -> Iterator[tuple[int, bytes]]:
+        raise NotImplementedError
+
+    def _tear(self, reason: str, compressed_bytes: int | None = None) -> None:
+        raise NotImplementedError
+
+    def _gap(self, message: str, line: int) -> None:
+        raise NotImplementedError
 
     def _blocks_per_call(self) -> int:
         return max(1, min(MAX_BLOCKS_PER_CALL, self.max_line_bytes // ZSTD_BLOCK_MAX))
@@ -218,7 +233,10 @@ class ZstdFrames:
             except _Torn:
                 if self.salvage and window.find(ZSTD_MAGIC, frame.start + 1) is not None:
                     # not the end: a damaged size sent the walk past the frames that follow
-                    frame_start = self._skip_damage(window, frame, self._error(f"corrupt zstd frame {frame.number}: its blocks run past the end of the file"))
+                    resumed = self._skip_damage(window, frame, self._error(f"corrupt zstd frame {frame.number}: its blocks run past the end of the file"))
+                    if resumed is None:  # never: a magic was just found after the frame's start
+                        return
+                    frame_start = resumed
                     continue
                 self.torn_frame_start_line = frame.first_line
                 yield from self._torn_frame(context, window, frame)
@@ -226,9 +244,10 @@ class ZstdFrames:
             except SourceError as damage:
                 if not self.salvage:
                     raise SourceError(damage.message + SALVAGE_HINT, file=damage.file, line=damage.line) from None
-                frame_start = self._skip_damage(window, frame, damage)
-                if frame_start is None:
+                resumed = self._skip_damage(window, frame, damage)
+                if resumed is None:
                     return
+                frame_start = resumed
                 continue
             frame_start = frame.end
             window.release(frame.end)

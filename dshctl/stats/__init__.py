@@ -124,9 +124,7 @@ class StatsRun:
         options = self.options
         stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices)
         aggregate = self.aggregate
-        found = map_logs(stats_of_log, self.refs, jobs=options.jobs, progress=options.progress and not self.quiet,
-                                    label="stats", color=options.color_when, streams=options.output == "ndjson" and not options.reordered)
-        for ref, result in found:
+        for ref, result in self._mapped(map_logs, stats_of_log):
             if isinstance(result, DshctlError):
                 if self.single:
                     raise result
@@ -146,6 +144,27 @@ class StatsRun:
             if self.rollup is not None:
                 self.rollup.add(result.session, result.samples)
             yield result
+
+    def _mapped(self, map_logs, stats_of_log) -> Iterator[tuple]:
+        """``(ref, result or error)`` of every log in order: read (in workers when there are many), or
+        from the stats cache for a log over many that did not change since a run read it."""
+        options = self.options
+        settings = dict(jobs=options.jobs, progress=options.progress and not self.quiet, label="stats", color=options.color_when,
+                        streams=options.output == "ndjson" and not options.reordered)
+        cache = None
+        if not self.single and not options.follow:
+            from .cache import open_stats_cache
+
+            cache = open_stats_cache(options, self.prices)
+        if cache is None:
+            yield from map_logs(stats_of_log, self.refs, **settings)
+            return
+        from .cache import cached_map
+
+        try:
+            yield from cached_map(cache, stats_of_log, self.refs, map_logs, options.window.holds, **settings)
+        finally:
+            cache.close()
 
     def records(self) -> Iterator[Record]:
         """NDJSON: each log's session record, or its turn or step records, as the log is read (all logs

@@ -34,7 +34,7 @@ RECORDS, gives the rule of every key.
 from __future__ import annotations
 
 from array import array
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -179,7 +179,7 @@ def _tool_error(event: Event) -> tuple[str | None, str | None]:
     return (name if isinstance(name, str) else None), (code if isinstance(code, str) else None)
 
 
-def _owner(shares: list) -> Any:
+def _owner(shares: list[SettlementFigures]) -> SettlementFigures:
     """The settlement that gives its step the model its step/end counts under: the last message, else
     the first attempt (the fold's rule for a step's route)."""
     for share in reversed(shares):
@@ -202,7 +202,10 @@ def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
     return (kind if isinstance(kind, str) else None), (code if isinstance(code, str) else None)
 
 
-def _timed_sum(total: int | None, timed: bool) -> int | None:
+_Number = TypeVar("_Number", int, float)
+
+
+def _timed_sum(total: _Number | None, timed: bool) -> _Number | None:
     """A sum that starts at 0, as dsh's folds do (nothing contributed → 0); None when the log has no
     envelope times to sum (fixture form)."""
     return (total or 0) if timed else None
@@ -214,7 +217,7 @@ def _route_key(provider: Any, model: Any) -> str | None:
     return None
 
 
-def _add_buckets(target: list[int] | None, delta: tuple, sign: int = 1) -> list[int]:
+def _add_buckets(target: list[int] | None, delta: Sequence[int], sign: int = 1) -> list[int]:
     """``target + sign · delta`` over the four token buckets, in place; a new list when ``target`` is None."""
     if target is None:
         target = [0, 0, 0, 0]
@@ -225,7 +228,7 @@ def _add_buckets(target: list[int] | None, delta: tuple, sign: int = 1) -> list[
     return target
 
 
-def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
+def _bucket_fields(tokens: Sequence[int] | None) -> dict[str, Any]:
     """The five token-bucket fields of a record (keyword arguments), None each without usage."""
     if tokens is None:
         return _NO_BUCKETS
@@ -239,7 +242,7 @@ def _bucket_fields(tokens: list[int] | tuple | None) -> dict:
     }
 
 
-_NO_BUCKETS = {
+_NO_BUCKETS: dict[str, Any] = {
     "uncached_input_tokens": None,
     "cache_read_tokens": None,
     "cache_write_tokens": None,
@@ -316,7 +319,7 @@ class StepFigures:
         self.ttft_ms: int | None = None
         self.generation_ms: int | None = None
         self.decode_ms: int | None = None
-        self.decode_tokens: int | None = None
+        self.decode_tokens: int | float | None = None
         self.tokens: list[int] | None = None  # meter contribution: uncached, output, read, write
         self.tool_calls = 0
         self.tool_ms: int | None = None
@@ -364,7 +367,7 @@ class StepFigures:
             model=self.route,
             reasoning_tokens=self.reasoning_tokens,
             tools=self.tool_names,
-            **({"costs": (self.cost or CostTally()).record()} if priced else {}),
+            costs=(self.cost or CostTally()).record() if priced else UNSET,
             dshctl=StepOwnFigures(
                 provider_ttft_ms=self.provider_ttft_ms,
                 first_visible_ms=self.first_visible_ms,
@@ -428,10 +431,8 @@ class SettlementFigures:
         self.failed = False
 
     def row(self, step: "StepFigures", timed: bool, pricing: Any, *, owner: bool) -> SettlementRecord:
-        tokens = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
-        if tokens is not None:
-            uncached, output, read, write = tokens
-            tokens = [uncached, output, read, write]
+        sample = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
+        tokens = list(sample) if sample is not None else None
         reasoning = self.reasoning if self.billed else (0 if self.reasoning is not None else None)
         return SettlementRecord(
             turn=step.turn,
@@ -455,7 +456,7 @@ class SettlementFigures:
             model=self.route,
             reasoning_tokens=reasoning,
             tools=self.tool_names,
-            **({} if pricing is None else {"costs": self._cost(tokens).record()}),
+            costs=UNSET if pricing is None else self._cost(tokens).record(),
             dshctl=StepOwnFigures(
                 provider_ttft_ms=self.provider_ttft_ms,
                 first_visible_ms=self.first_visible_ms,
@@ -574,13 +575,13 @@ class DshSessionStats:
         self.ttft_ms = 0
         self.ttft_steps = 0
         self.decode_ms = 0
-        self.decode_tokens = 0
+        self.decode_tokens: int | float = 0  # outputTokens may be a float (JSON numbers)
         self.last_turn: Any = None
         self.last_turn_set = False
         self.open_key: tuple | None = None
         self.open_start: int | None = None
         self.open_first: int | None = None
-        self.pending_calls: dict[Any, tuple[int | None, StepFigures]] = {}
+        self.pending_calls: dict[Any, tuple[int | None, StepFigures, str | None, ToolCallFigures | None]] = {}
 
 
 class ModelFigures:
@@ -601,7 +602,7 @@ class ModelFigures:
         self.ttft_ms = 0
         self.ttft_steps = 0
         self.decode_ms = 0
-        self.decode_tokens = 0
+        self.decode_tokens: int | float = 0
         self.steps = 0
         self.turns: set = set()  # turn numbers with a step/end of this model
         self.llm_ms = 0
@@ -660,7 +661,7 @@ class TokenMeter011:
         self.buckets: tuple | None = None
 
     def add(self, key: tuple, buckets: tuple) -> None:
-        if self.key == key:
+        if self.key == key and self.buckets is not None:
             self.totals = _add_buckets(self.totals, self.buckets, -1)
         self.totals = _add_buckets(self.totals, buckets)
         self.key = key
@@ -757,7 +758,10 @@ class StatsFold:
         self.step_rows: list[StepRecord] = []
         self.observed = StatsSamples.empty()
         self.observed.spark = array("d")  # tok/s per step in log order; NaN where unknown
-        self.observed.billing = {}  # what the meter counts, by the minute of each call and its model
+        # what the meter counts, by the minute of each call and its model (the samples' field, typed here
+        # as never None: the compiled build needs the fold to type-check)
+        self._billing: dict = {}
+        self.observed.billing = self._billing
         # the turns and steps still open
         self.turn_records: dict[Any, TurnFigures] = {}
         self.current_turn: TurnFigures | None = None
@@ -843,7 +847,7 @@ class StatsFold:
         cost = CostTally() if self.pricing is not None else None
         reasoning: int | None = None
         decode_ms = 0
-        decode_tokens = 0
+        decode_tokens: int | float = 0
         llm_ms = 0
         tool_ms = 0
         ttft = None
@@ -855,7 +859,7 @@ class StatsFold:
         for step in steps:
             if step.tokens is not None:
                 totals = _add_buckets(totals, step.tokens)
-            if step.cost is not None:
+            if step.cost is not None and cost is not None:
                 cost.merge(step.cost)
             if step.reasoning_tokens is not None:
                 reasoning = (reasoning or 0) + step.reasoning_tokens
@@ -909,7 +913,7 @@ class StatsFold:
                     start_time=record.start if timed else None,
                     prompt=record.prompt,
                     reasoning_tokens=reasoning,
-                    **({} if cost is None else {"costs": cost.record()}),
+                    costs=UNSET if cost is None else cost.record(),
                 )
             )
 
@@ -941,7 +945,9 @@ class StatsFold:
         step_rate = rate(step.decode_tokens, step.decode_ms)
         if step_rate is not None:
             observed.tokens_per_second.append(step_rate)
-        observed.spark.append(step_rate if step_rate is not None else float("nan"))
+        spark = observed.spark
+        if spark is not None:
+            spark.append(step_rate if step_rate is not None else float("nan"))
         if step.provider_ttft_ms is not None:
             observed.provider_ttft_ms.append(step.provider_ttft_ms)
         if step.first_visible_ms is not None:
@@ -1072,14 +1078,14 @@ class StatsFold:
             record.inherited = True
             for step in record.steps.values():
                 step.inherited = True
-        for row in self.turn_rows:
-            row.inherited = True
-        for row in self.step_rows:
-            row.inherited = True
-        for row in self.settlement_rows:
-            row.inherited = True
-        for row in self.tool_call_rows:
-            row.inherited = True
+        for turn_row in self.turn_rows:
+            turn_row.inherited = True
+        for step_row in self.step_rows:
+            step_row.inherited = True
+        for settlement_row in self.settlement_rows:
+            settlement_row.inherited = True
+        for call_row in self.tool_call_rows:
+            call_row.inherited = True
         self.prefix = InheritedPrefix(record=self.session(), samples=self.samples().snapshot())
 
     def _request_header(self, event: Event) -> None:
@@ -1205,14 +1211,14 @@ class StatsFold:
             previous_model = model_of(meter.slot_route)
             if pricing is not None and meter.slot_charge is not None:
                 self._charge(meter.slot_charge, sum(previous), previous_step, previous_model, -1)
-            bill(self.observed.billing, meter.slot_minute, meter.slot_route, previous, meter.slot_reasoning, meter.slot_charge, -1)
+            bill(self._billing, meter.slot_minute, meter.slot_route, previous, meter.slot_reasoning, meter.slot_charge, -1)
             if previous_step is not None:
                 previous_step.tokens = _add_buckets(previous_step.tokens, previous, -1)
-                if meter.slot_reasoning is not None:
-                    previous_step.reasoning_tokens -= meter.slot_reasoning
+                if meter.slot_reasoning is not None:  # it added them to the step's: never None here
+                    previous_step.reasoning_tokens = (previous_step.reasoning_tokens or 0) - meter.slot_reasoning
             previous_model.tokens = _add_buckets(previous_model.tokens, previous, -1)
             if meter.slot_reasoning is not None:
-                previous_model.reasoning -= meter.slot_reasoning
+                previous_model.reasoning = (previous_model.reasoning or 0) - meter.slot_reasoning
         meter.totals = _add_buckets(meter.totals, buckets)
         record.tokens = _add_buckets(record.tokens, buckets)
         call_time = record.call_time if record.call_time is not None else time
@@ -1221,7 +1227,7 @@ class StatsFold:
             charge = pricing.charge(route, call_time, buckets)
             self._charge(charge, sum(buckets), record, model_of(route), 1)
         minute = minute_of(call_time)
-        bill(self.observed.billing, minute, route, buckets, reasoning, charge, 1)
+        bill(self._billing, minute, route, buckets, reasoning, charge, 1)
         meter.slot_charge = charge
         meter.slot_minute = minute
         if share is not None:
@@ -1327,7 +1333,7 @@ class StatsFold:
         record.failed_attempts += 1
         if record.route is None:
             record.route = route
-        share = record.shares[-1] if self.keep_settlements else None
+        share = self._share(record) if self.keep_settlements else None
         if share is not None:
             share.failed = True
         if buckets is not None:
@@ -1404,8 +1410,8 @@ class StatsFold:
             chunk = last_raw_chunk(stream, "usage")
             usage = chunk.get("usage") if chunk is not None else None
         self._settlement_common(event, stream, record, usage, route, own_first)
-        if self.keep_settlements:
-            share = record.shares[-1]
+        share = self._share(record) if self.keep_settlements else None
+        if share is not None:
             share.interrupted = data.get("interrupted") is True
             if timed_share is not None:
                 share.llm_ms, share.ttft_ms, share.generation_ms, share.decode_ms, share.decode_tokens = timed_share
@@ -1536,7 +1542,7 @@ class StatsFold:
             working_directory=self._last_working_directory(),
             duration_ms=self._duration_ms(),
             reasoning_tokens=self._reasoning_total(),
-            **({} if self.pricing is None else {"costs": self._session_cost().record()}),
+            costs=UNSET if self.pricing is None else self._session_cost().record(),
             notes=self._notes(),
             dshctl=self._own_record(),
         )
@@ -1629,7 +1635,7 @@ class StatsFold:
                     llm_ms=_timed_sum(model.llm_ms, timed),
                     tool_ms=_timed_sum(model.tool_ms, timed),
                     reasoning_tokens=model.reasoning,
-                    **({} if self.pricing is None else {"costs": (model.cost or CostTally()).record()}),
+                    costs=UNSET if self.pricing is None else (model.cost or CostTally()).record(),
                 )
             )
         return records

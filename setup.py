@@ -1,0 +1,75 @@
+"""The compiled build (#25): ``pip install .`` compiles dshctl's hot module (the stats fold) with mypyc from the same typed
+source, so every rule keeps its one home in the ``.py`` file; the wheel ships both, and Python imports
+the extension before the source beside it. Where mypyc cannot run (no C compiler, no Python headers, a
+module that stops type-checking) the install goes on with the pure-Python modules and says so in the
+build output (``pip install -v``); nothing warns at run time. ``dshctl --version`` says which build runs.
+
+``DSHCTL_PURE=1 pip install .`` skips the compiler. An editable install (``pip install -e .``) is always
+pure: the source being edited is what runs. Everything else is in pyproject.toml.
+"""
+
+import os
+import sys
+import traceback
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+# The stats fold: its Python work per event is what a large log costs, and mypyc compiles it as it is.
+# Not yet: the zstd frame walk and the line reader (one native class hierarchy: they compile together or
+# not at all). Compiled with mypy 2.4, `dshctl stats` then fails at its first too-long line with
+# "'_Environ' object has no attribute 'get'" (the interpreter's own os.getenv, after the compiled reader
+# raised), and the tests that swap a reader's walk method cannot (native attributes are read-only).
+# The stream core, the v0 decoder and the reader declare msgspec Structs with class keywords, which mypyc
+# drops: they stay pure.
+COMPILED = ["dshctl/stats/fold.py"]
+
+# The commands that build the wheel's modules; metadata commands (egg_info, dist_info) never compile.
+BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
+
+
+def warn(message: str) -> None:
+    print(f"dshctl: WARNING: {message}; installing the pure-Python modules (dshctl --version says so)", file=sys.stderr)
+
+
+def compiled_extensions() -> list:
+    if os.environ.get("DSHCTL_PURE") or not BUILDING & set(sys.argv[1:]):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        warn("mypyc is not installed")
+        return []
+    try:
+        # the other modules they import are type-checked as far as the compiled ones use them (silent: their
+        # own errors are not this build's), and the build environment has only the typed dependencies
+        flags = ["--follow-imports=silent", "--ignore-missing-imports"]
+        return mypycify([*flags, *COMPILED], opt_level="3", group_name="dshctl")
+    except (Exception, SystemExit):  # mypy exits on a type error
+        traceback.print_exc()
+        warn("mypyc could not translate the hot modules")
+        return []
+
+
+class OptionalBuildExt(build_ext):
+    """Builds the compiled modules all or none: a compiler or header missing leaves no extension in the
+    wheel (a shim without its shared library would fail at import)."""
+
+    def run(self) -> None:
+        if self.inplace or getattr(self, "editable_mode", False):  # an editable install: the source tree must keep running its own .py files
+            self.extensions = []
+            return
+        try:
+            super().run()
+        except Exception as error:  # CompileError, LinkError, a missing compiler: setuptools' own types vary
+            warn(f"the C compiler failed ({error})")
+            for output in self.get_outputs():
+                if os.path.exists(output):
+                    os.remove(output)
+            self.extensions = []
+
+    def get_outputs(self) -> list:
+        return super().get_outputs() if self.extensions else []
+
+
+setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": OptionalBuildExt})
