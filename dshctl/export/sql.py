@@ -12,7 +12,8 @@ The query's time zone is the local one unless ``--tz`` names another (``date_tru
 casts of the ``TIMESTAMPTZ`` columns follow it): as ``stats --by day`` and DuckDB itself default to, so
 that a query puts a session on the day stats shows, and runs unchanged in DuckDB over the exported Parquet.
 
-Output: a table (literal text, fitted to the terminal like every dshctl table), ``--json`` (one array of
+Output: a table (literal text, in the form of every dshctl table: boxed and fitted on a terminal, plain
+in a pipe or with ``--plain``, ``--tsv``), ``--json`` (one array of
 row objects), ``--ndjson`` (one object per row) or ``--csv`` (a header row, then the rows; to a terminal
 with control characters as pictures). Times are ISO 8601 with their offset, decimals keep every digit,
 lists and structs are JSON.
