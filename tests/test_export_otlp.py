@@ -316,7 +316,7 @@ def test_one_export_of_every_sample_and_corpus_log_has_unique_ids_and_real_times
         json_format.Parse(line, trace_pb2.TracesData())
     spans = spans_of([json.loads(line) for line in out.read_text().splitlines()])
     keys = [(s["traceId"], s["spanId"]) for s in spans]
-    assert len(keys) == len(set(keys)) and len(spans) > 300
+    assert len(keys) == len(set(keys)) and len(spans) > (300 if CORPUS.is_dir() else 200)  # the samples alone: 223
     check_tree(spans)
     assert min(int(s["startTimeUnixNano"]) for s in spans) >= 10**18  # 2001: no 1970 spans
     tours = {attrs(s)["dsh.session.path"]: s for s in spans if s["name"].startswith("invoke_agent") and "tour.session" in attrs(s)["dsh.session.path"]}
