@@ -121,7 +121,8 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
     from ..many import map_logs
 
     done = []
-    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress, label="export", color=options.color):
+    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
+                                 color=options.color_when, streams=options.out == "-"):
         if isinstance(outcome, DshctlError):
             if single:
                 raise outcome
@@ -247,6 +248,8 @@ def run_export(paths: list[str], options: ExportOptions) -> int:
 
     result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
     report_logs(result.failures, result.warnings, verbose=options.verbose)
+    if options.quiet:  # no summary note; the logs' failures and warnings are still told
+        return result.status
     failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
