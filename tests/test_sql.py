@@ -358,3 +358,13 @@ def test_standard_input_is_refused_naming_sql(tmp_path):
     result = invoke("sql", "SELECT 1", "-", input=(SAMPLES / "tour.session.v4.jsonl").read_text())
     assert result.exit_code == 2
     assert "sql cannot read standard input" in result.output and "export" not in result.output
+
+
+def test_logs_all_unreadable_are_empty_tables_and_status_1(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("x", "y"):
+        (logs / f"{name}.session.v4.jsonl").write_text("not a dsh log\n")
+    result = invoke("sql", "SELECT count(*) AS n FROM sessions", str(logs), "--json")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout) == [{"n": 0}]

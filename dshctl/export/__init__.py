@@ -54,6 +54,8 @@ class ExportResult(msgspec.Struct, kw_only=True):
     rows: dict[str, int] = {}
     dataset_rows: dict[str, int] = {}
     spans: int = 0
+    created: str | None = None
+    """Parquet: the outermost directory this run made (the dataset's or an ancestor), else None."""
     failures: list[LogFailure] = []
     warnings: list[tuple[str, str]] = []
 
@@ -157,8 +159,7 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
         if created is not None:  # a run that failed leaves no new directory behind
             shutil.rmtree(created, ignore_errors=True)
         raise
-    if created is not None and result.failures and not result.read:
-        shutil.rmtree(created, ignore_errors=True)  # every log unreadable: nothing exported, no dataset made
+    result.created = None if created is None else str(created)
     return result
 
 
@@ -273,6 +274,8 @@ def run_export(paths: list[str], options: ExportOptions) -> int:
 
     result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
     report_logs(result.failures, result.warnings, verbose=options.verbose)
+    if result.created is not None and result.failures and not result.read:
+        shutil.rmtree(result.created, ignore_errors=True)  # every log unreadable: nothing exported, no dataset made
     failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
