@@ -78,8 +78,11 @@ def run_cat(path: str | None, options: CatOptions) -> int:
         return follow_cat(path, options)
     if options.raw:
         return _print_raw_lines(path, strict=options.strict, salvage=options.salvage)
-    log = open_log(path, strict=options.strict, on_warning=warn, salvage=options.salvage)
-    emit_ndjson(iter_cat_records(log, options))
+    from .many import reading_path
+
+    with reading_path("cat", path, allowed=options.progress, streams=True, color=options.color_when):
+        log = open_log(path, strict=options.strict, on_warning=warn, salvage=options.salvage)
+        emit_ndjson(iter_cat_records(log, options))
     return EXIT_FINDINGS if log.gaps else EXIT_OK
 
 

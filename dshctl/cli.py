@@ -12,6 +12,7 @@ Heavy modules (msgspec, zstandard, rich, the command modules) are imported insid
 from __future__ import annotations
 
 import inspect
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -23,6 +24,7 @@ from .options import (
     CatOptions,
     ExportOptions,
     GrepOptions,
+    HelpOptions,
     ImagesOptions,
     LsOptions,
     Option,
@@ -33,10 +35,69 @@ from .options import (
     StatsOptions,
     ValidateOptions,
 )
-from .options.base import NO_COLOR
+from .options.base import COLOR, COLORS, NO_COLOR
+
+class _Group(typer.core.TyperGroup):
+    """The command group, whose usage errors read as every dshctl error does: one line,
+    ``dshctl: error: no such option: --jsno (did you mean --json?); dshctl stats --help lists the
+    options``, status 2 — not click's usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        click = typer.core._click
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:
+            error.show()  # dshctl alone: the help, as before
+            status = error.exit_code
+        except click.exceptions.ClickException as error:
+            typer.echo(_usage_error_line(error, self, sys.argv[1:] if args is None else list(args)), err=True)
+            status = error.exit_code
+        except _abort_type(click):
+            typer.echo("dshctl: interrupted", err=True)
+            status = 130
+        if not standalone_mode:
+            return status
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+def _abort_type(click) -> type:
+    """The exception click raises on end of input: typer's own vendored click keeps it in
+    ``typer.exceptions`` (looking it up where it is not made every other exception, a KeyboardInterrupt
+    or a watchdog's, an AttributeError)."""
+    found = getattr(click.exceptions, "Abort", None) or getattr(typer.core, "Abort", None)
+    return found if isinstance(found, type) else ()  # type: ignore[return-value]
+
+
+def _usage_error_line(error, group, args: list[str]) -> str:
+    """A click usage error in dshctl's wording, pointing at the ``--help`` of the command it was given to."""
+    import re
+
+    message = error.format_message().strip().rstrip(".")
+    message = re.sub(r"\s*\(Possible options: (.*)\)$", lambda m: f" (did you mean {_either(m.group(1))}?)", message)
+    message = re.sub(r"\s+Did you mean (.*)\?$", r" (did you mean \1?)", message)
+    message = message[:1].lower() + message[1:]
+    ctx = getattr(error, "ctx", None)
+    named = next((arg for arg in args if arg in group.commands), None)
+    flag = getattr(error, "option_name", None)
+    theirs = named is not None and flag is not None and any(flag in param.opts for param in group.commands[named].params)
+    if theirs:
+        where = f"dshctl {named}"  # an option of the command that click reports from the group's context
+    elif ctx is not None:
+        where = ctx.command_path
+    else:
+        where = f"dshctl {named}" if named is not None else "dshctl"
+    what = "commands" if message.startswith("no such command") else "options"
+    return f"dshctl: error: {message}; {where} --help lists the {what}"
+
+
+def _either(listed: str) -> str:
+    names = [name.strip() for name in listed.split(",")]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
 
 app = typer.Typer(
     name="dshctl",
+    cls=_Group,
     help="Look inside dsh (deepseek-harness) session logs: stats, grep, replay, validate, images, export, sql.",
     no_args_is_help=True,
     add_completion=True,
@@ -54,21 +115,27 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_Colors = Enum("_Colors", [(when, when) for when in COLORS], type=str)  # type: ignore[misc]
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    color: _Colors = typer.Option(_Colors(COLOR.default), *COLOR.flags, help=COLOR.help, metavar=COLOR.metavar),  # type: ignore[valid-type]
     no_color: bool = typer.Option(NO_COLOR.default, *NO_COLOR.flags, help=NO_COLOR.help),
 ) -> None:
-    from .stdio import color_wanted
-
-    ctx.obj = {"color": color_wanted(no_color)}
+    ctx.obj = {"color": "never" if no_color else color.value}
 
 
-def _color(ctx: typer.Context, no_color: bool = False) -> bool:
-    """The colour decision of this invocation: made in :func:`main_options` from ``--no-color`` before
-    the command and ``NO_COLOR``, and off when ``--no-color`` follows the command."""
-    return bool(ctx.obj and ctx.obj.get("color")) and not no_color
+def _color_when(ctx: typer.Context, color: str, no_color: bool) -> str:
+    """``--color`` as this invocation chose it: after the command name (``--no-color`` meaning
+    ``never``), else before it (:func:`main_options`), else ``auto``."""
+    if no_color:
+        return "never"
+    if color != COLOR.default:
+        return color
+    return (ctx.obj or {}).get("color", COLOR.default)
 
 
 def _finish(body: Callable[[], int | None]) -> None:
@@ -116,7 +183,8 @@ def _command(options_type: type[Options], *arguments: _Argument, name: str | Non
         def command(ctx: typer.Context, **given: Any) -> None:
             positional = [given.pop(arg.name) for arg in arguments]
             values = {field: convert(given[field]) for field, convert in from_cli.items()}
-            values["no_color"] = not _color(ctx, values["no_color"])
+            if "color" in values:
+                values["color"] = _color_when(ctx, values["color"], values["no_color"])
             _finish(lambda: body(*positional, options_type(**values)))
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -157,10 +225,12 @@ def _typer_form(field: str, declared: Option, annotation: str) -> tuple[Any, Any
 
 
 class _PlainUsage(typer.core.TyperCommand):
-    """Usage as every other command writes it (``PATTERN``): typer braces required arguments (``{PATTERN}``)."""
+    """Usage as every other command writes it (``PATTERN``): typer braces required arguments (``{PATTERN}``);
+    grep's PATTERN, optional only because ``-e`` may give it, reads as the required argument it usually is."""
 
     def collect_usage_pieces(self, ctx) -> list[str]:
-        return [piece.removeprefix("{").removesuffix("}") for piece in super().collect_usage_pieces(ctx)]
+        pieces = [piece.removeprefix("{").removesuffix("}") for piece in super().collect_usage_pieces(ctx)]
+        return ["PATTERN" if piece == "[PATTERN]" else piece for piece in pieces]
 
 
 @_command(CatOptions, PATH)
@@ -189,7 +259,11 @@ def stats(paths: list[str] | None, options: StatsOptions) -> int:
 
 @_command(
     GrepOptions,
-    _Argument("pattern", str, typer.Argument(..., metavar="PATTERN", help="A Python regular expression (with -F, a fixed string).")),
+    _Argument(
+        "pattern",
+        Optional[str],
+        typer.Argument(None, metavar="PATTERN", help="A Python regular expression (with -F, a fixed string); with -e, a PATH."),
+    ),
     _Argument(
         "paths",
         Optional[List[str]],
@@ -197,7 +271,7 @@ def stats(paths: list[str] | None, options: StatsOptions) -> int:
     ),
     cls=_PlainUsage,
 )
-def grep(pattern: str, paths: list[str] | None, options: GrepOptions) -> int:
+def grep(pattern: str | None, paths: list[str] | None, options: GrepOptions) -> int:
     """Find what was said: prompts, answers, reasoning, tool calls and results, titles. Exit 0 hit, 1 none, 2 error."""
     from .grep.run import run_grep
 
@@ -251,6 +325,29 @@ def sql(query: str, paths: list[str] | None, options: SqlOptions) -> int:
     from .export.sql import run_sql
 
     return run_sql(query, paths or [], options)
+
+
+@_command(
+    HelpOptions,
+    _Argument("command", Optional[str], typer.Argument(None, metavar="[COMMAND]", help="The command to describe (default: all of them).")),
+    name="help",
+)
+def help_(command: str | None, options: HelpOptions) -> int:
+    """Describe a command (as 'dshctl COMMAND --help'), or list them all; the man page, man dshctl, is the reference."""
+    click = typer.core._click
+    group = typer.main.get_command(app)
+    top = click.Context(group, info_name="dshctl", **group.context_settings)
+    if command is None:
+        typer.echo(group.get_help(top))
+        return 0
+    found = group.get_command(top, command)
+    if found is None:
+        from .errors import UsageError
+
+        known = ", ".join(name for name in group.list_commands(top) if name != "help")
+        raise UsageError(f"no such command {command!r} (the commands: {known})")
+    typer.echo(found.get_help(click.Context(found, info_name=command, parent=top)))
+    return 0
 
 
 def main() -> None:

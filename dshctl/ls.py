@@ -32,7 +32,7 @@ def session_row(ref) -> dict[str, Any]:
         "durationMs": None,
         "generation": ref.generation_from_name,
         "compression": None,
-        "bytes": status.st_size if status is not None else None,
+        "bytes": ref.member.size if ref.member is not None else status.st_size if status is not None else None,
         "modifiedAt": int(status.st_mtime * 1000) if status is not None else None,
         "title": None,
         "path": ref.display,
@@ -110,9 +110,9 @@ def session_refs(root: str | None) -> list:
     return resolve_many([root]) if root is not None else unique_refs(_default_root_logs())
 
 
-def iter_session_rows(refs: list, *, color: bool = True, progress: bool = True, cache: bool = True) -> Iterator[dict[str, Any]]:
+def iter_session_rows(refs: list, *, color: bool | str = "auto", progress: bool = True, cache: bool = True) -> Iterator[dict[str, Any]]:
     """One row per log, in order; many logs are read in worker processes (``progress``: with a progress
-    bar on a terminal, in colour with ``color``). With ``cache``, a listing of more than one log takes
+    bar on a terminal, coloured as ``color`` says). With ``cache``, a listing of more than one log takes
     the rows of the logs that did not change since a listing read them from the stats cache
     (:mod:`dshctl.stats.cache`)."""
     from .many import map_logs
@@ -158,18 +158,35 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def _table_columns():
+def _table_columns(full_ids: bool, id_width: int, copies: bool):
+    """The listing's columns: on a terminal the short id stays whole and the cwd and title are cut with
+    "…" (the start of a cwd, the end of a title); with ``--full-ids`` the whole id stays on one line (other
+    columns are hidden first) and cwds and titles fold instead. Rows of one session (copies of a log) each
+    name their log."""
     from .tables import number, text
 
-    return [text("id", fold=True, least=16), text("cwd", fold=True, drop=1), text("created", drop=3), number("turns", drop=5),
-            number("duration", drop=4), number("gen", drop=0), text("zstd", drop=0), number("size", drop=2),
-            text("title", fold=True, drop=6)]
+    if full_ids:
+        first = [text("id", fold=True, least=id_width), text("cwd", fold=True, drop=1)]
+        title = text("title", fold=True, drop=6)
+    else:
+        first = [text("id", cut="start", least=ID_LEAST), text("cwd", cut="start", least=12, drop=1)]
+        title = text("title", cut="end", least=20, drop=6)
+    log = [text("log", cut="middle", least=16, drop=7)] if copies else []
+    return [first[0], *log, first[1], text("created", drop=5), number("turns", drop=4), number("duration", drop=3),
+            number("gen", drop=0), text("zstd", drop=0), number("size", drop=2), title]
 
 
-def _table_cells(row: dict[str, Any]) -> list[Any]:
-    """A listing row as the table shows it."""
+ID_LEAST = 24
+"""A short id (at most this long) stays whole while another column can be hidden; a path in its place is
+cut at its start."""
+
+
+def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]:
+    """A listing row as the table shows it; ``name`` names its session (a short id, or the path); ``log``
+    is its log's distinct path when the listing holds copies of a session."""
     return [
-        row["id"] or row["path"],
+        name(row["id"], row["path"]),
+        *([log] if log is not None else []),
         row["cwd"],
         utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "",
         "" if row["turns"] is None else f"{row['turns']:,}",
@@ -179,6 +196,10 @@ def _table_cells(row: dict[str, Any]) -> list[Any]:
         format_bytes(row["bytes"]),
         row["title"] if not row["error"] else f"(unreadable: {row['error']})",
     ]
+
+
+def _whole_id(session_id: Any, path: str) -> str:
+    return session_id or path
 
 
 def _sort_key(sort: str):
@@ -196,7 +217,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     """The ``dshctl ls`` command; 1 when a log among many cannot be read, 2 when the only one cannot."""
     from .many import Warnings
     from .output import emit
-    from .tables import print_table
+    from .tables import SessionNames, distinct_paths, print_table, table_form
 
     refs = session_refs(root)
     rows = session_rows(refs, options)
@@ -205,12 +226,18 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     for row in failed:
         warnings.add(row["path"], row["error"])
     caption = f"{len(rows)} session(s)" + (f" of {len(refs)}" if len(rows) != len(refs) else "")
-    emit(
-        options.output,
-        document=lambda: {"sessions": rows},
-        records=lambda: rows,
-        table=lambda: print_table(None, _table_columns(), (_table_cells(row) for row in rows), caption=caption, color=options.color),
-    )
+
+    def table() -> None:
+        name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
+        form = table_form(options.table_form)
+        ids = [row["id"] for row in rows if row["id"]]
+        logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
+        id_width = max((len(name(row["id"], row["path"])) for row in rows), default=16)
+        cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
+        print_table(None, _table_columns(options.full_ids, id_width, logs is not None), cells,
+                    caption=caption, color=options.colored, form=form, listing=True)
+
+    emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)
     warnings.report()
     if failed and len(failed) == len(refs) == 1:
         return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
@@ -220,5 +247,6 @@ def run_ls(root: str | None, options: LsOptions) -> int:
 def session_rows(refs: list, options: LsOptions, *, progress: bool = True) -> list[dict[str, Any]]:
     """The listing rows of ``refs`` that ``--project``, ``--since`` and ``--until`` keep, in ``--sort``
     order (``ls --json``'s ``sessions``)."""
-    read = iter_session_rows(_in_project(refs, options.project), color=options.color, progress=progress, cache=not options.no_cache)
+    read = iter_session_rows(_in_project(refs, options.project), color=options.color_when, progress=progress and options.progress,
+                             cache=not options.no_cache)
     return sorted((row for row in read if options.window.holds(row["createdAt"])), key=_sort_key(options.sort))

@@ -1,5 +1,6 @@
 """Reading many logs: resolve several PATH arguments, then map a per-log function over them,
-in worker processes when there are many, with a progress bar on a terminal's stderr.
+in worker processes when there are many, with a progress bar on a terminal's stderr
+(:mod:`dshctl.progress`).
 
 A log that cannot be read yields its :class:`~dshctl.errors.DshctlError` in place of a
 result; the caller reports it, skips it and sets the exit status.
@@ -10,11 +11,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from functools import partial
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from .errors import DshctlError
-from .stdio import is_terminal
 from .source import LogRef, resolve_named, sessions_root
 
 R = TypeVar("R")
@@ -29,6 +28,21 @@ def resolve_many(paths: list) -> list[LogRef]:
     twice) are read once."""
     specs = paths or [str(sessions_root())]
     return unique_refs(ref for spec in specs for ref in ([spec] if isinstance(spec, LogRef) else resolve_named(spec)))
+
+
+def project_refs(refs: list[LogRef], project: str | None, paths: list | None = None) -> list[LogRef]:
+    """The logs of ``refs`` stored under project ``project``'s directory (``--project``, as dsh groups
+    sessions: :func:`dshctl.source.in_project`); all of them without a project. None left is an error."""
+    from .errors import SourceError
+    from .source import in_project, project_dir_name
+
+    if project is None:
+        return refs
+    kept = [ref for ref in refs if ref.path is not None and ref.member is None and in_project(ref.path, project)]
+    if not kept:
+        where = ", ".join(str(path) for path in paths) if paths else str(sessions_root())
+        raise SourceError(f"no session of project {project} (stored under {project_dir_name(project)})", file=where)
+    return kept
 
 
 def unique_refs(refs) -> list[LogRef]:
@@ -49,11 +63,12 @@ def _file_identity(ref: LogRef):
     stat per component: 90 ms over 1,200 sessions); the resolved path when the file cannot be stat'ed."""
     if ref.path is None:
         return "-"
+    member = ref.member.name if ref.member is not None else None  # the logs of one export ZIP
     try:
         status = os.stat(ref.path)
     except OSError:
-        return ref.path.resolve()
-    return status.st_dev, status.st_ino
+        return ref.path.resolve(), member
+    return status.st_dev, status.st_ino, member
 
 
 def default_jobs() -> int:
@@ -70,6 +85,20 @@ def _result_or_error(func: Callable[[LogRef], R], ref: LogRef) -> R | DshctlErro
         return exc.located(file=ref.display)
 
 
+def reading_path(label: str, path: Any, *, allowed: bool = True, streams: bool = False, color: Any = "auto"):
+    """:func:`dshctl.progress.reading` for a command that reads the one log ``path`` names (a path, ``-`` or a
+    :class:`~dshctl.source.LogRef`); a path that does not resolve is left to the reading to report."""
+    from .errors import DshctlError
+    from .progress import reading
+    from .source import as_ref
+
+    try:
+        refs = [as_ref(path)] if allowed else []
+    except (DshctlError, TypeError):
+        refs = []
+    return reading(label, refs, allowed=allowed and bool(refs), streams=streams, color=color)
+
+
 def map_logs(
     func: Callable[[LogRef], R],
     refs: list[LogRef],
@@ -77,34 +106,38 @@ def map_logs(
     jobs: int | None = None,
     progress: bool = True,
     label: str = "reading",
-    color: bool = True,
+    color: bool | str = "auto",
+    streams: bool = False,
+    until_output: bool = False,
 ) -> Iterator[tuple[LogRef, R | DshctlError]]:
     """``(ref, func(ref) or the error)`` for every ref, in the order of ``refs``.
 
     Many logs are read in worker processes, in batches of about :data:`BATCH_BYTES` (big logs first);
     ``func`` must then be picklable (a module-level function or a partial of one).
+
+    ``progress``: a bar may be shown on a terminal's standard error (:func:`dshctl.progress.reading`:
+    after a second, bytes and logs done), coloured as ``--color`` says (``color``: its value, or a
+    bool); ``streams``: the caller writes its output as the results come (no bar over a terminal's
+    output; ``until_output``: but one until the output begins, :func:`dshctl.progress.output_begins`).
     """
+    from .progress import reading
+
     jobs = default_jobs() if jobs is None else max(1, jobs)
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
-    show = progress and len(refs) >= PARALLEL_THRESHOLD and is_terminal(sys.stderr)
-    start_bar = partial(_ProgressBar, len(refs), label, color) if show else None
-    if len(batches) < 2:
-        yield from _map_in_process(func, refs, start_bar)
-    else:
-        yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), start_bar)
+    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color) as meter:
+        if len(batches) < 2:
+            yield from _map_in_process(func, refs, meter)
+        else:
+            yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), meter)
 
 
-def _map_in_process(func, refs, start_bar):
-    bar = start_bar() if start_bar else None
-    try:
-        for ref in refs:
-            result = _result_or_error(func, ref)
-            if bar:
-                bar.advance()
-            yield ref, result
-    finally:
-        if bar:
-            bar.stop()
+def _map_in_process(func, refs, meter):
+    from .progress import log_size
+
+    for ref in refs:
+        result = _result_or_error(func, ref)
+        meter.finished(log_size(ref))
+        yield ref, result
 
 
 # --------------------------------------------------------------------------- the pool
@@ -122,6 +155,8 @@ ZSTD_EXPANSION = 4
 
 def _work_estimate(ref: LogRef) -> int:
     """Bytes of JSON the log probably holds (0 when it cannot be stat'ed: it fails fast)."""
+    if ref.member is not None:
+        return ref.member.size
     try:
         size = os.stat(ref.path).st_size
     except OSError:
@@ -158,18 +193,18 @@ def _plan_batches(refs: list[LogRef], jobs: int) -> list[list[int]]:
     return batches
 
 
-def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
+def _map_in_pool(func, refs, batches: list[list[int]], workers: int, meter):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from .progress import log_size
 
     pool = ProcessPoolExecutor(
         max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
     )
-    bar = None
     finished = False
     try:
+        # the workers are forked here, by the submits, before the progress bar draws (it waits a second)
         pending = {pool.submit(_run_batch, batch): batch for batch in batches}
-        # the workers are forked by the first submit: only now may the progress bar start its thread
-        bar = start_bar() if start_bar else None
         results: dict[int, object] = {}
         next_index = 0
         while pending:
@@ -177,15 +212,12 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, start_bar):
             for future in done:
                 batch = pending.pop(future)
                 results.update(zip(batch, future.result()))
-                if bar:
-                    bar.advance(len(batch))
+                meter.finished(sum(log_size(refs[index]) or 0 for index in batch), logs=len(batch))
             while next_index in results:
                 yield refs[next_index], results.pop(next_index)
                 next_index += 1
         finished = True
     finally:
-        if bar:
-            bar.stop()
         if not finished:
             # Ctrl-C, an error, or the caller gone: a worker may be deep in one log (a pathological
             # regular expression never ends), and shutdown would wait for it and for the batch queued next
@@ -214,6 +246,9 @@ _installed: dict = {}
 def _install_work(func, refs) -> None:
     import signal
 
+    from .progress import forget
+
+    forget()
     # Ctrl-C reaches the whole process group: the parent alone decides, and ends the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _installed["func"] = func
@@ -223,32 +258,6 @@ def _install_work(func, refs) -> None:
 def _run_batch(batch: list[int]) -> list:
     func, refs = _installed["func"], _installed["refs"]
     return [_result_or_error(func, refs[index]) for index in batch]
-
-
-class _ProgressBar:
-    """A transient progress bar on standard error, one step per log read."""
-
-    def __init__(self, total: int, label: str, color: bool):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        from .tables import console
-
-        self._bar = Progress(
-            TextColumn(label),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console(stderr=True, color=color),
-            transient=True,
-        )
-        self._task = self._bar.add_task(label, total=total)
-        self._bar.start()
-
-    def advance(self, steps: int = 1) -> None:
-        self._bar.advance(self._task, steps)
-
-    def stop(self) -> None:
-        self._bar.stop()
 
 
 # --------------------------------------------------------------------------- warnings

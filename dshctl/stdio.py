@@ -6,7 +6,8 @@
   reported like any other error; standard error is best effort and never changes the exit status.
 * Errors print one line, ``dshctl: error: FILE:LINE (seq N): MESSAGE``, and exit
   with the error's documented status (see :mod:`dshctl.errors`); never a traceback.
-* Colour follows ``--no-color`` and the ``NO_COLOR`` environment variable.
+* Colour follows ``--color auto|always|never`` (``--no-color``: never): auto colours a terminal unless
+  ``NO_COLOR`` is set, and ``FORCE_COLOR`` or ``CLICOLOR_FORCE`` colour a pipe too (:func:`color_wanted`).
 * Text from a log is data: warnings and errors show control characters as pictures
   (:mod:`dshctl.textsafe`, imported when a line is written: ``--help`` writes none).
 """
@@ -17,40 +18,20 @@ import os
 import sys
 from typing import Any, Callable
 
+from .terminal import color_wanted, is_terminal, stdout_is_pipe, terminal_width  # noqa: F401 - the names commands import from here
 from .errors import EXIT_UNREADABLE, DshctlError, OutputError
 
 
-def color_wanted(no_color_flag: bool) -> bool:
-    """Colour unless ``--no-color`` was given or ``NO_COLOR`` is set (to anything but the empty string).
-    The command line decides once and hands the answer down as a parameter."""
-    return not no_color_flag and not os.environ.get("NO_COLOR")
-
-
-def terminal_width(stream=None) -> int | None:
-    """The width tables fit: ``COLUMNS`` when set, else the terminal's; ``None`` for a pipe or file,
-    where a table never wraps a row (one row per line, whatever its length)."""
-    stream = sys.stdout if stream is None else stream
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    try:
-        if not stream.isatty():
-            return None
-        return os.get_terminal_size(stream.fileno()).columns
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def is_terminal(stream: Any = None) -> bool:
-    """Whether ``stream`` (default: standard output) is a terminal; a closed or missing one is not."""
-    stream = sys.stdout if stream is None else stream
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):  # AttributeError: None, when started without the stream
-        return False
-
-
 def _to_stderr(line: str) -> None:
+    from .progress import bar_console
+
+    held = bar_console()  # a progress bar is drawn: the line goes above it
+    if held is not None:
+        try:
+            held.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
+            return
+        except Exception:  # noqa: BLE001 - the bar's terminal is gone: write directly
+            pass
     stderr = _BestEffortStderr(sys.stderr)  # library callers run outside run(), too
     stderr.write(line + "\n")
     stderr.flush()

@@ -1,18 +1,36 @@
-"""Tables on standard output: rich tables fitted to the terminal, and lines drawn through the same
-console.
+"""Tables on standard output, the one layout engine of every command, in three forms:
+
+* ``box`` — on a terminal: a rich table fitted to its width (``COLUMNS``, else the terminal's): columns
+  hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
+* ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
+  spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
+* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line.
+
+``auto`` (the default) is ``box`` on a terminal and ``plain`` elsewhere (:func:`table_form`).
 
 Text from a log is data: table cells, titles and captions are ``rich.text.Text`` (never markup or
-emoji codes), with control characters shown as pictures (:mod:`dshctl.textsafe`). rich is imported on
-first use, so output that draws no table never imports it.
+emoji codes), with control characters shown as pictures (:mod:`dshctl.textsafe`), tabs included, so a
+TSV cell never holds a tab or a line break. rich is imported on first use, so output that draws no
+table never imports it.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .stdio import terminal_width
+from .stdio import color_wanted, is_terminal, terminal_width
 from .textsafe import visible_line
+
+FORMS = ("auto", "box", "plain", "tsv")
+NULL_CELL = "—"
+"""What a table shows for a value it does not have; an empty cell in TSV."""
+PLAIN_EMPTY = "-"
+"""An empty cell of a plain table, so that the columns a pipe splits on spaces stay in place."""
+PLAIN_GAP = "  "
+"""Between the columns of a plain table."""
+ELLIPSIS = "…"
 
 _console_classes: list = []
 
@@ -32,12 +50,34 @@ def _console_class():
     return _console_classes[0]
 
 
-def console(stderr: bool = False, *, color: bool = True, width: int | None = None):
+def console(stderr: bool = False, *, color: bool | str = "auto", width: int | None = None):
     """A rich Console for stdout (or stderr), created lazily so plain JSON output never imports rich.
-    ``width`` overrides the detected one (a table wider than a pipe's default)."""
+    ``width`` overrides the detected one (a table wider than a pipe's default). ``color``: a decision
+    made (a bool: :meth:`dshctl.options.base.Options.colored`), so a pipe is coloured when it is True
+    (``--color always``) and never when False, whatever rich would guess from ``FORCE_COLOR``; or a
+    ``--color`` value to decide by (``auto``: a terminal, unless ``NO_COLOR``)."""
+    stream = sys.stderr if stderr else sys.stdout
+    if not isinstance(color, bool):
+        color = color_wanted(color, stream)
+    forced = True if color and not is_terminal(stream) else None
     return _console_class()(
-        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False
+        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False,
+        force_terminal=forced, color_system="auto" if color else None,
     )
+
+
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal: tables are then boxed and fitted (tests pretend it is)."""
+    return is_terminal(sys.stdout)
+
+
+def table_form(form: str = "auto") -> str:
+    """The form a table is drawn in: ``auto`` is ``box`` on a terminal, else ``plain``."""
+    if form not in FORMS:
+        raise ValueError(f"unknown table form {form!r}: one of {', '.join(FORMS)}")
+    if form != "auto":
+        return form
+    return "box" if stdout_is_terminal() else "plain"
 
 
 def text_cell(value: Any, style: str | None = None):
@@ -52,10 +92,14 @@ class Column:
     """One column of a table, as the command declares it.
 
     ``number``: a figure (digits, units); never cut, never folded. ``fold``: text that may fold onto
-    more lines when the table is too wide (ids, titles, paths, values), to no fewer than ``least``
+    more lines when the table is too wide (ids, values), to no fewer than ``least``
     characters a line (:data:`FOLD_MIN` when unset) while a column can still be hidden, and to
-    :data:`FOLD_MIN` when none can (an id that should stay whole has a ``least`` of its length). Other
-    text stays whole.
+    :data:`FOLD_MIN` when none can (an id that should stay whole has a ``least`` of its length).
+    ``cut``: text that stays on one line and is cut with "…" instead (titles: ``"end"``; a cwd, whose end
+    tells it apart: ``"start"``; a path, whose first directory and file name do: ``"middle"``), narrowed
+    as a folding column is. Other text stays whole.
+    No column is ever narrower than its header's longest word: a header breaks at its spaces only.
+    Plain and TSV tables never fold, cut or hide.
     ``drop``: when the table is still too wide, columns are hidden in increasing ``drop`` order
     (``None``: never), and a footer names them. A ``(header, justify)`` pair is a number when
     right-justified, else text that may fold."""
@@ -66,14 +110,22 @@ class Column:
     fold: bool = False
     drop: int | None = None
     least: int | None = None
+    cut: str | None = None
+
+    @property
+    def narrows(self) -> bool:
+        """Whether the column may be narrower than its widest cell (it folds or cuts)."""
+        return self.fold or self.cut is not None
 
 
 def number(header: str, drop: int | None = None) -> Column:
     return Column(header, "right", number=True, drop=drop)
 
 
-def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None) -> Column:
-    return Column(header, "left", fold=fold, drop=drop, least=least)
+def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None, cut: str | None = None) -> Column:
+    if cut not in (None, "end", "start", "middle"):
+        raise ValueError(f"cut is 'end', 'start', 'middle' or None, not {cut!r}")
+    return Column(header, "left", fold=fold and cut is None, drop=drop, least=least, cut=cut)
 
 
 FOLD_MIN = 8
@@ -112,13 +164,24 @@ def _natural_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
     return widths
 
 
+def _header_word(column: Column) -> int:
+    from rich.cells import cell_len
+
+    return max([cell_len(word) for word in column.header.split()] or [1])
+
+
 def _least_width(column: Column, natural: int) -> int:
-    return min(natural, column.least or FOLD_MIN) if column.fold else natural
+    if not column.narrows:
+        return natural
+    return min(natural, max(column.least or FOLD_MIN, _header_word(column)))
 
 
 def _floor_width(column: Column, natural: int) -> int:
-    """Below ``least`` only when no column is left to hide: :data:`FOLD_MIN` is the floor."""
-    return min(natural, FOLD_MIN, column.least or FOLD_MIN) if column.fold else natural
+    """Below ``least`` only when no column is left to hide: :data:`FOLD_MIN` is the floor (or the
+    header's longest word, which never breaks)."""
+    if not column.narrows:
+        return natural
+    return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_word(column)))
 
 
 SHORT_TAIL = 2
@@ -168,7 +231,7 @@ def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: 
     """Narrow the folding columns, widest first, to no less than ``least_of(column, natural)``, until
     the cells take ``room`` characters at most."""
     excess = sum(widths.values()) - room
-    folding = [i for i in widths if columns[i].fold]
+    folding = [i for i in widths if columns[i].narrows]
     while excess > 0 and folding:
         widest = max(folding, key=lambda i: widths[i])
         least = least_of(columns[widest], natural[widest])
@@ -235,17 +298,33 @@ def print_table(
     rows: Iterable[list[Any]],
     caption: str | None = None,
     *,
-    color: bool = True,
+    color: bool | str = "auto",
+    form: str = "auto",
+    listing: bool = False,
 ) -> None:
-    """A rich table on stdout: the title in bold above it, the caption below. ``columns`` are
-    :class:`Column` (or ``(header, justify)`` pairs); every cell is literal text (:func:`text_cell`).
-    On a terminal (or ``COLUMNS``) the table fits its width as :func:`layout` says, with a footer naming
-    hidden columns; to a pipe each row is one line, whatever its length."""
+    """A table on stdout in ``form`` (:func:`table_form`): the title in bold above it, the caption below
+    (TSV: neither). ``columns`` are :class:`Column` (or ``(header, justify)`` pairs); every cell is
+    literal text (:func:`text_cell`). Boxed, the table fits the terminal's width as :func:`layout`
+    says, with a footer naming hidden columns; plain and TSV, each row is one line, whatever its length.
+    ``listing``: the command's only table, whose caption (a count) is shown on a terminal only, so that
+    every line a pipe reads is the header or a row."""
+    specs = [_as_column(column) for column in columns]
+    cells = [[visible_line(cell) for cell in row] for row in rows]
+    form = table_form(form)
+    if listing and form != "box":
+        caption = None
+    if form == "tsv":
+        _print_tsv(specs, cells)
+    elif form == "plain":
+        _print_plain(title, specs, cells, caption, color)
+    else:
+        _print_box(title, specs, cells, caption, color)
+
+
+def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     from rich import box
     from rich.table import Table
 
-    specs = [_as_column(column) for column in columns]
-    cells = [[visible_line(cell) for cell in row] for row in rows]
     width = terminal_width()
     fitted = layout(specs, cells, width)
     out = console(color=color, width=max(fitted.width, width or 0))
@@ -255,14 +334,83 @@ def print_table(
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
     for row in cells:
-        table.add_row(*[text_cell(row[i]) for i in fitted.shown])
+        table.add_row(*[text_cell(_cut(row[i], fitted.widths[i], specs[i].cut)) for i in fitted.shown])
     if title:
         _print_line(out, title, "bold")
     out.print(table)
     for line in (caption or "").split("\n") if caption else []:  # dshctl's own line breaks
         _print_line(out, line)
     if fitted.hidden:
-        _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, a pipe or --json shows all)")
+        _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
+
+
+def _cut(cell: str, width: int, side: str | None) -> str:
+    """A cell of a ``cut`` column that fits ``width`` cells: "…" where it was cut (its end, its start,
+    or its middle)."""
+    from rich.cells import cell_len
+
+    if side is None or cell_len(cell) <= width:
+        return cell
+    if side == "middle":
+        head = _fitting(cell, (width - 1) // 2)
+        tail = _fitting(cell[::-1], width - 1 - cell_len(head))[::-1]
+        return head + ELLIPSIS + tail
+    if side == "end":
+        return _fitting(cell, width - 1).rstrip() + ELLIPSIS
+    return ELLIPSIS + _fitting(cell[::-1], width - 1)[::-1].lstrip()
+
+
+def _fitting(text: str, room: int) -> str:
+    """The longest start of ``text`` that takes at most ``room`` cells."""
+    from rich.cells import cell_len
+
+    used = 0
+    for index, char in enumerate(text):
+        used += cell_len(char)
+        if used > room:
+            return text[:index]
+    return text
+
+
+def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
+    """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
+    an empty cell shows "-"; nothing is folded, cut or hidden."""
+    from rich.cells import cell_len
+
+    rows = [[cell if cell else PLAIN_EMPTY for cell in row] for row in cells]
+    headers = [spec.header for spec in specs]
+    widths = [max([cell_len(headers[i])] + [cell_len(row[i]) for row in rows]) for i in range(len(specs))]
+
+    def line(values: list[str]) -> str:
+        padded = []
+        for i, value in enumerate(values):
+            room = widths[i] - cell_len(value)
+            last = i == len(values) - 1
+            padded.append(" " * room + value if specs[i].number else value + ("" if last else " " * room))
+        return PLAIN_GAP.join(padded)
+
+    out = console(color=color)
+    if title:
+        _print_line(out, title, "bold", wrap=False)
+    _print_line(out, line(headers), "bold", wrap=False)
+    lines = [line(row) for row in rows]
+    _write_lines(out, lines)
+    for text in (caption or "").split("\n") if caption else []:
+        _print_line(out, text, wrap=False)
+
+
+def _print_tsv(specs: list[Column], cells: list[list[str]]) -> None:
+    """Tab-separated: the header line, then a line per row; a cell the table shows as "—" is empty.
+    Cells hold no tab or line break (they are shown as pictures, ␉ ␊)."""
+    lines = ["\t".join(spec.header for spec in specs)]
+    lines += ["\t".join("" if cell == NULL_CELL else cell for cell in row) for row in cells]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _write_lines(out, lines: list[str]) -> None:
+    """Lines of text as they are, through the console (colour, the closed-pipe rule)."""
+    if lines:
+        out.file.write("\n".join(lines) + "\n")
 
 
 def _header_cell(header: str):
@@ -272,26 +420,65 @@ def _header_cell(header: str):
     return cell
 
 
-def _print_line(out, line: str, style: str | None = None) -> None:
-    """A line of dshctl's own text; on a pipe never wrapped."""
-    out.print(text_cell(line, style), soft_wrap=terminal_width() is None)
+def _print_line(out, line: str, style: str | None = None, *, wrap: bool | None = None) -> None:
+    """A line of dshctl's own text; wrapped only on a terminal (``wrap`` None) or when ``wrap``."""
+    if wrap is None:
+        wrap = stdout_is_terminal() and terminal_width() is not None
+    out.print(text_cell(line, style), soft_wrap=not wrap)
+
+
+def distinct_paths(paths: list[str | None]) -> list[str]:
+    """Paths without the directories they all start with (what tells copies of one session apart)."""
+    import os
+
+    known = [path for path in paths if path]
+    parts = [path.split(os.sep) for path in known]
+    shared = 0
+    if parts:
+        shortest = min(len(p) for p in parts)
+        while shared < shortest - 1 and len({p[shared] for p in parts}) == 1:
+            shared += 1
+    return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
+
+
+class SessionNames:
+    """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
+    that no other row and no session of the sessions root shares — any id shown is a PATH that
+    ``find_session`` resolves — the log's path when it has no id."""
+
+    def __init__(self, ids: list[Any]):
+        from .source import session_ids, short_ids
+
+        self._short = short_ids([i for i in ids if isinstance(i, str) and i], among=session_ids())
+
+    def __call__(self, session_id: Any, path: str) -> str:
+        return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
 
 
 class Tables:
-    """Tables and lines on stdout drawn one way: with or without colour."""
+    """Tables and lines on stdout drawn one way: with or without colour, in one form (``auto``,
+    ``plain``, ``tsv``); plain and TSV tables are set apart by an empty line, and TSV prints only tables
+    (no titles, captions or other lines)."""
 
-    def __init__(self, *, color: bool):
+    def __init__(self, *, color: bool | str = "auto", form: str = "auto"):
         self.color = color
+        self.form = table_form(form)
+        self._tables = 0
 
     def table(self, title: str | None, columns: list, rows: Iterable[list[Any]], caption: str | None = None) -> None:
-        print_table(title, columns, rows, caption, color=self.color)
+        if self._tables and self.form != "box":
+            sys.stdout.write("\n")
+        self._tables += 1
+        print_table(title, columns, rows, caption, color=self.color, form=self.form)
 
     def line(self, text: str) -> None:
-        print_line(text, color=self.color)
+        if self.form != "tsv":
+            print_line(text, color=self.color, wrap=None if self.form == "box" else False)
 
 
-def print_line(text: str, *, color: bool = True) -> None:
-    """One line of literal text on stdout, through the same console as the tables."""
-    _print_line(console(color=color), text)
+def print_line(text: str, *, color: bool | str = "auto", wrap: bool | None = None) -> None:
+    """One line of literal text on stdout, through the same console as the tables (wrapped on a
+    terminal, unless ``wrap`` says)."""
+    _print_line(console(color=color), text, wrap=wrap)
 
 

@@ -160,6 +160,10 @@ def v4_log(tmp_path) -> Path:
     return write_log(tmp_path / "logs" / "session.v4.jsonl", 4, v4_events())
 
 
+SEQ_NAMES = ("--name-template", "{seq}-{n}.{ext}")
+"""The names before images were named after their original files (#26): the tests of other rules keep them."""
+
+
 def invoke(*args: str, env: dict | None = None):
     return run_cli("images", *args, env=env)
 
@@ -386,7 +390,7 @@ def test_undecodable_log_exits_2_and_writes_nothing(tmp_path):
 
 
 def test_extraction_options_need_out(v4_log, tmp_path):
-    for extra in (["--force"], ["--all"], ["--store", str(tmp_path)], ["--name-template", "{seq}.{ext}"]):
+    for extra in (["--force"], ["--all"], ["--name-template", "{seq}.{ext}"]):
         result = invoke(str(v4_log), *extra)
         assert result.exit_code == 2 and "--out" in result.stderr
 
@@ -398,7 +402,7 @@ def test_extraction_options_need_out(v4_log, tmp_path):
 def test_extracts_each_distinct_image_once(tmp_path, v4_log):
     store = make_store(tmp_path / "home", PNG, PNG2, JPEG)
     out = tmp_path / "out"
-    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), "--json")
+    result = invoke(str(v4_log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--json")
     assert result.exit_code == 0, result.output
     doc = manifest(result)
     assert doc["store"] == {"kind": "objects", "path": str(store / "v1" / "objects"), "from": "--store"}
@@ -416,7 +420,7 @@ def test_extracts_each_distinct_image_once(tmp_path, v4_log):
 def test_all_writes_every_reference(tmp_path, v4_log):
     store = make_store(tmp_path / "home", PNG, PNG2, JPEG)
     out = tmp_path / "out"
-    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), "--all", "--ndjson")
+    result = invoke(str(v4_log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--all", "--ndjson")
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert all(r["status"] == "written" for r in rows) and len(os.listdir(out)) == 12
@@ -477,7 +481,7 @@ def test_tampered_wrong_size_and_missing_objects(tmp_path, monkeypatch, openat):
     os.chmod(object_path(store, PNG), 0o600)
     object_path(store, PNG).write_bytes(PNG[:-1] + b"\x00")
     out = tmp_path / "out"
-    result = invoke(str(log), "--out", str(out), "--store", str(store), "--json")
+    result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--json")
     assert result.exit_code == 1
     doc = manifest(result)
     by_seq = {r["seq"]: r for r in doc["images"]}
@@ -521,7 +525,7 @@ def test_hostile_ids_never_touch_the_filesystem(tmp_path, monkeypatch, bad_id):
 
     monkeypatch.setattr(store_mod.Store, "read", spy)
     out = tmp_path / "out"
-    result = invoke(str(log), "--out", str(out), "--store", str(store), "--json")
+    result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--json")
     assert result.exit_code == 1
     doc = manifest(result)
     assert [r["status"] for r in doc["images"]] == ["invalid-id", "written"]
@@ -544,7 +548,7 @@ def test_symlinks_out_of_the_store_are_not_followed(tmp_path, monkeypatch, opena
     (outside / sha(JPEG)).write_bytes(JPEG)
     log = write_log(tmp_path / "s.jsonl", 4, [user([image(PNG_REF), image(JPEG_REF)])])
     out = tmp_path / "out"
-    result = invoke(str(log), "--out", str(out), "--store", str(store), "--json")
+    result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--json")
     assert result.exit_code == 1
     doc = manifest(result)
     assert [r["status"] for r in doc["images"]] == ["unsafe", "unsafe"]
@@ -572,12 +576,12 @@ def test_existing_outputs_need_force_and_symlinks_are_replaced_not_followed(tmp_
     victim = tmp_path / "victim"
     victim.write_bytes(b"do not touch")
     os.symlink(victim, out / "0-1.jpg")
-    result = invoke(str(log), "--out", str(out), "--store", str(store), "--json")
+    result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--json")
     assert result.exit_code == 1
     assert [r["status"] for r in manifest(result)["images"]] == ["exists", "exists"]
     assert (out / "0-0.png").read_bytes() == b"mine" and victim.read_bytes() == b"do not touch"
 
-    result = invoke(str(log), "--out", str(out), "--store", str(store), "--force", "--json")
+    result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--store", str(store), "--force", "--json")
     assert result.exit_code == 0, result.output
     assert [r["status"] for r in manifest(result)["images"]] == ["written", "written"]
     assert (out / "0-0.png").read_bytes() == PNG
@@ -597,7 +601,7 @@ def test_out_dir_is_created_but_not_its_parents(tmp_path, v4_log):
 def test_text_manifest(tmp_path, v4_log):
     store = make_store(tmp_path / "home", PNG, JPEG)  # PNG2 missing
     out = tmp_path / "out"
-    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), env={"COLUMNS": "200"})
+    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), *SEQ_NAMES, env={"COLUMNS": "200"})
     assert result.exit_code == 1
     assert "12 reference(s): 2 written, 9 duplicate, 1 missing" in result.stdout
     assert "0-0.png" in result.stdout and "not in store" in result.stdout
@@ -652,7 +656,7 @@ def test_unzipped_export_uses_its_media_dir(tmp_path):
     (media / f"sha256_{sha(JPEG)}.jpg").write_bytes(JPEG)  # as unzipped where ':' is not allowed
     for log, data, name in ((export / "session.jsonl", PNG, "0-0.png"), (export / "subagents" / "child" / "session.jsonl", JPEG, "0-0.jpg")):
         out = tmp_path / f"out-{name}"
-        result = invoke(str(log), "--out", str(out), "--json", env={"DSH_HOME": str(tmp_path / "none")})
+        result = invoke(str(log), "--out", str(out), *SEQ_NAMES, "--json", env={"DSH_HOME": str(tmp_path / "none")})
         assert result.exit_code == 0, result.output
         assert manifest(result)["store"] == {"kind": "media", "path": str(media), "from": "export"}
         assert (out / name).read_bytes() == data

@@ -73,7 +73,7 @@ def test_ls_reports_an_unreadable_session_and_lists_the_rest(tmp_path):
 def test_ls_table(tmp_path):
     result = invoke("ls", str(make_root(tmp_path)))
     assert result.exit_code == 0
-    assert "latest" in result.stdout and "2 session(s)" in result.stdout
+    assert "latest" in result.stdout and len(result.stdout.splitlines()) == 3  # a pipe: the header and 2 sessions
 
 
 def _tour(tmp_path):

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from dshctl import options as options_module
 from dshctl.cli import app
 from dshctl.errors import UsageError
-from dshctl.options import CatOptions, ExportOptions, GrepOptions, ImagesOptions, LsOptions, Options, PricesOptions, ReplayOptions, SqlOptions, StatsOptions, ValidateOptions
+from dshctl.options import CatOptions, ExportOptions, GrepOptions, HelpOptions, ImagesOptions, LsOptions, Options, PricesOptions, ReplayOptions, SqlOptions, StatsOptions, ValidateOptions
 from dshctl.options import base
 from dshctl.options.window import Window
 
@@ -39,6 +39,7 @@ COMMANDS = {
     "cat": CatOptions,
     "export": ExportOptions,
     "grep": GrepOptions,
+    "help": HelpOptions,
     "images": ImagesOptions,
     "ls": LsOptions,
     "prices": PricesOptions,
@@ -47,6 +48,8 @@ COMMANDS = {
     "stats": StatsOptions,
     "validate": ValidateOptions,
 }
+READING = {name: kind for name, kind in COMMANDS.items() if name != "help"}
+"""Every command but ``help`` (which only describes the others)."""
 SHARED = {name: getattr(base, name) for name in dir(base) if isinstance(getattr(base, name), base.Option)}
 
 
@@ -98,9 +101,14 @@ def test_a_shared_option_is_one_declaration(shared):
 def test_shared_options_are_shared():
     """The options the issue found re-declared 6 to 8 times: one declaration each."""
     for shared, commands in {
-        "NO_COLOR": COMMANDS,
+        "NO_COLOR": READING,
+        "COLOR": READING,
+        "QUIET": READING,
+        "PLAIN": ["images", "ls", "prices", "sql", "stats"],
+        "TSV": ["images", "ls", "prices", "sql", "stats"],
         "LATEST": ["cat", "grep", "images", "replay", "stats", "validate"],
-        "PROJECT": ["cat", "grep", "images", "replay", "stats", "validate"],
+        "PROJECT": ["cat", "images", "replay"],
+        "PROJECT_FILTER": ["grep", "stats", "validate"],
         "SINCE": ["grep", "ls", "stats"],
         "UNTIL": ["grep", "ls", "stats"],
         "JOBS": ["grep", "stats", "validate"],
@@ -135,6 +143,9 @@ def _having(*fields: str) -> list[type[Options]]:
 
 SHARED_RULES = [
     (("json", "ndjson"), dict(json=True, ndjson=True), "--json and --ndjson are mutually exclusive"),
+    (("plain", "tsv"), dict(plain=True, tsv=True), "--plain and --tsv are mutually exclusive"),
+    (("plain", "json"), dict(plain=True, json=True), "--plain shapes a table; --json prints no table: choose one"),
+    (("follow", "plain"), dict(follow=True, plain=True), "--plain does not apply to --follow, which watches one log"),
     (("jobs",), dict(jobs=0), "-j/--jobs must be at least 1"),
     (("strict", "salvage"), dict(strict=True, salvage=True), "--strict refuses damage that --salvage reads past: choose one"),
     (("follow", "salvage"), dict(follow=True, salvage=True), "--salvage reads past damage in a finished log; it does not apply to --follow"),
@@ -151,6 +162,9 @@ def test_a_shared_rule_has_one_wording_everywhere(fields, given, message):
     for kind in kinds:
         if kind is ValidateOptions and "strict" in fields:
             continue  # validate's --strict makes warnings fail; it has no --salvage to refuse
+        if kind.project_filters and "project" in fields:
+            kind(**given)  # a command that reads many sessions filters them by --project
+            continue
         with pytest.raises(UsageError) as refused:
             kind(**given)
         assert refused.value.message == message, kind.__name__

@@ -38,7 +38,14 @@ def test_forms_json_ndjson_csv_and_table():
     assert table[0] == ["session_id", "turns", "missing", "created_at", "notes"] and len(table) == 4
     assert [r[1] for r in table[1:]] == [str(r["turns"]) for r in rows]
     shown = invoke("sql", query, str(SAMPLES)).stdout
-    assert "session_id" in shown and "3 rows" in shown and "NULL" in shown
+    assert "session_id" in shown and "NULL" in shown and len(shown.splitlines()) == 4  # a pipe: the header and the rows
+    import dshctl.tables
+
+    real, dshctl.tables.stdout_is_terminal = dshctl.tables.stdout_is_terminal, lambda: True
+    try:
+        assert "3 rows" in invoke("sql", query, str(SAMPLES), env={"COLUMNS": "200"}).stdout  # a terminal: the count too
+    finally:
+        dshctl.tables.stdout_is_terminal = real
 
 
 def test_the_same_query_over_logs_and_over_the_dataset(tmp_path):
@@ -106,7 +113,14 @@ def test_the_documented_examples_run(where, least):
 @pytest.mark.parametrize("columns", ["60", "80", "120"])
 def test_tables_fit_the_terminal_width(columns):
     query = "SELECT session_id, title, project, model, turns, steps, output_tokens, cost_total FROM sessions"
-    result = invoke("sql", query, str(SAMPLES), env={"COLUMNS": columns})
+    import dshctl.tables
+
+    real = dshctl.tables.stdout_is_terminal
+    dshctl.tables.stdout_is_terminal = lambda: True  # a terminal of COLUMNS width
+    try:
+        result = invoke("sql", query, str(SAMPLES), env={"COLUMNS": columns})
+    finally:
+        dshctl.tables.stdout_is_terminal = real
     assert result.exit_code == 0
     widths = {len(line) for line in result.stdout.splitlines() if line.startswith(("┃", "│"))}
     assert widths and max(widths) <= int(columns)
@@ -280,8 +294,8 @@ def test_usage_and_man_page_name_every_sql_option():
     section = section[: section.index("\n.SH ")]
     for declared in SqlOptions.fields.values():
         for flag in declared.flags:
-            if flag == "--no-color":
-                continue  # the group's option too: the man page describes it once (tests/test_manpage_options.py)
+            if flag in ("--color", "--no-color", "--quiet"):
+                continue  # every command's (--color, --no-color: the group's too): described once, under GLOBAL OPTIONS
             assert flag.replace("-", "\\-") in section, flag
 
 

@@ -181,7 +181,7 @@ def test_a_parent_outside_since_does_not_count(tmp_path):
 
 def test_table_marks_seeded_sessions(tmp_path):
     result = invoke(write(tmp_path, "parent", "v2"), write(tmp_path, "child", "v2"))
-    rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
+    rows = result.stdout.split("sessions\n", 1)[1].split("session(s)")[0].splitlines()[1:]  # a pipe's plain table
     assert [("⑂" in line) for line in rows if "parent" in line or "child" in line] == [False, True]
     assert "⑂ forked from another session" in result.stdout
     assert "\n⑂ forked from another session" in result.stdout and "␊" not in result.stdout  # a caption line of its own
@@ -229,9 +229,10 @@ def test_no_color_is_a_parameter_of_one_invocation_not_state(monkeypatch):
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     seen = []
-    monkeypatch.setattr(importlib.import_module("dshctl.stats"), "run_stats", lambda paths, options: seen.append(options.color) or 0)
+    monkeypatch.setattr(importlib.import_module("dshctl.stats"), "run_stats", lambda paths, options: seen.append(options.color_when) or 0)
+    monkeypatch.setattr(importlib.import_module("dshctl.stdio"), "is_terminal", lambda stream=None: True)
     runner = CliRunner()
-    for args in (["--no-color", "stats", "x"], ["stats", "x"], ["--no-color", "stats", "x"]):
+    for args in (["--no-color", "stats", "x"], ["stats", "x"], ["--no-color", "stats", "x"], ["--color", "never", "stats", "x"],
+                 ["stats", "--color", "always", "x"], ["--color", "always", "stats", "--no-color", "x"]):
         assert runner.invoke(app, args).exit_code == 0
-    assert runner.invoke(app, ["stats", "x"], env={"NO_COLOR": "1"}).exit_code == 0
-    assert seen == [False, True, False, False]
+    assert seen == ["never", "auto", "never", "never", "always", "never"]

@@ -123,7 +123,8 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
     from ..many import map_logs
 
     done = []
-    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress, label="export", color=options.color):
+    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
+                                 color=options.color_when, streams=options.out == "-"):
         if isinstance(outcome, DshctlError):
             if single:
                 raise outcome
@@ -269,22 +270,24 @@ def _refuse_the_logs_themselves(target: Path, refs) -> None:
 def run_export(paths: list[str], options: ExportOptions) -> int:
     """The ``dshctl export`` command: export, the logs' warnings, then one summary line on stderr.
     Returns the exit status."""
-    from ..humanize import count
+    from ..humanize import count as counted
     from ..stdio import note
 
     result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
     report_logs(result.failures, result.warnings, verbose=options.verbose)
     if result.created is not None and result.failures and not result.read:
         shutil.rmtree(result.created, ignore_errors=True)  # every log unreadable: nothing exported, no dataset made
+    if options.quiet:  # no summary note; the logs' failures and warnings are still told
+        return result.status
     failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
         missing = f"; {len(result.missing):,} no longer on disk (--prune removes their rows)" if result.missing else ""
         if os.path.isdir(result.out):
-            note(f"{result.out}: {count(result.read, 'log')} read, {result.unchanged:,} unchanged, {result.removed:,} removed"
+            note(f"{result.out}: {counted(result.read, 'log')} read, {result.unchanged:,} unchanged, {result.removed:,} removed"
                  f"{failed}{missing}; the dataset holds {tables}")
         else:
             note(f"{result.out}: nothing exported{failed}; no dataset written")
     elif result.out != "-":
-        note(f"{result.out}: {count(result.read, 'session')}, {count(result.spans, 'span')}{failed}")
+        note(f"{result.out}: {counted(result.read, 'session')}, {counted(result.spans, 'span')}{failed}")
     return result.status

@@ -166,9 +166,9 @@ def export_log(ref, *, spool_dir: str, prices, partition_by: str | None, names: 
     from ..reader import open_log
     from .rows import LogPass
 
-    path = ref.path
-    status = os.stat(path)  # before reading: a log that grows while read is read again next time
-    spool = Spool(Path(spool_dir), names[str(path)])
+    path = ref.location
+    status = os.stat(ref.path)  # before reading: a log that grows while read is read again next time
+    spool = Spool(Path(spool_dir), names[path])
     try:
         log = open_log(ref)
         try:
@@ -297,7 +297,7 @@ def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, b
         if entry.session_dir is not None:
             by_dir[entry.session_dir] = path
     for ref in refs:
-        key = str(ref.path)
+        key = ref.location
         named.add(key)
         entry = logs.get(key)
         if entry is None and ref.session_dir is not None:
@@ -511,7 +511,7 @@ def remove_stale_spools(directory: Path) -> None:
 
 def reader_for(spool_dir: Path, prices, partition_by: str | None, refs: list):
     """The worker function over ``refs``: each log spools under a name of its own."""
-    names = {str(ref.path): f"log{index:06d}" for index, ref in enumerate(refs)}
+    names = {ref.location: f"log{index:06d}" for index, ref in enumerate(refs)}
     return partial(export_log, spool_dir=str(spool_dir), prices=prices, partition_by=partition_by, names=names)
 
 

@@ -12,7 +12,8 @@ The query's time zone is the local one unless ``--tz`` names another (``date_tru
 casts of the ``TIMESTAMPTZ`` columns follow it): as ``stats --by day`` and DuckDB itself default to, so
 that a query puts a session on the day stats shows, and runs unchanged in DuckDB over the exported Parquet.
 
-Output: a table (literal text, fitted to the terminal like every dshctl table), ``--json`` (one array of
+Output: a table (literal text, in the form of every dshctl table: boxed and fitted on a terminal, plain
+in a pipe or with ``--plain``, ``--tsv``), ``--json`` (one array of
 row objects), ``--ndjson`` (one object per row) or ``--csv`` (a header row, then the rows; to a terminal
 with control characters as pictures). Times are ISO 8601 with their offset, decimals keep every digit,
 lists and structs are JSON.
@@ -103,7 +104,8 @@ def _cached_export(paths: list[str], options: SqlOptions, tables: _Tables, progr
     key = hashlib.sha256("\0".join(named).encode()).hexdigest()[:20]
     directory = cache_root() / key
     export_options = ExportOptions(format="parquet", out=str(directory), prune=True, jobs=options.jobs, prices=options.prices,
-                                   no_cost=options.no_cost, verbose=options.verbose, no_color=options.no_color)
+                                   no_cost=options.no_cost, verbose=options.verbose, color=options.color_when,
+                                   quiet=options.quiet)
     result = export_logs(named, export_options, progress=progress)
     tables.failures.extend(result.failures)
     tables.warnings.extend(result.warnings)
@@ -420,7 +422,7 @@ def run_sql(query: str, paths: list[str], options: SqlOptions) -> int:
         columns, rows = run.columns, run.rows
         output = options.output
         if output == "table":
-            _table(columns, rows.fetchall(), options.color)
+            _table(columns, rows.fetchall(), options.colored, options.table_form)
         elif output == "json":
             write_bytes(b"[")
             first = True
@@ -468,7 +470,7 @@ def _csv(columns: list[str], rows: "_Rows", *, shown) -> None:
     write_bytes(buffer.getvalue().encode())
 
 
-def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
+def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> None:
     from ..tables import Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
@@ -480,4 +482,5 @@ def _table(columns: list[str], rows: list[tuple], color: bool) -> None:
              else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
     caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
-    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color)
+    print_table(None, specs, (["NULL" if value is None else cell(value) for value in row] for row in rows), caption, color=color, form=form,
+                listing=True)

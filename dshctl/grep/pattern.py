@@ -28,23 +28,38 @@ class Pattern(NamedTuple):
     fixed: str | None
     """The string of ``-F`` (for the byte test that skips logs that cannot hold it), else None."""
     ignore_case: bool
+    invert: bool = False
+    """``-v``: the lines without a match are the hits."""
 
 
 def compile_pattern(
-    pattern: str, *, fixed: bool = False, ignore_case: bool = False, smart_case: bool = False, word: bool = False
+    pattern: str | list[str], *, fixed: bool = False, ignore_case: bool = False, smart_case: bool = False, word: bool = False,
+    invert: bool = False,
 ) -> Pattern:
-    """The pattern as ``dshctl grep`` reads its options; a bad regular expression is a UsageError."""
+    """The pattern as ``dshctl grep`` reads its options (several, from ``-e``: a match of any of them,
+    as ripgrep reads them); a bad regular expression is a UsageError."""
+    patterns = [pattern] if isinstance(pattern, str) else list(pattern)
     if smart_case and not ignore_case:
-        ignore_case = not _has_upper_case(pattern, fixed)
-    source = re.escape(pattern) if fixed else pattern
+        ignore_case = not any(_has_upper_case(each, fixed) for each in patterns)
+    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
+    sources = []
+    for each in patterns:
+        source = re.escape(each) if fixed else each
+        try:
+            re.compile(source, flags)
+        except re.error as exc:
+            raise UsageError(f"invalid regular expression {each!r}: {exc}") from None
+        sources.append(source)
+    source = sources[0] if len(sources) == 1 else "|".join(f"(?:{each})" for each in sources)
     if word:
         source = rf"(?<!\w)(?:{source})(?!\w)"
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
     try:
         regex = re.compile(source, flags)
     except re.error as exc:
-        raise UsageError(f"invalid regular expression {pattern!r}: {exc}") from None
-    return Pattern(regex, pattern if fixed else None, ignore_case)
+        raise UsageError(f"invalid regular expression {' | '.join(patterns)!r}: {exc}") from None
+    # the byte test skips a log that cannot hold one -F string: with -v or several, every log is read
+    fixed_text = patterns[0] if fixed and len(patterns) == 1 and not invert else None
+    return Pattern(regex, fixed_text, ignore_case, invert)
 
 
 _ESCAPE = re.compile(r"\\.", re.S)
@@ -82,7 +97,30 @@ class Found(NamedTuple):
 
 
 def find(pattern: Pattern, piece: str) -> Iterator[Found]:
-    """Every hit of the pattern in one piece of text, in order."""
+    """Every hit of the pattern in one piece of text, in order; with ``invert`` (``-v``), every line no
+    match touches, as a hit of no characters at its start."""
+    if pattern.invert:
+        return _unmatched_lines(pattern, piece)
+    return _matches(pattern, piece)
+
+
+def _unmatched_lines(pattern: Pattern, piece: str) -> Iterator[Found]:
+    touched: set[int] = set()
+    for found in _matches(pattern, piece):
+        first, last = found.line_start, found.last_line_start
+        touched.add(first)
+        if last != first:
+            touched.update(start for start in _line_starts(piece) if first <= start <= last)
+    starts = _line_starts(piece)
+    if piece.endswith("\n"):
+        starts.pop()  # the line feed ends the last line: no empty line after it
+    for index, start in enumerate(starts):
+        if start not in touched:
+            end = starts[index + 1] - 1 if index + 1 < len(starts) else (len(piece) - 1 if piece.endswith("\n") else len(piece))
+            yield Found(piece[start:end], 0, 0, start)
+
+
+def _matches(pattern: Pattern, piece: str) -> Iterator[Found]:
     last_empty_line = -1
     for match in pattern.regex.finditer(piece):
         start, end = match.span()
@@ -103,18 +141,20 @@ def _line_end(piece: str, start: int, end: int) -> int:
     return len(piece) if found < 0 else found
 
 
-def context_lines(piece: str, found: Found, lines: int) -> tuple[list[str], list[str]]:
-    """Up to ``lines`` lines of the piece before and after a hit's text (never beyond its block)."""
+def context_lines(piece: str, found: Found, lines: int | tuple[int, int]) -> tuple[list[str], list[str]]:
+    """Up to ``lines`` lines of the piece before and after a hit's text (never beyond its block); a
+    pair: so many before, so many after."""
+    wanted_before, wanted_after = (lines, lines) if isinstance(lines, int) else lines
     before: list[str] = []
     end = found.line_start - 1  # the line break that ends the line before
-    while end >= 0 and len(before) < lines:
+    while end >= 0 and len(before) < wanted_before:
         begin = piece.rfind("\n", 0, end) + 1
         before.append(piece[begin:end])
         end = begin - 1
     before.reverse()
     after: list[str] = []
     begin = found.line_start + len(found.text) + (0 if found.text.endswith("\n") else 1)
-    while begin < len(piece) and len(after) < lines:
+    while begin < len(piece) and len(after) < wanted_after:
         end = piece.find("\n", begin)
         end = len(piece) if end < 0 else end
         after.append(piece[begin:end])
@@ -130,10 +170,11 @@ class Line(NamedTuple):
     """Where matches lie in it (``[start, end)``, in order); None for a context line."""
 
 
-def shown_lines(piece: str, founds: list[Found], context: int) -> list[list[Line]]:
+def shown_lines(piece: str, founds: list[Found], context: int | tuple[int, int]) -> list[list[Line]]:
     """The lines of a piece that matches touch, each once with all its matches, with up to ``context``
-    lines around them: runs of consecutive lines of the piece (overlapping or touching context joins
-    two runs, as ripgrep joins them)."""
+    lines around them (a pair: so many before, so many after): runs of consecutive lines of the piece
+    (overlapping or touching context joins two runs, as ripgrep joins them)."""
+    before, after = (context, context) if isinstance(context, int) else context
     starts = _line_starts(piece)
     spans: dict[int, list[tuple[int, int]]] = {}
     for found in founds:
@@ -143,7 +184,7 @@ def shown_lines(piece: str, founds: list[Found], context: int) -> list[list[Line
         for index in range(first, last + 1):
             line_start, line_end = starts[index], _end_of_line(piece, starts, index)
             spans.setdefault(index, []).append((max(begin, line_start) - line_start, min(end, line_end) - line_start))
-    shown = sorted({near for index in spans for near in range(max(index - context, 0), min(index + context, len(starts) - 1) + 1)})
+    shown = sorted({near for index in spans for near in range(max(index - before, 0), min(index + after, len(starts) - 1) + 1)})
     runs: list[list[Line]] = []
     for position, index in enumerate(shown):
         if position == 0 or index != shown[position - 1] + 1:

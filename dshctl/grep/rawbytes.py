@@ -21,7 +21,7 @@ MAX_BYTES = 64 << 20
 
 def decompressed(ref: Any, limit: int = MAX_BYTES) -> bytes | None:
     """The log's bytes, zstd frames decompressed; None when they cannot be had cheaply and safely."""
-    if ref.path is None or ref.problem is not None:
+    if ref.path is None or ref.problem is not None or ref.member is not None:
         return None
     try:
         with open(ref.path, "rb") as file:

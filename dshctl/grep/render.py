@@ -25,11 +25,15 @@ from .search import Group, LogGrep
 _MAGENTA, _GREEN, _CYAN, _MATCH, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[36m", "\x1b[1;31m", "\x1b[0m"
 
 
-def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool) -> None:
+def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False) -> None:
     """Write each result as it comes: its lines, its path (``files``) or its count (``counts``)."""
+    from ..progress import output_begins
+
     out = sys.stdout
     first = True
     for result in results:
+        if result.count or result.groups:
+            output_begins()  # a bar shown while no hit had come is erased before the first
         if mode == "files":
             if result.count:
                 out.write(visible_line(result.path) + "\n")
@@ -41,16 +45,23 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
                 if context and not first:
                     out.write("--\n")
                 first = False
-                out.write(group_lines(result, group, color=color, with_path=with_path))
+                out.write(group_lines(result, group, color=color, with_path=with_path, only=only))
 
 
-def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False) -> str:
-    """A run of lines of one block: ``:`` after the kind on a line holding matches, ``-`` on context."""
+def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False) -> str:
+    """A run of lines of one block: ``:`` after the kind on a line holding matches, ``-`` on context;
+    ``only`` (``-o``): each match of a line on a line of its own, the context lines as they are."""
     prefix = _prefix(result, group, color, with_path)
-    return "".join(
-        prefix + ("-" if line.spans is None else ":") + _body(line.text, line.spans or (), color) + "\n"
-        for line in group.lines
-    )
+    out = []
+    for line in group.lines:
+        if line.spans is None:
+            out.append(prefix + "-" + _body(line.text, (), color) + "\n")
+        elif only:
+            out += [prefix + ":" + _body(line.text[start:end], ((0, end - start),), color) + "\n"
+                    for start, end in line.spans if end > start]
+        else:
+            out.append(prefix + ":" + _body(line.text, line.spans, color) + "\n")
+    return "".join(out)
 
 
 def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool) -> str:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure
+from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure, UsageError
 from ..options import GrepOptions, chosen_logs
-from ..stdio import is_terminal
 from .pattern import Pattern
 from .search import SCHEMA, LogGrep, map_grep
 
@@ -73,8 +72,9 @@ class GrepRun:
         from .render import write_lines
 
         options = self.options
-        color = options.color and is_terminal()
-        write_lines(self.results(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1)
+        color = options.colored
+        write_lines(self.results(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1,
+                    only=options.only_matching)
 
     def emit(self) -> None:
         from ..output import emit
@@ -84,9 +84,9 @@ class GrepRun:
 
 def _refs(paths: list[str], options: GrepOptions) -> list:
     """The logs to read: a log last written well before ``--since`` is left unopened, as ``stats`` does."""
-    from ..many import resolve_many
+    from ..many import project_refs, resolve_many
 
-    return [ref for ref in resolve_many(paths) if not options.window.written_before(ref)]
+    return [ref for ref in project_refs(resolve_many(paths), options.project, paths) if not options.window.written_before(ref)]
 
 
 def _log_record(result: LogGrep, mode: str) -> dict:
@@ -96,9 +96,14 @@ def _log_record(result: LogGrep, mode: str) -> dict:
     return record
 
 
-def run_grep(pattern: str, paths: list[str], options: GrepOptions) -> int:
+def run_grep(pattern: str | None, paths: list[str], options: GrepOptions) -> int:
     """The ``dshctl grep`` command. Exit status: 0 some hit, 1 none, 2 when no hit was found and some
-    log could not be read (or on a usage error)."""
+    log could not be read (or on a usage error). With ``-e``, PATTERN is the first PATH (as in grep)."""
+    if options.regexp:
+        paths = [pattern, *paths] if pattern is not None else list(paths)
+        pattern = None
+    elif pattern is None:
+        raise UsageError("missing PATTERN: give it first, or with -e PATTERN")
     compiled = options.pattern(pattern)
     run = GrepRun(compiled, chosen_logs(paths, options), options, grouped=options.grouped)
     run.emit()

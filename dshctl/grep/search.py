@@ -109,7 +109,7 @@ def _search(events, pattern: Pattern, options: GrepOptions, grouped: bool, resul
         text = without_cr(piece.text)
         founds = _count_lines(find(pattern, text), result, limit)
         if founds and keep:
-            _keep(result, piece, text, founds, options.context_lines, grouped)
+            _keep(result, piece, text, founds, options.around, grouped)
         if limit is not None and result.count >= limit:
             return
 
@@ -128,7 +128,7 @@ def _count_lines(founds: Iterable[Found], result: LogGrep, limit: int | None) ->
     return kept
 
 
-def _keep(result: LogGrep, piece, text: str, founds: list[Found], context: int, grouped: bool) -> None:
+def _keep(result: LogGrep, piece, text: str, founds: list[Found], context: tuple[int, int], grouped: bool) -> None:
     if grouped:
         result.groups.extend(_group(piece, lines) for lines in shown_lines(text, founds, context))
     else:
@@ -139,7 +139,7 @@ def _group(piece, lines: list[Line]) -> Group:
     return Group(turn=piece.turn, step=piece.step, seq=piece.seq, kind=piece.kind, lines=lines)
 
 
-def _hit(result: LogGrep, piece, text: str, found: Found, context: int) -> Hit:
+def _hit(result: LogGrep, piece, text: str, found: Found, context: tuple[int, int]) -> Hit:
     hit = Hit(
         path=result.path,
         id=result.id,
@@ -150,7 +150,7 @@ def _hit(result: LogGrep, piece, text: str, found: Found, context: int) -> Hit:
         text=found.text,
         match=(found.start, found.end),
     )
-    if context > 0:
+    if any(context):
         hit.before, hit.after = context_lines(text, found, context)
     return hit
 
@@ -189,4 +189,6 @@ def map_grep(refs: list, pattern: Pattern, options: GrepOptions, *, grouped: boo
     from ..many import map_logs
 
     search = partial(_grep_one, pattern=pattern, options=options, grouped=grouped)
-    return map_logs(search, refs, jobs=options.jobs, progress=progress, label="grep", color=options.color)
+    return map_logs(search, refs, jobs=options.jobs, progress=progress and options.progress, label="grep",
+                    color=options.color_when, streams=options.output != "json",
+                    until_output=options.output not in ("json", "ndjson"))  # the lines say when they begin

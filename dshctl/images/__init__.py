@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, UsageError
 from ..options import ImagesOptions, chosen_log
 from ..textsafe import visible_line
 from .extract import (
@@ -72,14 +72,21 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
     """The ``dshctl images`` command body; returns the exit status."""
     from ..stdio import warn
 
-    path = chosen_log(path, options)
     chosen = detect_store(options.store, how=options.fields["store"].long) if options.store is not None else None
-    scan = scan_images(path, on_warning=warn)
+    if chosen is not None and path is None and not options.latest and options.out is None:
+        return _store_step(chosen, options)
+    from ..many import reading_path
+
+    path = chosen_log(path, options)
+    with reading_path("images", path, allowed=options.progress, color=options.color_when):
+        scan = scan_images(path, on_warning=warn)
     for problem in scan.problems:
         warn(f"{scan.path}: {visible_line(problem, 300)}")
     if options.out is None:
-        _list_step(scan, output=options.output, color=options.color)
-        return EXIT_OK
+        if chosen is not None:
+            check_all(scan, chosen)
+        _list_step(scan, output=options.output, color=options.colored, form=options.table_form, store=chosen)
+        return EXIT_FINDINGS if chosen is not None and any(ref.status in FAILED for ref in scan.refs) else EXIT_OK
     if chosen is None:
         chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
     return _extract_step(scan, options, store=chosen)
@@ -89,50 +96,148 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
 # Listing
 
 
-_LIST_COLUMNS = [("seq", "right"), ("n", "right"), ("turn/step", "right"), ("where", "left"), ("attachmentId", "left"),
-                 ("mediaType", "left"), ("bytes", "right"), ("size", "right"), ("name", "left")]
+def _list_columns() -> list:
+    """The listing's columns, hidden on a narrow terminal in this order: offloaded, size, bytes, n,
+    mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe."""
+    from ..tables import number, text
+
+    return [number("seq"), number("n", drop=3), number("turn/step", drop=5), text("where", drop=6),
+            text("attachmentId", cut="end", least=14), text("mediaType", drop=4), number("bytes", drop=2),
+            number("size", drop=1), text("name", cut="end", least=10, drop=7)]
 
 
-def _list_step(scan: ImageScan, *, output: str, color: bool) -> None:
-    """Without ``--out``: every reference, as a table, one JSON document or NDJSON records."""
+def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto", store: Store | None = None) -> None:
+    """Without ``--out``: every reference, as a table, one JSON document or NDJSON records; with a
+    ``store``, what it holds of each (:func:`check_all`)."""
     from ..output import emit
-    from ..tables import print_table
+    from ..tables import print_table, text
 
     refs = scan.refs
     summary = scan.summary()
 
     def table() -> None:
-        columns = list(_LIST_COLUMNS)
+        columns = _list_columns()
         marked = any(ref.offloaded for ref in refs)
         if marked:
-            columns.append(("offloaded", "left"))
+            columns.append(text("offloaded", drop=0))
+        if store is not None:
+            columns += [text("stored"), text("problem", fold=True, least=16, drop=8)]
         rows = []
         for ref in refs:
-            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _short_id(ref), _cell(ref.declared("mediaType"), 24),
+            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _whole_id(ref), _cell(ref.declared("mediaType"), 24),
                    _cell(ref.declared("bytes"), 12), _dimensions(ref), _cell(ref.declared("name"))]
             if marked:
                 row.append(_offload_mark(ref))
+            if store is not None:
+                row += [_stored(ref.status), _cell(ref.error or "", 80)]
             rows.append(row)
         caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
+        count_only = store is None and not (summary["offloaded"] or scan.offloads)  # else a finding: kept in a pipe
+        if store is not None:
+            held = sum(1 for ref in refs if ref.status == "verified")
+            caption += f"; {held} held and verified by the store {_cell(str(store.path), 200)}"
         if summary["offloaded"] or scan.offloads:
             caption += f"; {summary['offloaded']} offloaded ({len(scan.offloads)} image/offload event(s))"
-        print_table(None, columns, rows, caption=caption, color=color)
+        print_table(None, columns, rows, caption=caption, color=color, form=form, listing=count_only)
 
+    checked = store is not None
+    document = {"path": scan.path}
+    if checked:
+        document["store"] = store.to_json()
     emit(
         output,
-        document=lambda: {"path": scan.path, "images": [ref.to_json(extraction=False) for ref in refs],
+        document=lambda: {**document, "images": [ref.to_json(extraction=checked) for ref in refs],
                           "offloads": [offload.to_json() for offload in scan.offloads], "summary": summary},
-        records=lambda: (ref.to_json(extraction=False) for ref in refs),
+        records=lambda: (ref.to_json(extraction=checked) for ref in refs),
         table=table,
     )
+
+
+def _stored(status: str | None) -> str:
+    return "yes" if status == "verified" else status or ""
+
+
+def check_all(scan: ImageScan, store: Store) -> None:
+    """``--store`` without ``--out``: each reference's ``status`` says what the store holds of its image —
+    ``verified`` (its bytes hash to the id and match what the reference says), or why not (``missing``,
+    ``mismatch``, ``unsafe``, ``invalid-id``) in ``error``; nothing is written."""
+    known: dict[tuple, tuple[str, str | None]] = {}
+    try:
+        for ref in scan.refs:
+            digest = ref.hex_digest
+            if digest is None:
+                ref.status, ref.error = "invalid-id", "attachmentId does not match sha256:<64 lowercase hex>"
+                continue
+            claim = (digest, *(repr(ref.declared(k)) for k in ("bytes", "mediaType", "width", "height")))
+            if claim not in known:
+                status, data, error = store.read(digest, ref.declared("mediaType"))
+                if status == "ok" and data is not None:
+                    problem = verify(ref, digest, data)
+                    status, error = ("mismatch", problem) if problem else ("verified", None)
+                known[claim] = (status, error)
+            ref.status, ref.error = known[claim]
+    finally:
+        store.close()
+
+
+
+def _store_step(store: Store, options: ImagesOptions) -> int:
+    """``--store DIR`` alone: every object of the store read, its SHA-256 checked against its name, its
+    header probed; listed. Status 1 when one does not verify."""
+    import hashlib
+
+    from ..output import emit
+    from ..tables import number, print_table, text
+
+    objects = []
+    try:
+        for digest, media_type, shown in store.objects():
+            status, data, error = store.read(digest, media_type)
+            record: dict[str, Any] = {"attachmentId": f"sha256:{digest}", "name": shown, "status": status, "error": error,
+                                      "bytes": None, "mediaType": None, "width": None, "height": None}
+            if status == "ok" and data is not None:
+                actual = hashlib.sha256(data).hexdigest()
+                probed = probe_image(data)
+                record.update(bytes=len(data), status="verified" if actual == digest else "mismatch",
+                              error=None if actual == digest else f"SHA-256 of the object is {actual}, not its name's")
+                if probed is not None:
+                    record.update(mediaType=probed[0], width=probed[1], height=probed[2])
+                elif record["status"] == "verified":
+                    record.update(status="mismatch", error="not a PNG, JPEG, GIF or WebP image")
+            objects.append(record)
+    finally:
+        store.close()
+    bad = [record for record in objects if record["status"] != "verified"]
+    summary = {"objects": len(objects), "verified": len(objects) - len(bad), "failed": len(bad)}
+
+    def table() -> None:
+        columns = [text("attachmentId", cut="end", least=14), text("status"), text("mediaType", drop=2), number("bytes", drop=1),
+                   number("size", drop=0), text("name / problem", fold=True, least=16, drop=3)]
+        rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", "" if r["bytes"] is None else f"{r['bytes']:,}",
+                 "" if r["width"] is None else f"{r['width']}×{r['height']}", _cell(r["error"] or r["name"], 120)] for r in objects]
+        caption = f"{len(objects)} object(s) in {_cell(str(store.path), 200)}: {summary['verified']} verified" + (
+            f", {len(bad)} not" if bad else "")
+        print_table(None, columns, rows, caption=caption, color=options.colored, form=options.table_form)
+
+    emit(options.output, document=lambda: {"store": store.to_json(), "objects": objects, "summary": summary},
+         records=lambda: objects, table=table)
+    if store.missing:
+        from ..stdio import warn
+
+        warn(store.missing)
+        return EXIT_UNREADABLE
+    return EXIT_FINDINGS if bad else EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------------
 # Extraction
 
 
-_EXTRACT_COLUMNS = [("seq", "right"), ("n", "right"), ("where", "left"), ("attachmentId", "left"), ("status", "left"),
-                    ("file / problem", "left")]
+def _extract_columns() -> list:
+    from ..tables import number, text
+
+    return [number("seq"), number("n", drop=1), text("where", drop=0), text("attachmentId", cut="end", least=14, drop=2),
+            text("status"), text("file / problem", fold=True, least=16)]
 
 
 def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> int:
@@ -142,7 +247,7 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
     from ..tables import print_table
 
     refs = scan.refs
-    output, out, color = options.output, options.out, options.color
+    output, out, color = options.output, options.out, options.colored
     extract_all(scan, options, store=store)
     if store.missing:
         warn(store.missing)
@@ -151,11 +256,11 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
         counts[ref.status] = counts.get(ref.status, 0) + 1
 
     def table() -> None:
-        rows = [[ref.seq, ref.n, ref.where, _short_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
+        rows = [[ref.seq, ref.n, ref.where, _whole_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
         parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
         caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out), 200)} "
                    f"(store: {_cell(str(store.path), 200)})")
-        print_table(None, _EXTRACT_COLUMNS, rows, caption=caption, color=color)
+        print_table(None, _extract_columns(), rows, caption=caption, color=color, form=options.table_form)
 
     emit(
         output,
@@ -177,7 +282,8 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
 def extract_all(scan: ImageScan, options: ImagesOptions, *, store: Store) -> None:
     """``--out DIR``: write the images of ``scan`` as ``options`` say; each reference's ``status`` says
     what became of it."""
-    extract(scan.refs, store=store, out=options.out, template=options.template, force=options.force, all_refs=options.all)
+    extract(scan.refs, store=store, out=options.out, template=options.template, force=options.force, all_refs=options.all,
+            original=options.name_template is None)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -190,11 +296,10 @@ def _cell(value: Any, limit: int = 48) -> str:
     return visible_line(value, limit)
 
 
-def _short_id(ref: ImageRef) -> str:
-    digest = ref.hex_digest
-    if digest is not None:
-        return f"{digest[:10]}…"
-    return _cell(ref.attachment_id, 24)
+def _whole_id(ref: ImageRef) -> str:
+    """The attachment id as the log holds it (a terminal's table cuts it; a pipe gets it whole); a
+    malformed one cut to 80 characters."""
+    return _cell(ref.attachment_id, 80)
 
 
 def _turn_step(ref: ImageRef) -> str:
@@ -219,6 +324,6 @@ def _offload_mark(ref: ImageRef) -> str:
 
 def _file_or_problem(ref: ImageRef) -> str:
     """The written file's name, or why there is none."""
-    if ref.path and ref.status in ("written", "duplicate") and not ref.error:
+    if ref.path and ref.status in ("written", "present", "duplicate") and not ref.error:
         return _cell(os.path.basename(ref.path), 60)
     return _cell(ref.error or "", 80)

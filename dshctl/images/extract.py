@@ -38,7 +38,7 @@ __all__ = [
     "extract",
 ]
 
-STATUSES = ("written", "exists", "duplicate", "missing", "mismatch", "invalid-id", "unsafe")
+STATUSES = ("written", "present", "exists", "duplicate", "missing", "mismatch", "invalid-id", "unsafe")
 """What became of each reference, in the order summaries list them."""
 FAILED = frozenset({"exists", "missing", "mismatch", "invalid-id", "unsafe"})
 """The statuses that make ``dshctl images --out`` exit 1."""
@@ -54,6 +54,28 @@ _TEMPLATE_FIELDS = {"seq": int, "n": int, "turn": int, "step": int, "ext": str, 
 _INT_SPEC = re.compile(r"0?[1-9]?[0-9]?d?")
 _UNSAFE_NAME_CHARS = re.compile(r"[^\w .+()-]")
 DEFAULT_TEMPLATE = "{seq}-{n}.{ext}"
+"""The names of images whose reference has no file name (and of every image, with ``--name-template``
+given so): by default an image is named after its original file name (:func:`original_name`)."""
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+FREE_NAME_TRIES = 1000
+"""How many ``name-2.ext`` … a name taken by other bytes tries before the image is refused."""
+
+
+def original_name(ref: ImageRef, ext: str) -> str | None:
+    """The file name an image had (``ci-failure.png``), made safe (:func:`safe_base_name`), with the
+    image's extension when it has none of an image's; None when the reference names no file."""
+    name = safe_base_name(ref.declared("name"))
+    if name is None or name in (".", ".."):
+        return None
+    if not name.lower().endswith(IMAGE_SUFFIXES):
+        name = f"{name}.{ext}"
+    return name if len(name.encode("utf-8")) <= 255 else None
+
+
+def numbered(name: str, number: int) -> str:
+    """``ci-failure.png`` → ``ci-failure-2.png``: the name tried when ``name`` holds other bytes."""
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}-{number}.{suffix}" if dot and stem else f"{name}-{number}"
 
 
 def safe_base_name(value: Any, limit: int = NAME_LIMIT) -> str | None:
@@ -213,6 +235,39 @@ class Writer:
             os.close(self._fd)
             self._fd = None
 
+    def write_free(self, name: str, data: bytes, taken: set[str]) -> tuple[str, str, str | None]:
+        """Write ``data`` under ``name``, or the first free ``name-2.ext`` …, never over other bytes (nor a
+        name in ``taken``, used in this run): ``(status, name, why)``, status ``written``, ``present`` (the
+        same bytes are already there under that name) or ``exists`` (no free name)."""
+        for number in range(1, FREE_NAME_TRIES + 1):
+            candidate = name if number == 1 else numbered(name, number)
+            if candidate in taken:
+                continue
+            if self.force:
+                status, why = self.write(candidate, data)
+                return status, candidate, why
+            if self.holds(candidate, data):
+                return "present", candidate, None
+            status, why = self.write(candidate, data)
+            if status == "written":
+                return status, candidate, None
+        return "exists", name, f"{name} and {FREE_NAME_TRIES - 1} numbered names are taken in {self.out}"
+
+    def holds(self, name: str, data: bytes) -> bool:
+        """Whether ``name`` in the output directory is a regular file holding exactly ``data``."""
+        try:
+            fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=self.fd)
+        except OSError:
+            return False
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+                return False
+            with os.fdopen(os.dup(fd), "rb") as file:
+                return file.read(len(data) + 1) == data
+        finally:
+            os.close(fd)
+
     def write(self, name: str, data: bytes) -> tuple[str, str | None]:
         """``("written", None)`` or ``("exists", why)``. Other OS errors raise."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
@@ -259,14 +314,20 @@ def _unlink(name: str, dir_fd: int) -> None:
         pass
 
 
-def extract(refs: list[ImageRef], *, store: Store, out: Path, template: NameTemplate, force: bool, all_refs: bool) -> None:
-    """Fill ``status``/``path``/``error`` of every ref, writing verified objects into ``out``."""
+def extract(refs: list[ImageRef], *, store: Store, out: Path, template: NameTemplate, force: bool, all_refs: bool,
+            original: bool = False) -> None:
+    """Fill ``status``/``path``/``error`` of every ref, writing verified objects into ``out``.
+
+    ``original`` (no ``--name-template``): an image is named after its original file name when the log
+    has one (``template`` otherwise), and never written over other bytes: a taken name becomes
+    ``name-2.ext`` …; the same bytes already there under the name are ``present``."""
     # Names first, so a template that cannot name every image fails before anything is written.
     names: dict[int, str] = {}
     for i, ref in enumerate(refs):
         digest = ref.hex_digest
         if digest is not None:
-            names[i] = template.render(ref, extension_for(ref.declared("mediaType")), digest)
+            ext = extension_for(ref.declared("mediaType"))
+            names[i] = (original and original_name(ref, ext)) or template.render(ref, ext, digest)
     writer = Writer(out, force=force)
     try:
         # digest → the occurrence that settled the object: written (or found existing), or refused for
@@ -284,12 +345,13 @@ def extract(refs: list[ImageRef], *, store: Store, out: Path, template: NameTemp
             earlier = None if all_refs else settled.get(digest) or refused.get(claim)
             if earlier is not None:
                 ref.status, ref.path = "duplicate", earlier.path
-                if earlier.status != "written":
+                if earlier.status not in ("written", "present"):
                     ref.error = f"same image as seq {earlier.seq} #{earlier.n} ({earlier.status})"
                 continue
             name = names[i]
             holder = used.get(name)
-            if holder is not None:
+            if holder is not None and original and holder.hex_digest != digest:
+                holder = None  # another image had the name first: this one takes the next free one
                 if holder.hex_digest == digest:
                     ref.status, ref.path = "duplicate", holder.path
                 else:
@@ -312,8 +374,11 @@ def extract(refs: list[ImageRef], *, store: Store, out: Path, template: NameTemp
                 ref.status, ref.error = "mismatch", problem
                 refused[claim] = ref
                 continue
+            if original:
+                ref.status, name, ref.error = writer.write_free(name, data, set(used))
+            else:
+                ref.status, ref.error = writer.write(name, data)
             used[name] = ref
-            ref.status, ref.error = writer.write(name, data)
             ref.path = str(out / name)
             settled[digest] = ref
     finally:

@@ -102,7 +102,8 @@ def _jpeg_dimensions(data: bytes) -> tuple[int | None, int | None]:
 @dataclass
 class Store:
     """Where objects are read from: ``kind`` ``objects`` (``…/attachments/v1/objects``, files
-    ``<2 hex>/<64 hex>``) or ``media`` (an export's ``media/``, files ``<attachmentId>.<ext>``)."""
+    ``<2 hex>/<64 hex>``), ``media`` (an export's ``media/``, files ``<attachmentId>.<ext>``) or ``zip``
+    (an export ZIP's ``media/`` members, read in place)."""
 
     kind: str
     path: Path
@@ -111,6 +112,7 @@ class Store:
     _fd: int | None = None
     _opened: bool = False
     missing: str | None = None
+    _media: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": str(self.path), "from": self.how}
@@ -135,6 +137,8 @@ class Store:
 
         ``digest`` has been checked against :data:`~dshctl.images.scan.ID_PATTERN`; every name opened is
         built from it."""
+        if self.kind == "zip":
+            return self._read_member(digest, media_type)
         root = self._root_fd()
         if root is None:
             return "missing", None, "attachment store not found"
@@ -148,6 +152,66 @@ class Store:
             if status != "missing":
                 return status, data, error
         return "missing", None, f"{names[0]} not in store"
+
+
+    def _read_member(self, digest: str, media_type: Any) -> tuple[str, bytes | None, str | None]:
+        from ..source.zipped import ZipMedia
+
+        if self._media is None:
+            self._media = ZipMedia(self.path)  # a hostile archive is refused here, status 2
+        ext = MEDIA_EXTENSIONS.get(media_type) if isinstance(media_type, str) else None
+        exts = [ext] if ext is not None else sorted(set(MEDIA_EXTENSIONS.values()))
+        names = [f"media/{prefix}{digest}.{e}" for e in exts for prefix in ("sha256:", "sha256_")]
+        for name in names:
+            status, data = self._media.read(name, MAX_OBJECT_BYTES)
+            if status == "ok":
+                return "ok", data, None
+            if status == "large":
+                return "mismatch", None, f"{name}: object larger than dshctl reads ({MAX_OBJECT_BYTES} bytes)"
+        return "missing", None, f"{names[0]} not in the ZIP"
+
+
+    def objects(self) -> list[tuple[str, str | None, str]]:
+        """Every entry of the store named as an object is: ``(hex digest, media type its name says or
+        None, the name shown)``, sorted by digest; other entries are passed over."""
+        found: list[tuple[str, str | None, str]] = []
+        by_ext = {ext: kind for kind, ext in MEDIA_EXTENSIONS.items()}
+        if self.kind == "zip":
+            from ..source.zipped import ZipMedia
+
+            if self._media is None:
+                self._media = ZipMedia(self.path)
+            names = [name.removeprefix("media/") for name in self._media.names()]
+        elif self.kind == "media":
+            names = _entry_names(self.path, dirs=False)
+        else:
+            names = [f"{sub}/{name}" for sub in _entry_names(self.path, dirs=True) if _TWO_HEX.fullmatch(sub)
+                     for name in _entry_names(self.path / sub, dirs=False)]
+        for name in names:
+            if self.kind == "objects":
+                sub, _, digest = name.partition("/")
+                if re.fullmatch(r"[0-9a-f]{64}", digest) and digest.startswith(sub):
+                    found.append((digest, None, name))
+            elif _MEDIA_NAME.fullmatch(name):
+                stem, _, ext = name.rpartition(".")
+                found.append((stem[7:], by_ext.get(ext.lower(), "image/jpeg" if ext.lower() == "jpeg" else None), name))
+        return sorted(found)
+
+
+def _entry_names(path: Path, *, dirs: bool) -> list[str]:
+    """The names of the directories (or the other entries) of ``path``, symlinks not followed."""
+    names = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False) == dirs:
+                        names.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return sorted(names)
 
 
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -255,8 +319,12 @@ def _looks_like(path: Path, pattern: re.Pattern, *, dirs: bool) -> bool:
 def detect_store(path: Path, *, how: str) -> Store:
     """The store a ``--store DIR`` names: a DSH home, its ``attachments`` or ``attachments/v1`` or
     ``…/v1/objects`` directory, an unzipped export, or an export's ``media`` directory."""
+    from ..source.zipped import is_zip
+
+    if path.is_file() and is_zip(path):
+        return Store("zip", path, how)
     if not path.is_dir():
-        raise UsageError(f"--store {path}: not a directory")
+        raise UsageError(f"--store {path}: not a directory or an export ZIP")
     for sub in ("v1/objects", "objects", "attachments/v1/objects"):
         if (path / sub).is_dir():
             return Store("objects", path / sub, how)
@@ -276,6 +344,10 @@ def default_store(log_path: Path | None) -> Store:
     """The export's ``media/`` when the log sits in an unzipped export, else ``$DSH_HOME/attachments``
     (a blank ``DSH_HOME`` is unset), else ``~/.dsh/attachments``."""
     if log_path is not None:
+        from ..source.zipped import is_zip
+
+        if log_path.is_file() and is_zip(log_path):
+            return Store("zip", log_path, "export")
         folder = log_path.parent if not log_path.is_dir() else log_path
         for candidate in (folder, folder.parent.parent if folder.parent.name == "subagents" else None):
             if candidate is not None and (candidate / "media").is_dir():

@@ -6,6 +6,7 @@ command                   options type
 ``dshctl cat``            :class:`CatOptions`
 ``dshctl export``         :class:`ExportOptions`
 ``dshctl grep``           :class:`GrepOptions`
+``dshctl help``           :class:`HelpOptions`
 ``dshctl images``         :class:`ImagesOptions`
 ``dshctl ls``             :class:`LsOptions`
 ``dshctl prices``         :class:`PricesOptions`
@@ -26,6 +27,7 @@ from .base import Option, Options, chosen_log, chosen_logs
 from .cat import CatOptions
 from .export import ExportOptions, PricesOptions, SqlOptions
 from .grep import GrepOptions
+from .help import HelpOptions
 from .images import ImagesOptions
 from .ls import LsOptions
 from .replay import ReplayOptions
@@ -36,6 +38,7 @@ __all__ = [
     "CatOptions",
     "ExportOptions",
     "GrepOptions",
+    "HelpOptions",
     "ImagesOptions",
     "LsOptions",
     "Option",

@@ -76,7 +76,24 @@ def option(default: Any, *flags: str, **settings: Any) -> Any:
     return Option(default, *flags, **settings)
 
 
-NO_COLOR = option(False, "--no-color", help="No colour (NO_COLOR is honoured too); before or after the command name.")
+COLORS = ("auto", "always", "never")
+COLOR = option(
+    "auto",
+    "--color",
+    choices=COLORS,
+    metavar="WHEN",
+    help="Colour: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR or CLICOLOR_FORCE force it), always, "
+    "never; before or after the command name.",
+)
+NO_COLOR = option(False, "--no-color", help="The same as --color never.")
+QUIET = option(False, "--quiet", help="No progress bar and no notes on standard error (warnings and errors still).")
+PLAIN = option(
+    False,
+    "--plain",
+    follows=False,
+    help="Tables without borders, one row per line, columns aligned by spaces, never folded (what a pipe gets).",
+)
+TSV = option(False, "--tsv", follows=False, help="Tables as tab-separated values, a header line first.")
 LATEST = option(
     False, "--latest", help="The most recently written session under the sessions root (with --project, of that project)."
 )
@@ -87,7 +104,11 @@ PROJECT = option(
     help="With --latest: only the sessions of project DIR ('.' is the current directory), as dsh groups them: "
     "stored under DIR's project directory.",
 )
-_AGE_FORMS = "ISO 8601 date or date-time, epoch ms, or an age (90m, 36h, 7d, 2w)."
+PROJECT_FILTER = PROJECT.with_help(
+    "Only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under DIR's "
+    "project directory; with --latest, the latest of them."
+)
+_AGE_FORMS = "ISO 8601 date or date-time, epoch ms, an age (90m, 36h, 7d, 2w), or today, yesterday, monday…sunday, this week, last week."
 SINCE = option(None, "--since", metavar="WHEN", follows=False, help=f"Only sessions created at or after this time: {_AGE_FORMS}")
 UNTIL = option(None, "--until", metavar="WHEN", follows=False, help=f"Only sessions created before this time: {_AGE_FORMS}")
 JOBS = option(None, "-j", "--jobs", metavar="N", follows=False, help="Worker processes for many logs (default: by core count).")
@@ -116,6 +137,9 @@ class Options:
     there too, so a program and the command line read the same ones."""
 
     fields: ClassVar[dict[str, Option]] = {}
+    project_filters: ClassVar[bool] = False
+    """Whether ``--project`` filters the sessions read (commands that read many) rather than only
+    choosing ``--latest``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -161,8 +185,37 @@ class Options:
         return {name: getattr(self, name) for name in type(self).fields}
 
     @property
-    def color(self) -> bool:
-        return not self.no_color
+    def color_when(self) -> str:
+        """``auto``, ``always`` or ``never``: ``--color``, with ``--no-color`` meaning ``never``."""
+        return "never" if self.no_color else self.color
+
+    @property
+    def colored(self) -> bool:
+        """Whether standard output is written in colour (:func:`dshctl.stdio.color_wanted`)."""
+        from ..terminal import color_wanted
+
+        return color_wanted(self.color_when)
+
+    @property
+    def colored_file(self) -> bool:
+        """Whether a file made for a terminal (a cast) is coloured (:func:`dshctl.terminal.color_in_file`)."""
+        from ..terminal import color_in_file
+
+        return color_in_file(self.color_when)
+
+    @property
+    def table_form(self) -> str:
+        """How tables are drawn: ``tsv``, ``plain``, or ``auto`` (a terminal: boxed and fitted; else plain)."""
+        fields = type(self).fields
+        if "tsv" in fields and self.tsv:
+            return "tsv"
+        return "plain" if "plain" in fields and self.plain else "auto"
+
+    @property
+    def progress(self) -> bool:
+        """Whether a progress bar may be shown (on a terminal's standard error, reading for more than
+        about a second): not with ``--quiet``."""
+        return not getattr(self, "quiet", False)
 
     @property
     def output(self) -> str:
@@ -191,11 +244,13 @@ class Options:
 
 class PathOptions(Options):
     """The options every command that reads PATHs ends with: which log besides PATH (``--latest``, of
-    ``--project``) and ``--no-color``."""
+    ``--project``), ``--color`` / ``--no-color`` and ``--quiet``."""
 
     latest: bool = LATEST
     project: str | None = PROJECT
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET
 
 
 def _within_choices(options: Options, fields: dict[str, Option]) -> None:
@@ -207,13 +262,25 @@ def _within_choices(options: Options, fields: dict[str, Option]) -> None:
 
 
 def _project_with_latest(options: Any, fields: dict[str, Option]) -> None:
-    if options.project is not None and not options.latest:
+    """A command that reads one log takes ``--project`` only to choose ``--latest``; one that reads many
+    filters its sessions by it (:attr:`Options.project_filters`)."""
+    if options.project is not None and not options.latest and not options.project_filters:
         raise UsageError("--project only applies with --latest")
 
 
 def _one_output(options: Any, fields: dict[str, Option]) -> None:
     if options.json and options.ndjson:
         raise UsageError("--json and --ndjson are mutually exclusive")
+
+
+def _one_table_form(options: Any, fields: dict[str, Option]) -> None:
+    """``--plain`` and ``--tsv`` shape a table: neither with another form, nor together."""
+    chosen = [fields[name].long for name in ("plain", "tsv") if getattr(options, name)]
+    if len(chosen) == 2:
+        raise UsageError("--plain and --tsv are mutually exclusive")
+    others = [fields[name].long for name in ("json", "ndjson", "csv") if name in fields and getattr(options, name)]
+    if chosen and others:
+        raise UsageError(f"{chosen[0]} shapes a table; {others[0]} prints no table: choose one")
 
 
 def _strict_or_salvage(options: Any, fields: dict[str, Option]) -> None:
@@ -256,6 +323,7 @@ SHARED_RULES: tuple[tuple[frozenset[str], Callable[[Any, dict[str, Option]], Non
     (frozenset(), _within_choices),
     (frozenset({"latest", "project"}), _project_with_latest),
     (frozenset({"json", "ndjson"}), _one_output),
+    (frozenset({"plain", "tsv"}), _one_table_form),
     (frozenset({"strict", "salvage"}), _strict_or_salvage),
     (frozenset({"follow", "salvage"}), _no_salvage_followed),
     (frozenset({"follow"}), _one_log_followed),

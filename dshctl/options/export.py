@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PRICES, TZ, VERBOSE, Options, option
+from .base import COLOR, JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PLAIN, PRICES, QUIET, TSV, TZ, VERBOSE, Options, option
 
 FORMATS = ("parquet", "otlp")
 PARTITIONS = ("day", "month", "project")
@@ -41,7 +41,9 @@ class ExportOptions(Options):
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns and attributes left empty.")
     verbose: bool = VERBOSE
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -64,6 +66,8 @@ class SqlOptions(Options):
     json: bool = JSON.with_help("One JSON array of row objects.")
     ndjson: bool = NDJSON.with_help("One JSON object per row.")
     csv: bool = option(False, "--csv", help="CSV with a header row.")
+    plain: bool = PLAIN
+    tsv: bool = TSV
     tz: str | None = TZ.with_help(
         "Time zone of the query (date_trunc, strftime, casts of the TIMESTAMPTZ columns; IANA name; default: local, "
         "as stats --by day and DuckDB itself)."
@@ -72,7 +76,9 @@ class SqlOptions(Options):
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns left empty.")
     verbose: bool = VERBOSE
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -89,7 +95,11 @@ class PricesOptions(Options):
 
     prices: str | None = PRICES.with_help("Price table (TOML) over the built-in and user ones, as in stats.")
     json: bool = JSON
+    plain: bool = PLAIN
+    tsv: bool = TSV
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET
 
     @property
     def output(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UsageError
-from .base import JOBS, JSON, NDJSON, SINCE, UNTIL, PathOptions, option
+from .base import JOBS, JSON, NDJSON, PROJECT_FILTER, SINCE, UNTIL, PathOptions, option
 
 class GrepOptions(PathOptions):
     """``dshctl grep``: how PATTERN matches, what is searched, and what is printed of each hit.
@@ -13,12 +13,19 @@ class GrepOptions(PathOptions):
     Three things can be asked for (:attr:`mode`): the hits (``hits``), the logs with a hit
     (``files``, ``-l``), the matching lines counted per log (``counts``, ``-c``)."""
 
+    regexp: tuple[str, ...] = option(
+        (), "-e", "--regexp", metavar="PATTERN",
+        help="A pattern to look for (repeatable: a line matching any of them is a hit); PATTERN is then read as a PATH.",
+    )
     fixed_strings: bool = option(False, "-F", "--fixed-strings", help="PATTERN is a fixed string, not a regular expression.")
     ignore_case: bool = option(False, "-i", "--ignore-case", help="Ignore case.")
     smart_case: bool = option(
         False, "-S", "--smart-case", help="Smart case: ignore case unless PATTERN has an upper-case letter outside an escape; -i wins."
     )
     word_regexp: bool = option(False, "-w", "--word-regexp", help="Only matches that neither start nor end inside a word.")
+    invert_match: bool = option(
+        False, "-v", "--invert-match", help="The lines that do not match, of the kinds searched (--in), as ripgrep's -v."
+    )
     in_: tuple[str, ...] = option(
         (),
         "--in",
@@ -30,12 +37,18 @@ class GrepOptions(PathOptions):
         False, "-c", "--count", help="Print the number of matching lines of each log with a hit (PATH:COUNT), as ripgrep counts."
     )
     max_count: int | None = option(None, "-m", "--max-count", metavar="N", help="Stop reading a log after its N-th matching line.")
-    context: int = option(0, "-C", "--context", metavar="N", help="Show N lines of the block around each matching line.")
+    only_matching: bool = option(False, "-o", "--only-matching", help="Print only the matched parts, one per line (the lines form).")
+    after_context: int | None = option(None, "-A", "--after-context", metavar="N", help="Show N lines of the block after each matching line.")
+    before_context: int | None = option(None, "-B", "--before-context", metavar="N", help="Show N lines of the block before each matching line.")
+    context: int = option(0, "-C", "--context", metavar="N", help="Show N lines of the block around each matching line (-A and -B win on their side).")
     json: bool = JSON
     ndjson: bool = NDJSON.with_help("One JSON object per hit (with -l/-c: per log).")
     since: str | int | None = SINCE
     until: str | int | None = UNTIL
     jobs: int | None = JOBS
+    project: str | None = PROJECT_FILTER
+
+    project_filters = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -43,8 +56,12 @@ class GrepOptions(PathOptions):
             raise UsageError("-l/--files-with-matches and -c/--count are mutually exclusive")
         if self.max_count is not None and self.max_count < 0:
             raise UsageError("-m/--max-count must be at least 0")
-        if self.context < 0:
-            raise UsageError("-C/--context must be at least 0")
+        for name in ("context", "after_context", "before_context"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise UsageError(f"{self.fields[name].named} must be at least 0")
+        if self.only_matching and self.invert_match:
+            raise UsageError("-o/--only-matching prints the matches and -v/--invert-match the lines without one: choose one")
         self._derive(kinds=_kinds(self.in_))
 
     @property
@@ -59,7 +76,17 @@ class GrepOptions(PathOptions):
     @property
     def context_lines(self) -> int:
         """``-C``, where hits are printed (counting needs none)."""
-        return self.context if self.mode == "hits" else 0
+        return max(self.around) if self.mode == "hits" else 0
+
+    @property
+    def around(self) -> tuple[int, int]:
+        """How many lines before and after each matching line are shown: ``-B`` / ``-A``, else ``-C``
+        (ripgrep's rule); none where only counting."""
+        if self.mode != "hits":
+            return 0, 0
+        before = self.before_context if self.before_context is not None else self.context
+        after = self.after_context if self.after_context is not None else self.context
+        return before, after
 
     @property
     def grouped(self) -> bool:
@@ -67,14 +94,18 @@ class GrepOptions(PathOptions):
         return self.mode == "hits" and self.output == "table"
 
     def pattern(self, text: Any):
-        """PATTERN compiled as these options read it (a :func:`~dshctl.grep.pattern.compile_pattern`
-        result passes through)."""
+        """PATTERN compiled as these options read it, or the ``-e`` patterns with ``text`` None, or a
+        list of patterns (a :func:`~dshctl.grep.pattern.compile_pattern` result passes through)."""
         from ..grep.pattern import Pattern, compile_pattern
 
         if isinstance(text, Pattern):
             return text
+        patterns = list(self.regexp) if text is None else [text] if isinstance(text, str) else list(text)
+        if not patterns:
+            raise UsageError("missing PATTERN: give it first, or with -e PATTERN")
         return compile_pattern(
-            text, fixed=self.fixed_strings, ignore_case=self.ignore_case, smart_case=self.smart_case, word=self.word_regexp
+            patterns, fixed=self.fixed_strings, ignore_case=self.ignore_case, smart_case=self.smart_case,
+            word=self.word_regexp, invert=self.invert_match,
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UsageError
-from .base import JSON, NDJSON, PathOptions, option
+from .base import JSON, NDJSON, PLAIN, TSV, PathOptions, option
 
 
 class ImagesOptions(PathOptions):
@@ -13,19 +13,27 @@ class ImagesOptions(PathOptions):
 
     json: bool = JSON.with_help("One JSON document (the listing, or the manifest with --out).")
     ndjson: bool = NDJSON.with_help("One JSON object per image.")
-    out: Path | None = option(None, "--out", metavar="DIR", convert=Path, help="Extract the images into this directory.")
+    plain: bool = PLAIN
+    tsv: bool = TSV
+    out: Path | None = option(
+        None, "--out", metavar="DIR", convert=Path,
+        help="Extract the images into this directory, named after their original file names (ci-failure.png) when the "
+        "log has them, never over other bytes (name-2.png).",
+    )
     store: Path | None = option(
         None,
         "--store",
         metavar="DIR",
         convert=Path,
-        help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), or an export's media/ dir.",
+        help="Attachment store (default $DSH_HOME/attachments, else ~/.dsh/attachments), an export's media/ dir or "
+        "its ZIP; without --out: every reference checked against it, or without PATH its objects verified and listed.",
     )
     name_template: str | None = option(
         None,
         "--name-template",
         metavar="TEMPLATE",
-        help="Output file name template; fields {seq} {n} {turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
+        help="Output file name template instead (default: the original name, else {seq}-{n}.{ext}); fields {seq} {n} "
+        "{turn} {step} {ext} {hash} {name}, integers padded as {seq:06}.",
     )
     force: bool = option(False, "--force", help="Overwrite existing output files.")
     all: bool = option(False, "--all", help="Write every reference, not each distinct image once.")
@@ -35,7 +43,7 @@ class ImagesOptions(PathOptions):
         from ..images.extract import DEFAULT_TEMPLATE, NameTemplate
 
         if self.out is None:
-            extraction = [self.fields[name].long for name in ("store", "name_template", "force", "all")
+            extraction = [self.fields[name].long for name in ("name_template", "force", "all")
                           if getattr(self, name) != self.fields[name].default]
             if extraction:
                 verb = "applies" if len(extraction) == 1 else "apply"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import JSON, NDJSON, NO_CACHE, NO_COLOR, SINCE, UNTIL, VERBOSE, Options, option
+from .base import COLOR, JSON, NDJSON, NO_CACHE, NO_COLOR, PLAIN, QUIET, SINCE, TSV, UNTIL, VERBOSE, Options, option
 
 SORTS = ("time", "created", "size", "title")
 
@@ -12,6 +12,8 @@ class LsOptions(Options):
 
     json: bool = JSON
     ndjson: bool = NDJSON.with_help("One JSON object per session.")
+    plain: bool = PLAIN
+    tsv: bool = TSV
     sort: str = option(
         "time", "--sort", choices=SORTS, help="Order: time (last written, newest last, like ls -tr), created, size or title."
     )
@@ -24,6 +26,11 @@ class LsOptions(Options):
         help="Only the sessions of project DIR ('.' is the current directory), as dsh groups them: stored under "
         "DIR's project directory; default: all.",
     )
+    full_ids: bool = option(
+        False, "-l", "--long", "--full-ids", help="Whole session ids, titles and cwds (the table shows the shortest unique id prefix)."
+    )
     verbose: bool = VERBOSE
     no_cache: bool = NO_CACHE.with_help("Read every log: neither use nor update the cache of listing rows.")
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET

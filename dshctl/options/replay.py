@@ -10,6 +10,10 @@ from .base import FOLLOW, NO_COST, PRICES, SALVAGE, PathOptions, option
 EXPORT_SUFFIXES = (".cast", ".md", ".markdown", ".ndjson", ".jsonl", ".html", ".htm")
 HTML_SUFFIXES = (".html", ".htm")
 """What ``--export FILE`` may end in: the suffix chooses the format (:mod:`dshctl.replay.export`)."""
+EXPORT_FORMATS = {".cast": "cast", ".md": "md", ".markdown": "md", ".ndjson": "ndjson", ".jsonl": "ndjson", ".html": "html", ".htm": "html"}
+"""``--format`` values, and the one each suffix means."""
+STDOUT = "-"
+"""``--export -``: standard output (the format from ``--format``)."""
 
 
 class ReplayOptions(PathOptions):
@@ -27,7 +31,15 @@ class ReplayOptions(PathOptions):
     no_tools: bool = option(False, "--no-tools", help="Hide tool calls and results.")
     instant: bool = option(False, "--instant", help="Print the transcript at once, without timing.")
     timestamps: bool = option(False, "--timestamps", help="Prefix transcript lines with recorded times.")
-    export: Path | None = option(None, "--export", metavar="FILE", convert=Path, help="Write FILE.cast (asciicast), FILE.md (markdown), FILE.ndjson (timeline) or FILE.html (a self-contained replay page).")
+    export: Path | None = option(
+        None, "--export", convert=Path, metavar="FILE",
+        help="Write FILE.cast (asciicast), FILE.md (markdown), FILE.ndjson (timeline) or FILE.html (a self-contained "
+        "replay page); - writes standard output, in the --format chosen.",
+    )
+    format: str | None = option(
+        None, "--format", metavar="cast|md|ndjson|html",
+        help="The form of --export: required with --export -; with FILE, it wins over the suffix.",
+    )
     force: bool = option(False, "--force", help="Let --export overwrite an existing file.")
     cast_version: int = option(2, "--cast-version", choices=(2, 3), help="asciicast version for .cast exports.")
     cols: int | None = option(None, "--cols", metavar="N", help="Terminal width written into a .cast export (default 100).")
@@ -69,9 +81,8 @@ class ReplayOptions(PathOptions):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise UsageError(f"{self.fields[name].long} must be a positive number")
-        if self.export is not None and Path(self.export).suffix.lower() not in EXPORT_SUFFIXES:
-            raise UsageError(f"--export {self.export}: the file name must end in .cast, .md, .ndjson or .html")
-        if self.force and self.export is None:
+        self._derive(export_format=self._export_format())
+        if self.force and (self.export is None or self.to_stdout):
             raise UsageError("--force only applies with --export FILE")
         self._check_html_options()
         filters = make_filters(no_reasoning=self.no_reasoning, no_tools=self.no_tools, turns=self.turns)
@@ -82,6 +93,29 @@ class ReplayOptions(PathOptions):
             raise UsageError(f"--turn {self.turn} is outside --turns {self.turns}")
         if self.follow and self.export is not None:
             raise UsageError("--follow shows the session as it is written; --export writes a finished one")
+
+    @property
+    def to_stdout(self) -> bool:
+        """``--export -``: the export goes to standard output."""
+        return self.export is not None and str(self.export) == STDOUT
+
+    def _export_format(self) -> str | None:
+        """What ``--export`` writes: ``--format``, else what the file name's suffix says."""
+        formats = sorted(set(EXPORT_FORMATS.values()))
+        if self.format is not None and self.format not in formats:
+            raise UsageError(f"--format must be one of {', '.join(formats)}")
+        if self.export is None:
+            if self.format is not None:
+                raise UsageError("--format chooses the form of --export; give --export FILE or --export -")
+            return None
+        if self.format is not None:
+            return self.format
+        if self.to_stdout:
+            raise UsageError(f"--export - writes standard output: choose its form with --format ({', '.join(formats)})")
+        suffix = Path(self.export).suffix.lower()
+        if suffix not in EXPORT_FORMATS:
+            raise UsageError(f"--export {self.export}: the file name must end in .cast, .md, .ndjson or .html (or give --format)")
+        return EXPORT_FORMATS[suffix]
 
     def _check_html_options(self) -> None:
         """The options only the HTML export takes are refused with any other output."""
@@ -99,7 +133,7 @@ class ReplayOptions(PathOptions):
         ]
         if not used:
             return
-        if self.export is None or Path(self.export).suffix.lower() not in HTML_SUFFIXES:
+        if self.export_format != "html":
             verb = "applies" if len(used) == 1 else "apply"
             raise UsageError(f"{' and '.join(used)} only {verb} with --export FILE.html")
         if self.store is not None and not self.embed_images:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from .base import (
+    COLOR,
     FOLLOW,
     JOBS,
     JSON,
@@ -12,11 +13,14 @@ from .base import (
     NO_CACHE,
     NO_COLOR,
     NO_COST,
+    PLAIN,
     PRICES,
-    PROJECT,
+    PROJECT_FILTER,
+    QUIET,
     SALVAGE,
     SINCE,
     STRICT,
+    TSV,
     TZ,
     UNTIL,
     VERBOSE,
@@ -32,6 +36,8 @@ BY = RECORDS + ("day", "week", "month", "project", "model", "tool")
 class StatsOptions(Options):
     """``dshctl stats``: which table, which sessions, how many workers, and costs."""
 
+    project_filters = True
+
     by: str = option(
         "session",
         "--by",
@@ -40,6 +46,8 @@ class StatsOptions(Options):
     )
     json: bool = JSON
     ndjson: bool = NDJSON.with_help("One record per session, turn or step, with a kind field.")
+    plain: bool = PLAIN
+    tsv: bool = TSV
     since: str | int | None = SINCE
     until: str | int | None = UNTIL
     jobs: int | None = JOBS
@@ -49,9 +57,11 @@ class StatsOptions(Options):
         "Watch one log as dsh writes it: a live summary on a terminal, a record per completed turn to a pipe."
     )
     latest: bool = LATEST
-    project: str | None = PROJECT
+    project: str | None = PROJECT_FILTER
     verbose: bool = VERBOSE
+    color: str = COLOR
     no_color: bool = NO_COLOR
+    quiet: bool = QUIET
     tz: str | None = TZ.with_help("Time zone of day/week/month rollups (IANA name; default: local).")
     prices: str | None = PRICES
     no_cost: bool = NO_COST

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import JOBS, STRICT, PathOptions, option
+from .base import JOBS, PROJECT_FILTER, STRICT, PathOptions, option
 
 FORMATS = ("text", "json", "sarif", "junit")
 """``--format``: the renderings of :mod:`dshctl.validate.formats`."""
@@ -18,6 +18,9 @@ class ValidateOptions(PathOptions):
     ignore: tuple[str, ...] = option((), "--ignore", metavar="RULE", help="Skip a rule id or a whole level (repeatable).")
     list_rules: bool = option(False, "--list-rules", help="List every rule: id, level, what it checks, dsh source.")
     jobs: int | None = JOBS
+    project: str | None = PROJECT_FILTER
+
+    project_filters = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

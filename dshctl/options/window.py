@@ -7,6 +7,10 @@ Values: an ISO 8601 date or date-time, epoch milliseconds, or an age —
 * ``2026-03-01T12:30``, ``2026-03-01 12:30:05``, ``…Z``, ``…+02:00`` — a date-time; without an offset it is UTC.
 * ``1767225600000`` — epoch milliseconds (what the header's ``createdAt`` holds); a program may pass the int.
 * ``90m``, ``36h``, ``7d``, ``2w`` — that long before now.
+* ``today``, ``yesterday`` — local midnight of that day; ``monday`` … ``sunday`` — local midnight of the
+  latest such day (today, when it is one); ``this week`` — Monday's midnight; ``last week`` — seven days
+  before now (as git reads it); ``this month`` — the first of the month, local midnight. Local is the
+  ``TZ`` of the process.
 
 A session is inside a window when its ``createdAt`` is a positive epoch-ms integer with
 ``since <= createdAt < until``. One without such a time — missing, not an integer, a boolean, ``0``
@@ -99,6 +103,33 @@ def parse_window(
     return since_ms, until_ms
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _named_time(text: str, now_ms: int) -> int | None:
+    """``today``, ``yesterday``, a weekday, ``this week``, ``last week``, ``this month``; None for others."""
+    words = " ".join(text.split())
+    now = _dt.datetime.fromtimestamp(now_ms / 1000).astimezone()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if words == "today":
+        day = midnight
+    elif words == "yesterday":
+        day = midnight - _dt.timedelta(days=1)
+    elif words in _WEEKDAYS or words.removeprefix("last ") in _WEEKDAYS:
+        back = (now.weekday() - _WEEKDAYS.index(words.removeprefix("last "))) % 7
+        day = midnight - _dt.timedelta(days=back or (7 if words.startswith("last ") else 0))
+    elif words == "this week":
+        day = midnight - _dt.timedelta(days=now.weekday())
+    elif words == "last week":
+        return now_ms - _UNIT_MS["w"]
+    elif words == "this month":
+        day = midnight.replace(day=1)
+    else:
+        return None
+    # the calendar day's start in local time (a DST change between now and then is the day's own)
+    return int(day.replace(tzinfo=None).astimezone().timestamp() * 1000)
+
+
 MAX_AGE_MS = 100 * 366 * 86_400_000
 """The longest age ``--since``/``--until`` take (a century): no dsh session is older."""
 
@@ -113,6 +144,9 @@ def parse_time_ms(text: str | int, *, option: str, now_ms: int | None = None) ->
         raise UsageError(f"{option}: empty value")
     if value.isdigit() and len(value) >= 9:
         return int(value)
+    named = _named_time(value.lower(), clock_ms() if now_ms is None else now_ms)
+    if named is not None:
+        return named
     age = _AGE.match(value.lower())
     if age:
         now = clock_ms() if now_ms is None else now_ms
@@ -125,7 +159,7 @@ def parse_time_ms(text: str | int, *, option: str, now_ms: int | None = None) ->
     except ValueError:
         raise UsageError(
             f"{option}: cannot read {text!r} as a date (use 2026-03-01, 2026-03-01T12:30[:00][Z|+02:00], "
-            "epoch milliseconds, or an age such as 7d, 36h, 90m)"
+            "epoch milliseconds, an age such as 7d, 36h, 90m, or today, yesterday, monday, this week, last week)"
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=_dt.timezone.utc)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     from .timeline import Timeline
 
     path = chosen_log(path, options)
-    color, export = options.color, options.export
+    color, export = options.colored, options.export
     interactive = export is None and not options.instant and is_terminal()
     if options.follow:
         from .follow import run_replay_follow
@@ -70,31 +71,37 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             _exit_now(status)
         return status
     held: list[str] = []  # a warning written under the player would be drawn over: it waits until the end
-    log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
     played = False
     timeline = None
-    try:
-        timeline = Timeline(_read_for(log, options), options.filters)
-        start = start_position(timeline, options)
-        _refuse_nothing_to_show(timeline, options.turns)
-        if export is not None:
-            status = _export(timeline, Path(export), start=start, options=options)
-        elif not interactive:
-            from .transcript import write_transcript
+    with ExitStack() as reading:
+        if not interactive:  # the player shows where it is itself; an export or a transcript may take a while
+            from ..many import reading_path
 
-            write_transcript(timeline, sys.stdout, start, color=color and is_terminal(), timestamps=options.timestamps)
-            status = 0
-        else:
-            played = _stdin_is_terminal()
-            status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
-        status = status or (EXIT_FINDINGS if log.gaps else 0)
-    finally:
-        for text in held:
-            warn(text)
-        if timeline is None or played:  # after the player the process ends at once (_exit_now)
-            log.close()
-        else:
-            timeline.close()
+            streams = export is None or options.to_stdout
+            reading.enter_context(reading_path("replay", path, allowed=options.progress, streams=streams, color=options.color_when))
+        log = open_log(path, on_warning=held.append if interactive else warn, salvage=options.salvage)
+        try:
+            timeline = Timeline(_read_for(log, options), options.filters)
+            start = start_position(timeline, options)
+            _refuse_nothing_to_show(timeline, options.turns)
+            if export is not None:
+                status = _export(timeline, Path(export), start=start, options=options)
+            elif not interactive:
+                from .transcript import write_transcript
+
+                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
+                status = 0
+            else:
+                played = _stdin_is_terminal()
+                status = _play(timeline, start, speed=options.speed, idle_limit=options.idle_limit, color=color, timestamps=options.timestamps)
+            status = status or (EXIT_FINDINGS if log.gaps else 0)
+        finally:
+            for text in held:
+                warn(text)
+            if timeline is None or played:  # after the player the process ends at once (_exit_now)
+                log.close()
+            else:
+                timeline.close()
     if played:
         _exit_now(status)
     return status
@@ -151,7 +158,9 @@ def _export(timeline, export: Path, *, start: int, options: ReplayOptions) -> in
     """``--export FILE``: write the file (never the log being read) and say what was written."""
     from ..stdio import note
 
-    note(export_file(timeline, export, start=start, options=options))
+    written = export_file(timeline, export, start=start, options=options)
+    if not options.to_stdout and not options.quiet:
+        note(written)
     return 0
 
 
@@ -162,20 +171,23 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
     from .export import DEFAULT_COLS, DEFAULT_ROWS
     from .export import export as write_export
 
-    _refuse_the_log_itself(export, timeline.log)
+    to_stdout = str(export) == "-"
+    if not to_stdout:
+        _refuse_the_log_itself(export, timeline.log)
     return write_export(
         timeline,
-        export,
+        None if to_stdout else export,
         start=start,
         cast_version=options.cast_version,
         cols=options.cols or DEFAULT_COLS,
         rows=options.rows or DEFAULT_ROWS,
         idle_limit=options.idle_limit,
-        color=options.color,
+        color=options.colored_file,
         force=options.force,
         speed=options.speed,
         html_options=_html_options(options),
         on_note=lambda text: warn(f"{timeline.log.display}: {text}"),
+        form=options.export_format,
     )
 
 
@@ -193,9 +205,7 @@ def _html_options(options: ReplayOptions):
 def _read_for(log, options: ReplayOptions):
     """The log to build the timeline from: for an HTML page, one whose events also feed dsh's stats
     fold, so the page's per-turn figures come from the same read (:class:`.html.FiguresLog`)."""
-    from ..options.replay import HTML_SUFFIXES
-
-    if options.export is None or Path(options.export).suffix.lower() not in HTML_SUFFIXES:
+    if options.export_format != "html":
         return log
     from ..stdio import warn
     from .html import FiguresLog

@@ -406,26 +406,37 @@ def write_markdown(timeline: Timeline, out: TextIO, start: int = 0) -> None:
     out.write(markdown(timeline, start))
 
 
-def export(timeline: Timeline, path: Path, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool, force: bool = False,
-           speed: float = 1.0, html_options=None, on_note=None) -> str:
-    """Write ``path`` by its suffix, whole or not at all (an existing file only with ``force``); returns a
-    one-line summary."""
+_SUFFIX_FORMATS = {".cast": "cast", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
+def export(timeline: Timeline, path: Path | None, *, start: int, cast_version: int, cols: int, rows: int, idle_limit: float, color: bool, force: bool = False,
+           speed: float = 1.0, html_options=None, on_note=None, form: str | None = None) -> str:
+    """Write ``path`` (None: standard output) as ``form`` says (cast, md, ndjson, html; by default what its
+    suffix says), whole or not at all (an existing file only with ``force``); returns a one-line summary."""
+    import contextlib
+    import sys
+
     from ..files import new_text_file
 
-    suffix = path.suffix.lower()
-    if suffix in (".html", ".htm"):
+    form = form or (_SUFFIX_FORMATS.get(path.suffix.lower(), "ndjson") if path is not None else "ndjson")
+    shown = "standard output" if path is None else str(path)
+
+    def target():
+        return contextlib.nullcontext(sys.stdout) if path is None else new_text_file(path, force=force)
+
+    if form == "html":
         from .html import write_html
 
         timeline.ensure_all()  # the log is read (and any error raised) before the file is created
-        with new_text_file(path, force=force) as out:
+        with target() as out:
             written = write_html(timeline, out, start=start, idle_limit=idle_limit, speed=speed, options=html_options, on_note=on_note)
-        return f"wrote {path} (replay page, {written['fragments']} fragments, {format_clock(timeline.duration_ms or 0)} recorded, {written['bytes']:,} bytes)"
-    with new_text_file(path, force=force) as out:
-        if suffix == ".cast":
+        return f"wrote {shown} (replay page, {written['fragments']} fragments, {format_clock(timeline.duration_ms or 0)} recorded, {written['bytes']:,} bytes)"
+    with target() as out:
+        if form == "cast":
             count = write_cast(timeline, out, version=cast_version, start=start, cols=cols, rows=rows, idle_limit=idle_limit, color=color)
-            return f"wrote {path} (asciicast v{cast_version}, {count} events, {format_clock(timeline.duration_ms or 0)} recorded)"
-        if suffix in (".md", ".markdown"):
+            return f"wrote {shown} (asciicast v{cast_version}, {count} events, {format_clock(timeline.duration_ms or 0)} recorded)"
+        if form == "md":
             write_markdown(timeline, out, start)
-            return f"wrote {path} (markdown)"
+            return f"wrote {shown} (markdown)"
         count = write_ndjson(timeline, out, start)
-        return f"wrote {path} (timeline, {count} records)"
+        return f"wrote {shown} (timeline, {count} records)"

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import sys
 
-from ..stdio import is_terminal
-
 
 def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float, idle_limit: float, color: bool, timestamps: bool) -> int:
     """``start_of(timeline)``: the fragment output starts at (``--turn``, ``--from``)."""
@@ -28,7 +26,7 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
     follower = Follower(path)
     out = sys.stdout
     follower.on_idle = out.flush
-    ansi = color and is_terminal(out)
+    ansi = color
 
     def consume(log) -> None:
         from .timeline import Timeline

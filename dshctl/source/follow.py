@@ -86,6 +86,8 @@ class FollowingLineReader(LineReader):
     ):
         if ref.path is None:
             raise DshctlError("--follow reads a log file or directory, not standard input", file=ref.display)
+        if ref.member is not None:
+            raise DshctlError("--follow reads a log dsh is writing, not a session export ZIP", file=ref.display)
         super().__init__(ref, max_line_bytes=max_line_bytes)
         self.stop = stop
         self.on_idle = on_idle

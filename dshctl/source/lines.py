@@ -17,6 +17,7 @@ from typing import BinaryIO, Iterator
 
 from dshctl.errors import SourceError, UsageError, os_error_reason
 from dshctl.humanize import format_byte_limit
+from dshctl.progress import unwatch, watch
 from dshctl.source.paths import LogRef
 from dshctl.source.zstd import ZSTD_MAGIC, ZstdFrames
 
@@ -132,6 +133,7 @@ class LineReader(ZstdFrames):
     # -- lifecycle ------------------------------------------------------------
 
     def close(self) -> None:
+        unwatch(self)
         file, self._file = self._file, None
         if file is not None and self._owns_file:
             try:
@@ -164,6 +166,11 @@ class LineReader(ZstdFrames):
         if self.ref.path is None:
             self._owns_file = False
             return sys.stdin.buffer
+        if self.ref.member is not None:  # a log inside a web export ZIP: inflated as it is read
+            from dshctl.source.zipped import open_member
+
+            self._owns_file = True
+            return open_member(self.ref)
         try:
             file = open(self.ref.path, "rb")
         except OSError as exc:
@@ -192,6 +199,7 @@ class LineReader(ZstdFrames):
 
     def _iterate(self) -> Iterator[tuple[int, bytes]]:
         self._file = self._open()
+        watch(self)  # a progress bar counts bytes_read while the log is read
         try:
             first = self._read()
             while 0 < len(first) < 4:  # a pipe may hand out fewer bytes than asked

@@ -20,6 +20,7 @@ from typing import Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
+from dshctl.source.zipped import NotAnExport, ZipMember, export_members, is_zip
 
 __all__ = [
     "MAX_SUPPORTED_GENERATION",
@@ -196,6 +197,15 @@ class LogRef:
     generation_from_name: int | None
     session_dir: Path | None
     problem: DshctlError | None = field(default=None, compare=False)
+    member: "ZipMember | None" = None
+    """A log inside a dsh Web UI export ZIP at ``path`` (:mod:`dshctl.source.zipped`): the member read."""
+
+    @property
+    def location(self) -> str:
+        """Where the log is, as one string: its path, ``ZIP!member`` inside an export; "" for stdin."""
+        if self.path is None:
+            return ""
+        return f"{self.path}!{self.member.name}" if self.member is not None else str(self.path)
 
 
 def resolve(spec: str) -> list[LogRef]:
@@ -204,7 +214,8 @@ def resolve(spec: str) -> list[LogRef]:
     * ``-`` → stdin.
     * no such path, but a session id or a unique prefix of one under the sessions root
       (:func:`find_session`) → that session directory.
-    * a file (any name) → that file.
+    * a file (any name) → that file; a ZIP (by its bytes) → the logs of a dsh Web UI export, read in
+      place (:func:`~dshctl.source.zipped.zip_refs`: ``session.jsonl``, then its subagents).
     * a session directory (holds canonical generation files) → its highest
       generation; mixed raw/zstd encodings → :class:`SourceError`; highest
       generation above 4 → :class:`UnsupportedVersion` (never a fallback).
@@ -237,6 +248,8 @@ def resolve(spec: str) -> list[LogRef]:
         path = find_session(spec)
         return _resolve_dir(path, str(path))
     if not is_dir:
+        if is_zip(path):
+            return zip_refs(path, spec)
         parsed = parse_generation_name(path.name)
         return [
             LogRef(
@@ -268,13 +281,28 @@ def no_logs_found(spec: str) -> SourceError:
 
 
 def resolve_one(spec: str) -> LogRef:
-    """The one log a path names (file, session directory or ``-``); a path naming several is an error."""
+    """The one log a path names (file, session directory or ``-``): of a web export (a ZIP, or the
+    directory it unzips to), its root session. A path naming several is an error."""
     refs = resolve_named(spec)
+    if len(refs) > 1 and _one_export(refs):
+        return refs[0]
     if len(refs) != 1:
         raise SourceError(
             f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
         )
     return refs[0]
+
+
+def _one_export(refs: list[LogRef]) -> bool:
+    """Whether ``refs`` are one web export's root and subagents: the members of one ZIP, or the logs of
+    one unzipped export directory."""
+    root = refs[0]
+    if root.member is not None:
+        return all(ref.member is not None and ref.path == root.path for ref in refs)
+    if root.session_dir is None:
+        return False
+    below = root.session_dir / "subagents"
+    return all(ref.session_dir is not None and ref.session_dir.parent == below for ref in refs[1:])
 
 
 def session_log(session_dir: Path, display: str) -> LogRef | None:
@@ -341,12 +369,32 @@ def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]
             parsed = parse_generation_name(name)
             refs.append(LogRef(path=sub, display=sub_display, generation_from_name=None if parsed is None else parsed[0],
                                session_dir=None))
+        elif not is_dir and name.lower().endswith(".zip") and is_zip(sub):
+            refs.extend(_folder_zip(sub, sub_display))
         elif is_dir and not name.startswith("."):
             try:
                 refs.extend(_resolve_dir(sub, sub_display))
             except SourceError:
                 continue
     return sorted(refs, key=_sort_key)
+
+
+def zip_refs(path: Path, display: str) -> list[LogRef]:
+    """The logs of a dsh Web UI export ZIP, read in place: ``ZIP!session.jsonl``, then
+    ``ZIP!subagents/<id>/session.jsonl`` (:func:`~dshctl.source.zipped.export_members`)."""
+    return [LogRef(path=path, display=f"{display}!{member.name}", generation_from_name=None, session_dir=None, member=member)
+            for member in export_members(path, display)]
+
+
+def _folder_zip(path: Path, display: str) -> list[LogRef]:
+    """A ZIP in a plain folder: its logs when it is a dsh export; a hostile or damaged one is an unreadable
+    log of the folder; any other ZIP is passed over."""
+    try:
+        return zip_refs(path, display)
+    except NotAnExport:
+        return []
+    except SourceError as exc:
+        return [LogRef(path=path, display=display, generation_from_name=None, session_dir=None, problem=exc)]
 
 
 def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
@@ -481,8 +529,13 @@ def _has_non_scratch_entries(entries: list[tuple[str, bool]]) -> bool:
     )
 
 
-def _sort_key(ref: LogRef) -> str:
-    return str(ref.path) if ref.path is not None else ""
+def _sort_key(ref: LogRef) -> tuple[str, int, str]:
+    """By path; an export ZIP's logs together, its root first (as :func:`zip_refs` lists them)."""
+    if ref.path is None:
+        return ("", 0, "")
+    if ref.member is None:
+        return (str(ref.path), 0, "")
+    return (str(ref.path), 0 if ref.member.name == "session.jsonl" else 1, ref.member.name)
 
 
 # --------------------------------------------------------------------------- session ids

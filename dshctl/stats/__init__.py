@@ -97,20 +97,21 @@ class StatsRun:
     unreadable log warned about and listed, each log outside ``--since`` / ``--until`` counted."""
 
     def __init__(self, paths: list[str], options: StatsOptions, prices: PriceTable | None, *, quiet: bool = False):
-        from ..many import Warnings, resolve_many
+        from ..many import Warnings, project_refs, resolve_many
 
         self.options = options
         self.prices = prices
-        self.color = options.color
+        self.color = options.colored
         self.quiet = quiet  # a program's call: no progress bar, no notes on standard error
         self.warnings = Warnings(verbose=options.verbose)
         self.salvaged = 0  # logs read past damage
         priced = prices is not None
         self.aggregate = Aggregate(priced)
         self.rollup = Rollup(options.by, options.zone, priced) if options.by in SESSION_KEYED else None
+        self._out = None  # the table printer, made on first use
         self.errors: list[LogError] = []
         self.failures: list[LogFailure] = []
-        refs = resolve_many(paths)
+        refs = project_refs(resolve_many(paths), options.project, paths)
         self.single = len(refs) == 1
         opened = [ref for ref in refs if not options.window.written_before(ref)]
         self.aggregate.skipped += len(refs) - len(opened)
@@ -148,7 +149,8 @@ class StatsRun:
         """``(ref, result or error)`` of every log in order: read (in workers when there are many), or
         from the stats cache for a log over many that did not change since a run read it."""
         options = self.options
-        settings = dict(jobs=options.jobs, progress=not self.quiet, label="stats", color=self.color)
+        settings = dict(jobs=options.jobs, progress=options.progress and not self.quiet, label="stats", color=options.color_when,
+                        streams=options.output == "ndjson" and not options.reordered)
         cache = None
         if not self.single and not options.follow:
             from .cache import open_stats_cache
@@ -278,12 +280,12 @@ class StatsRun:
         return document
 
     def tables(self) -> None:
-        from .render import render, render_rollup, stats_tables
+        from .render import render, render_rollup
 
         if self.options.rollup:
             table = self.rollup_table()
             render_rollup(
-                stats_tables(self.color),
+                self._tables(),
                 by=self.options.by,
                 rows=table.rows,
                 total=table.total,
@@ -297,7 +299,7 @@ class StatsRun:
             return
         collected = self.collected()
         render(
-            stats_tables(self.color),
+            self._tables(),
             by=self.options.by,
             sessions=collected.sessions,
             rows=collected.rows,
@@ -305,16 +307,24 @@ class StatsRun:
             errors=self.errors,
             multi=not self.single,
             spark=collected.spark,
+            reordered=self.options.reordered,
         )
         self._cost_line()
+
+    def _tables(self):
+        from .render import stats_tables
+
+        if self._out is None:
+            self._out = stats_tables(self.color, self.options.table_form)
+        return self._out
 
     def _cost_line(self) -> None:
         """Under the tables: what the costs are (with costs only)."""
         prices = self.prices
         if prices is not None:
-            from .render import cost_basis_line, stats_tables
+            from .render import cost_basis_line
 
-            stats_tables(self.color).line(cost_basis_line(cost_basis(prices)))
+            self._tables().line(cost_basis_line(cost_basis(prices)))
 
 
 def _located_message(error: DshctlError) -> str:
@@ -368,7 +378,7 @@ def run_stats(paths: list[str], options: StatsOptions) -> int:
         from .follow import run_stats_follow
 
         return run_stats_follow(paths, options, prices)
-    run = StatsRun(paths, options, prices)
+    run = StatsRun(paths, options, prices, quiet=options.quiet)
     try:
         emit(options.output, document=run.document, records=run.records, table=run.tables)
     finally:

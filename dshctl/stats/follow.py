@@ -44,7 +44,7 @@ def run_stats_follow(paths: list[str], options, prices) -> int:
     follower = Follower(paths[0] if paths else _default_root(), strict=options.strict, on_warning=held.append if live else None)
     try:
         if live:
-            return _LiveSummary(follower, prices, color=options.color).run()
+            return _LiveSummary(follower, prices, color=options.colored).run()
         return _TurnRecords(follower, prices, by="step" if options.by == "step" else "turn").run()
     finally:
         for text in held:

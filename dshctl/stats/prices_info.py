@@ -125,10 +125,12 @@ def _routes_of_log(ref) -> list:
 
 
 class _PricesRun:
-    def __init__(self, paths: list[str], table: PriceTable, *, color: bool):
+    def __init__(self, paths: list[str], table: PriceTable, *, color: bool, form: str = "auto", progress: bool = True):
         self.paths = paths
         self.table = table
         self.color = color
+        self.form = form
+        self.progress = progress
         self.errors: list[dict] = []
         self.routes: dict | None = None
         if paths:
@@ -139,7 +141,7 @@ class _PricesRun:
 
         refs = resolve_many(self.paths)
         counts: dict = {}
-        for ref, result in map_logs(_routes_of_log, refs, label="prices", color=self.color):
+        for ref, result in map_logs(_routes_of_log, refs, label="prices", progress=self.progress):
             if isinstance(result, DshctlError):
                 if len(refs) == 1:
                     raise result
@@ -172,7 +174,7 @@ class _PricesRun:
     def tables(self) -> None:
         from ..tables import Tables, number, text
 
-        out = Tables(color=self.color)
+        out = Tables(color=self.color, form=self.form)
         table = self.table
         out.table(
             "price tables in force (each overrides the ones before it, model by model)",
@@ -197,7 +199,8 @@ class _PricesRun:
                 rows.append([key, since_text(entry.since_ms), entry.currency, rates_text(entry.rates), windows])
         out.table(
             "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)",
-            [text("price key", fold=True), text("since"), text("currency"), text("rates", fold=True), text("windows", fold=True)],
+            [text("price key", fold=True), text("since", drop=1), text("currency", drop=0), text("rates", fold=True),
+             text("windows", fold=True, drop=2)],
             rows or [["—", "", "", "", ""]],
         )
         if self.errors:
@@ -210,7 +213,7 @@ def run_prices(paths: list[str], options: PricesOptions) -> int:
     from ..output import emit
     from ..stdio import warn
 
-    run = _PricesRun(paths, load_prices(options.prices), color=options.color)
+    run = _PricesRun(paths, load_prices(options.prices), color=options.colored, form=options.table_form, progress=options.progress)
     try:
         emit(options.output, document=run.document, records=lambda: [run.document()], table=run.tables)
     finally:

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..humanize import format_duration, format_ms, utc_moment
-from ..tables import Tables, number, text
+from ..tables import SessionNames, Tables, distinct_paths, number, text
 from ..textsafe import visible_line
 from .figures import format_rate, format_tokens, sparkline
 from .records import (
@@ -25,9 +25,9 @@ from .records import (
     TurnRecord,
 )
 
-def stats_tables(color: bool) -> Tables:
-    """The shared table printer (literal cells, numbers never cut)."""
-    return Tables(color=color)
+def stats_tables(color: bool, form: str = "auto") -> Tables:
+    """The shared table printer (literal cells, numbers never cut), in ``form`` (:mod:`dshctl.tables`)."""
+    return Tables(color=color, form=form)
 
 
 def _number_text(value: Any) -> str:
@@ -147,13 +147,22 @@ def _own_rows(own: SessionOwnFigures | AggregateOwnFigures) -> list[list[str]]:
     ]
 
 
+ROUTE_LEAST = 40
+"""A model route (``provider/model``) up to this long stays on one line while another column can be
+hidden; a longer one folds."""
+
+
+def _route_least(routes) -> int:
+    return min(ROUTE_LEAST, max((len(route or "(unknown)") for route in routes), default=8))
+
+
 def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
     if not models:
         return
     out.table(
         title,
-        [text("model", fold=True), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=3),
-         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=4)],
+        [text("model", fold=True, least=_route_least(model.model for model in models)), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=4),
+         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=3)],
         [
             [
                 model.model or "(unknown)",
@@ -204,18 +213,7 @@ ID_LEAST = 24
 copied whole."""
 
 
-class _SessionNames:
-    """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
-    that no other row and no session of the sessions root shares — any id shown is a PATH that
-    ``find_session`` resolves — the log's path when it has no id."""
-
-    def __init__(self, ids: list[Any]):
-        from ..source import session_ids, short_ids
-
-        self._short = short_ids([i for i in ids if isinstance(i, str) and i], among=session_ids())
-
-    def __call__(self, session_id: Any, path: str) -> str:
-        return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path
+_SessionNames = SessionNames
 
 
 def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None) -> None:
@@ -315,48 +313,62 @@ def _turn_number_text(value: Any, inherited: bool) -> str:
     return f"{_number_text(value)} {SEEDED_MARK}" if inherited else _number_text(value)
 
 
+def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
+    """Sessions in the order the session table shows them: by start time, newest last (as ``ls``), those
+    without one after them; ties by path."""
+    return sorted(sessions, key=lambda s: (s.created_at is None, s.created_at or 0, s.path or ""))
+
+
 def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
+    """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
+    figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
+    the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
+    session (copies of a log, its generations) each name their log."""
     caption = f"{len(sessions)} session(s)"
     if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
     name = _SessionNames([session.id for session in sessions])
-    columns, body = _with_cost_column(
-        [
-            text("session", fold=True, least=ID_LEAST),
-            text("cwd", fold=True, drop=0),
-            text("created", drop=4),
-            number("gen", drop=2),
-            number("turns"),
-            number("steps", drop=6),
-            number("mean TTFT", drop=7),
-            number("tok/s", drop=8),
-            number("LLM", drop=9),
-            number("tools", drop=3),
-            number("billed in", drop=5),
-            number("out"),
-            number("cache hit", drop=1),
-        ],
-        [
-            [
-                name(session.id, session.path) + (f" {SEEDED_MARK}" if session.seeded else ""),
-                session.cwd or "—",
-                utc_moment(session.created_at, "%Y-%m-%d %H:%M:%S") or "—",
-                f"v{session.generation}",
-                _number_text(session.turns),
-                _number_text(session.steps),
-                format_ms(session.mean_ttft_ms),
-                format_rate(session.tokens_per_second),
-                format_duration(session.llm_ms),
-                format_duration(session.tool_ms),
-                format_tokens(session.billed_input_tokens),
-                format_tokens(session.output_tokens),
-                _percent_text(session.cache_hit_percent),
-            ]
-            for session in sessions
-        ],
-        sessions,
-        last=False,
-    )
+    ids = [session.id for session in sessions if session.id]
+    copies = len(ids) != len(set(ids))
+    columns = [
+        text("session", fold=True, least=ID_LEAST),
+        text("title", cut="end", least=12, drop=10),
+        *([text("log", cut="middle", least=16, drop=12)] if copies else []),
+        text("created", drop=11),
+        text("cwd", cut="start", least=12, drop=7),
+        number("gen", drop=0),
+        number("turns", drop=8),
+        number("steps", drop=3),
+        number("mean TTFT", drop=1),
+        number("tok/s", drop=2),
+        number("LLM", drop=5),
+        number("tools", drop=6),
+        number("billed in", drop=9),
+        number("out"),
+        number("cache hit", drop=4),
+    ]
+    logs = distinct_paths([session.path for session in sessions]) if copies else []
+    body = []
+    for index, session in enumerate(sessions):
+        line = [name(session.id, session.path) + (f" {SEEDED_MARK}" if session.seeded else ""), session.title or ""]
+        if copies:
+            line.append(logs[index])
+        line += [
+            utc_moment(session.created_at, "%Y-%m-%d %H:%M") or "—",
+            session.cwd or "—",
+            f"v{session.generation}",
+            _number_text(session.turns),
+            _number_text(session.steps),
+            format_ms(session.mean_ttft_ms),
+            format_rate(session.tokens_per_second),
+            format_duration(session.llm_ms),
+            format_duration(session.tool_ms),
+            format_tokens(session.billed_input_tokens),
+            format_tokens(session.output_tokens),
+            _percent_text(session.cache_hit_percent),
+        ]
+        body.append(line)
+    columns, body = _with_cost_column(columns, body, sessions, last=False)
     out.table("sessions", columns, body, caption=caption)
 
 
@@ -370,8 +382,10 @@ def render(
     errors: list[LogError],
     multi: bool,
     spark: Any = None,
+    reordered: bool = False,
 ) -> None:
-    """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown)."""
+    """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown). The
+    session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``)."""
     if not sessions:
         note = f"no sessions ({aggregate.skipped} outside --since/--until)" if aggregate.skipped else "no sessions"
         out.table(None, [("stats", "left")], [[note]])
@@ -387,7 +401,7 @@ def render(
             _step_table(out, rows, False, caption=f"{title}: {stats_line(session)}")
         return
     if by == "session":
-        _sessions_table(out, sessions)
+        _sessions_table(out, sessions if reordered else by_start(sessions))
     elif by == "turn":
         _turn_table(out, rows, True, caption=None)
     else:
@@ -474,6 +488,7 @@ def _rollup_line(row: RollupRow, cost: bool) -> list[str]:
         format_tokens(row.cache_read_tokens),
         format_tokens(row.cache_write_tokens),
         format_tokens(row.output_tokens),
+        format_tokens(_total_tokens(row)),
         _percent_text(row.cache_hit_percent),
         format_duration(row.llm_ms),
         format_duration(row.tool_ms),
@@ -485,11 +500,18 @@ def _rollup_line(row: RollupRow, cost: bool) -> list[str]:
 
 
 _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
-    number("sessions"), number("turns", drop=5), number("steps", drop=1), number("uncached in"),
-    number("cache read"), number("cache write", drop=2), number("out"), number("cache hit", drop=3),
-    number("LLM"), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
+    number("sessions", drop=11), number("turns", drop=5), number("steps", drop=1), number("uncached in", drop=9),
+    number("cache read", drop=8), number("cache write", drop=2), number("out"), number("in+out"), number("cache hit", drop=3),
+    number("LLM", drop=10), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
     number("tok/s", drop=4),
 ]
+
+
+def _total_tokens(row: RollupRow) -> int | None:
+    """The tokens a row's sessions burnt: billed input (uncached, cache read and cache write) plus output."""
+    if row.billed_input_tokens is None and row.output_tokens is None:
+        return None
+    return (row.billed_input_tokens or 0) + (row.output_tokens or 0)
 
 
 def _shown_note(shown: int, count: int) -> str | None:
@@ -540,7 +562,8 @@ def render_rollup(
     else:
         from .rollup import zone_name
 
-        key = text(by, fold=by in ("project", "model"))  # a date stays whole
+        # a date stays whole; a model route too while a column can be hidden (a fold splits it mid-word)
+        key = text(by, fold=by in ("project", "model"), least=_route_least(row.key for row in rows) if by == "model" else None)
         columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]

@@ -164,13 +164,17 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
             found = [spec] if isinstance(spec, LogRef) else resolve(spec)
             if not found:
                 raise no_logs_found(spec)
+            if options.project is not None:
+                from dshctl.many import project_refs
+
+                found = project_refs(found, options.project, [spec])
         except DshctlError as exc:
             reports[len(refs) + len(reports)] = _unresolved(exc, exc.file or spec, ignore)
             continue
         for ref in found:
             if ref.path is None:
                 ref = _spool_stdin(spooled)
-            key = ref.path.resolve() if ref.display != "<stdin>" else "-"
+            key = (ref.path.resolve(), ref.member) if ref.display != "<stdin>" else "-"
             if key in seen:
                 continue
             seen.add(key)
@@ -178,7 +182,8 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
     func = functools.partial(validate_log, options=options)
     results = []
     try:
-        for ref, result in map_logs(func, refs, jobs=options.jobs, progress=progress, label="validating", color=options.color):
+        for ref, result in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="validating",
+                                    color=options.color_when):
             if isinstance(result, DshctlError):
                 col = Collector(ref.display, ignore=ignore)
                 col.add("codec/read", result.message, line=result.line)

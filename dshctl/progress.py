@@ -1,0 +1,212 @@
+"""Progress on long work: a bar on standard error while a command reads, shown after about a second.
+
+A command reads inside :func:`reading` (``dshctl.many.map_logs`` does it for the commands that read
+many logs); the bar counts the bytes of the logs read — the file's bytes, a ZIP member's inflated bytes —
+with their rate and the time left, and the logs done of how many when there are several. A log read in
+this process is followed as it is read (:func:`watch`: the line reader's ``bytes_read``), so one big log
+moves the bar too; logs read in worker processes count when their batch comes back.
+
+When it is shown: standard error is a terminal, standard output is not a pipe (another program's output
+may share the terminal), the command does not write its output to the terminal as it reads (``streams``:
+``cat``, a transcript — the output is the progress; ``grep``'s lines, whose first hit may be long in
+coming, have a bar until it is written: :func:`output_begins`), no ``--quiet``, and the work has
+lasted :data:`DELAY_S`. It is transient: erased before the command's output is written. Nothing of it
+ever goes to standard output.
+
+One thread draws it (rich's Progress with its own refresh off), woken every :data:`REFRESH_S`; the
+reading thread only adds numbers, so the cost to the work is a few attribute reads per read of 1 MiB.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+DELAY_S = 1.0
+"""Work shorter than this shows no bar."""
+REFRESH_S = 0.2
+"""How often the bar is redrawn."""
+
+_active: "Meter | None" = None
+"""The meter of the work in progress in this process (None in a worker process, or when none runs)."""
+
+
+def progress_wanted(allowed: bool = True, *, streams: bool = False, until_output: bool = False) -> bool:
+    """Whether a bar may be shown on standard error (see the module's docstring); ``until_output``: a
+    command whose output may be long in coming (``grep``: the first hit) has a bar until it writes
+    (:func:`output_begins`), even when that output goes to the terminal."""
+    from .terminal import is_terminal, stdout_is_pipe
+
+    if not allowed or not is_terminal(sys.stderr):
+        return False
+    if stdout_is_pipe():
+        return False
+    return until_output or not (streams and is_terminal(sys.stdout))
+
+
+def output_begins() -> None:
+    """The command writes its first output: a bar shown until then is erased, and not shown again (the
+    output is the progress from now on). Cheap when there is none."""
+    global _bar
+    bar = _bar
+    if bar is not None:
+        _bar = None
+        bar.stop()
+
+
+def log_size(ref: Any) -> int | None:
+    """The bytes a log's reading goes through: a file's size, a ZIP member's inflated size; None for
+    standard input or a file that cannot be stat'ed."""
+    member = getattr(ref, "member", None)
+    if member is not None:
+        return member.size
+    if ref.path is None:
+        return None
+    try:
+        return os.stat(ref.path).st_size
+    except OSError:
+        return None
+
+
+class Meter:
+    """What the bar shows: logs done of ``logs``, bytes done of ``total`` (None: unknown), and the
+    readers of this process whose bytes count while they read."""
+
+    def __init__(self, label: str, logs: int, total: int | None) -> None:
+        self.label = label
+        self.logs = logs
+        self.total = total
+        self.done_logs = 0
+        self.done_bytes = 0
+        self.readers: list[Any] = []
+
+    def bytes_now(self) -> int:
+        live = 0
+        for reader in list(self.readers):
+            live += getattr(reader, "bytes_read", 0) or 0
+        return self.done_bytes + live
+
+    def finished(self, size: int | None, logs: int = 1) -> None:
+        self.done_logs += logs
+        self.done_bytes += size or 0
+
+
+_bar: "_Bar | None" = None
+
+
+def bar_console() -> Any:
+    """The console of the bar drawn on standard error now, or None: a warning is printed through it,
+    above the bar."""
+    bar = _bar
+    return bar._progress.console if bar is not None and bar.shown and bar._progress is not None else None
+
+
+def watch(reader: Any) -> None:
+    """A line reader starts reading in this process: its ``bytes_read`` counts until :func:`unwatch`."""
+    meter = _active
+    if meter is not None:
+        meter.readers.append(reader)
+
+
+def unwatch(reader: Any) -> None:
+    meter = _active
+    if meter is not None:
+        try:
+            meter.readers.remove(reader)
+        except ValueError:
+            pass
+
+
+def forget() -> None:
+    """In a worker process: no meter (the parent's bar counts the worker's logs when they come back)."""
+    global _active, _bar
+    _active = _bar = None
+
+
+@contextmanager
+def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = False, until_output: bool = False,
+            color: Any = "auto") -> Iterator[Meter]:
+    """Count the work of reading ``refs`` under ``label``; the bar, if wanted, appears after
+    :data:`DELAY_S` and is erased when the block ends. Nested calls count into the outer meter."""
+    global _active, _bar
+    if _active is not None:
+        yield _active
+        return
+    sizes = [log_size(ref) for ref in refs]
+    total = None if any(size is None for size in sizes) else sum(sizes)  # type: ignore[arg-type]
+    meter = Meter(label, len(refs), total)
+    bar = _bar = _Bar(meter, color) if progress_wanted(allowed, streams=streams, until_output=until_output) else None
+    _active = meter
+    try:
+        yield meter
+    finally:
+        _active = None
+        if bar is not None:
+            bar.stop()  # again after output_begins: no harm
+            _bar = None
+
+
+class _Bar:
+    """The thread that waits :data:`DELAY_S`, then draws the meter every :data:`REFRESH_S`."""
+
+    def __init__(self, meter: Meter, color: Any) -> None:
+        from .terminal import color_wanted
+
+        self.meter = meter
+        self.color = color_wanted(color, sys.stderr)
+        self._stop = threading.Event()
+        self._progress = None
+        self.shown = False
+        self._thread = threading.Thread(target=self._run, name="dshctl-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._stop.wait(DELAY_S):
+            return
+        try:
+            self._progress, task = self._start()
+            while True:
+                self._draw(task)
+                if self._stop.wait(REFRESH_S):
+                    return
+        except Exception:  # noqa: BLE001 - a bar that cannot be drawn (a closed terminal) is no error of the work
+            return
+
+    def _start(self):
+        from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+        from rich.console import Console
+
+        meter = self.meter
+        columns: list = [TextColumn(meter.label), BarColumn(), TaskProgressColumn()]
+        if meter.logs > 1:
+            columns.append(TextColumn("{task.fields[logs]}"))
+        columns += [DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+        console = Console(stderr=True, force_terminal=True, no_color=not self.color, highlight=False, markup=False, emoji=False)
+        progress = Progress(*columns, console=console, transient=True, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
+        task = progress.add_task(meter.label, total=meter.total, logs=self._logs())
+        progress.start()
+        self.shown = True
+        return progress, task
+
+    def _logs(self) -> str:
+        return f"{self.meter.done_logs:,}/{self.meter.logs:,} logs"
+
+    def _draw(self, task) -> None:
+        progress = self._progress
+        progress.update(task, completed=self.meter.bytes_now(), logs=self._logs())
+        progress.refresh()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._progress is not None:
+            self.shown = False
+            try:
+                self._progress.stop()
+            except Exception:  # noqa: BLE001 - see _run
+                pass
+

@@ -1,0 +1,210 @@
+"""A dsh Web UI session export read in place: ``dsh-session-<id>.zip`` (FORMAT.md §1.10).
+
+The ZIP holds ``session.jsonl`` (the root session, whatever its generation: the header tells), one
+``subagents/<id>/session.jsonl`` per descendant and each referenced image as ``media/<attachmentId>.<ext>``;
+no manifest. :func:`export_members` lists its logs (:class:`ZipMember`), which
+:func:`~dshctl.source.paths.resolve` turns into :class:`~dshctl.source.paths.LogRef` objects naming a
+member, the root first, as the unzipped export directory lists them; the line reader
+reads a member through :func:`open_member`, a stream inflated as it is read (standard library
+``zipfile``), never unpacked to disk. A member is shown as ``ZIP!session.jsonl``,
+``ZIP!subagents/<id>/session.jsonl``.
+
+Hostile archives are bad input (:class:`~dshctl.errors.SourceError`, status 2), refused before any member
+is read: a member name that is absolute or holds ``..``, two members of one name, members whose stored
+bytes overlap (one compressed run inflated as many files), an encrypted member, and a member declaring
+more than :data:`MAX_RATIO` times its compressed size (beyond :data:`RATIO_FLOOR`): a zip bomb. What is
+inflated is bounded too: never more than a member declares (:class:`_Member`), each a bounded read.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from dshctl.errors import SourceError, os_error_reason
+
+__all__ = ["MAX_RATIO", "RATIO_FLOOR", "ROOT_MEMBER", "ZIP_MAGIC", "NotAnExport", "ZipMedia", "ZipMember", "export_members",
+           "is_zip", "open_member"]
+
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+"""A ZIP starts with a local file header, or (empty) with the end of its central directory."""
+ROOT_MEMBER = "session.jsonl"
+_SUBAGENT = re.compile(r"subagents/([^/]+)/session\.jsonl")
+MAX_RATIO = 200
+"""The most a member may inflate per compressed byte. dsh logs deflate 3 to 13 times (the samples and
+the shared corpus; JSON keys repeat), dsh's benchmark shape 48 times; deflate itself cannot pass about
+1,032; archives built to exhaust a reader do."""
+RATIO_FLOOR = 16 << 20
+"""A member declaring at most this many bytes is read whatever its ratio (a small, very regular log)."""
+
+
+class NotAnExport(SourceError):
+    """A ZIP without ``session.jsonl``: not a dsh session export (a folder walk passes it over)."""
+
+
+@dataclass(frozen=True)
+class ZipMember:
+    """The member a :class:`~dshctl.source.paths.LogRef` names in the archive at its ``path``: its name,
+    the bytes it declares inflated (``size``) and stored (``compressed``)."""
+
+    name: str
+    size: int
+    compressed: int
+
+
+def is_zip(path: Path) -> bool:
+    """Whether the file at ``path`` starts as a ZIP does (by its bytes, never its name)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4) in ZIP_MAGIC
+    except OSError:
+        return False
+
+
+def export_members(path: Path, display: str) -> list[ZipMember]:
+    """The logs of the export at ``path``: the root's ``session.jsonl``, then each
+    ``subagents/<id>/session.jsonl`` by name."""
+    infos = _checked_members(path, display)
+    names = {info.filename: info for info in infos}
+    if ROOT_MEMBER not in names:
+        raise NotAnExport(
+            "a ZIP without session.jsonl: not a dsh session export (dsh-session-<id>.zip holds session.jsonl, "
+            "subagents/<id>/session.jsonl and media/)",
+            file=display,
+        )
+    chosen = [ROOT_MEMBER] + sorted(name for name in names if _SUBAGENT.fullmatch(name))
+    return [ZipMember(name, names[name].file_size, names[name].compress_size) for name in chosen]
+
+
+def _checked_members(path: Path, display: str) -> list[zipfile.ZipInfo]:
+    """The archive's members, once every rule of a sound archive holds (see the module docstring)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise SourceError(f"not a readable ZIP: {exc}", file=display) from None
+    except OSError as exc:
+        raise SourceError(os_error_reason(exc), file=display) from None
+    seen: set[str] = set()
+    for info in infos:
+        name = info.filename
+        _check_name(name, display)
+        if name in seen:
+            raise SourceError(f"the ZIP holds two members named {name!r}: which one is the log is not known", file=display)
+        seen.add(name)
+        if info.flag_bits & 0x1:
+            raise SourceError(f"ZIP member {name!r} is encrypted", file=display)
+        if info.file_size > max(MAX_RATIO * info.compress_size, RATIO_FLOOR):
+            raise SourceError(
+                f"ZIP member {name!r} declares {info.file_size:,} bytes from {info.compress_size:,} compressed "
+                f"(more than {MAX_RATIO}:1): a zip bomb, not read",
+                file=display,
+            )
+    _check_no_overlap(infos, display)
+    return infos
+
+
+def _check_name(name: str, display: str) -> None:
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name):
+        raise SourceError(f"ZIP member name {name!r} is absolute: a hostile archive, not read", file=display)
+    if ".." in parts:
+        raise SourceError(f"ZIP member name {name!r} climbs out with '..': a hostile archive, not read", file=display)
+    if "\x00" in name:
+        raise SourceError(f"ZIP member name {name!r} holds a NUL: a hostile archive, not read", file=display)
+
+
+def _check_no_overlap(infos: list[zipfile.ZipInfo], display: str) -> None:
+    """Each member's stored bytes end before the next member's header starts: overlapping members make
+    one compressed run inflate as many files."""
+    ordered = sorted((info for info in infos if not info.is_dir()), key=lambda info: info.header_offset)
+    for this, following in zip(ordered, ordered[1:]):
+        if following.header_offset < this.header_offset + 30 + len(this.orig_filename.encode("utf-8", "replace")) + this.compress_size:
+            raise SourceError(
+                f"ZIP members {this.filename!r} and {following.filename!r} share stored bytes: a zip bomb, not read",
+                file=display,
+            )
+
+
+def open_member(ref) -> BinaryIO:
+    """A stream of the member ``ref`` names, inflated as it is read."""
+    member = ref.member
+    try:
+        archive = zipfile.ZipFile(ref.path)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise SourceError(f"not a readable ZIP: {exc}", file=ref.display) from None
+    except OSError as exc:
+        raise SourceError(os_error_reason(exc), file=ref.display) from None
+    try:
+        info = archive.getinfo(member.name)
+        if (info.file_size, info.compress_size) != (member.size, member.compressed):
+            raise SourceError("the ZIP changed since it was listed", file=ref.display)
+        stream = archive.open(info)
+    except SourceError:
+        archive.close()
+        raise
+    except (KeyError, zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, ValueError) as exc:
+        archive.close()
+        raise SourceError(f"cannot read the ZIP member: {exc}", file=ref.display) from None
+    return _Member(archive, stream, member.size, ref.display)
+
+
+class _Member:
+    """A member's stream as the line reader reads a file: ``read(n)`` of at most ``n`` inflated bytes,
+    never more in all than the member declares; zipfile's and zlib's errors (a bad CRC, damaged deflate
+    data) raised as :class:`~dshctl.errors.SourceError`. It does not seek: a zstd member is walked."""
+
+    def __init__(self, archive: zipfile.ZipFile, stream, declared: int, display: str) -> None:
+        self._archive, self._stream, self._left, self._display = archive, stream, declared, display
+
+    def read(self, size: int = -1) -> bytes:
+        want = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
+        try:
+            data = self._stream.read(want)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+            raise SourceError(f"damaged ZIP member: {exc}", file=self._display) from None
+        except OSError as exc:
+            raise SourceError(f"read failed: {os_error_reason(exc)}", file=self._display) from None
+        self._left -= len(data)
+        if self._left < 0:
+            raise SourceError("the ZIP member inflates past the size it declares: a zip bomb, not read", file=self._display)
+        return data
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        try:
+            self._stream.close()
+        finally:
+            self._archive.close()
+
+
+class ZipMedia:
+    """The ``media/`` members of an export ZIP (its images), read by name, each at most ``limit`` bytes;
+    the archive's rules are checked once, as for its logs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._infos = {info.filename: info for info in _checked_members(path, str(path))}
+
+    def names(self) -> list[str]:
+        return sorted(name for name, info in self._infos.items() if name.startswith("media/") and not info.is_dir())
+
+    def read(self, name: str, limit: int) -> tuple[str, bytes | None]:
+        """``("ok", bytes)``, ``("missing", None)`` or ``("large", None)`` (more than ``limit`` bytes)."""
+        info = self._infos.get(name)
+        if info is None or info.is_dir():
+            return "missing", None
+        if info.file_size > limit:
+            return "large", None
+        try:
+            with zipfile.ZipFile(self.path) as archive, archive.open(info) as stream:
+                data = stream.read(limit + 1)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError, ValueError) as exc:
+            raise SourceError(f"damaged ZIP member {name!r}: {exc}", file=str(self.path)) from None
+        return ("ok", data) if len(data) <= limit else ("large", None)

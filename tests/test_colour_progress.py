@@ -1,0 +1,316 @@
+"""Colour that can be forced and progress on long work (issue 26), in process and in a real terminal.
+
+``--color auto|always|never`` on every command (before or after its name), ``FORCE_COLOR`` and
+``CLICOLOR_FORCE`` honoured, ``NO_COLOR`` and ``--no-color`` kept. A progress bar on standard error after
+about a second of reading — bytes, rate, time left — never in a pipe, over streamed output or with
+``--quiet``. The tmux tests run dshctl on a real terminal (their own tmux server each).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from conftest import REPO, invoke as run_cli, sample
+from dshctl import progress
+from dshctl.terminal import color_wanted
+
+TOUR = sample("tour.session.v4.jsonl")
+ROOT = sample("sessions")
+TMUX = shutil.which("tmux")
+ESC = "\x1b["
+
+def invoke(*args: str, env: dict | None = None):
+    """conftest's invoke with colour left to the command line and ``env``: no colour variable set unless
+    ``env`` sets it."""
+    base = {"NO_COLOR": None, "FORCE_COLOR": None, "CLICOLOR_FORCE": None, "COLUMNS": None}
+    return run_cli(*args, env={**base, **(env or {})}, color=True)
+
+
+# -------------------------------------------------------------------------------------------- colour
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    "when, env, tty, wanted",
+    [
+        ("auto", {}, True, True),
+        ("auto", {}, False, False),
+        ("auto", {"NO_COLOR": "1"}, True, False),
+        ("auto", {"NO_COLOR": ""}, True, True),  # empty: unset
+        ("auto", {"FORCE_COLOR": "1"}, False, True),
+        ("auto", {"FORCE_COLOR": "0"}, False, False),
+        ("auto", {"CLICOLOR_FORCE": "1"}, False, True),
+        ("auto", {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False),  # NO_COLOR wins
+        ("always", {"NO_COLOR": "1"}, False, True),  # the flag wins over every variable
+        ("never", {"FORCE_COLOR": "1"}, True, False),
+    ],
+)
+def test_the_colour_rule(monkeypatch, when, env, tty, wanted):
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert color_wanted(when, _Tty() if tty else io.StringIO()) is wanted
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grep", "--color", "always", "red", str(TOUR)],
+        ["--color", "always", "grep", "red", str(TOUR)],
+        ["replay", "--instant", "--color", "always", str(TOUR)],
+        ["ls", "--color", "always", str(ROOT)],
+        ["stats", "--color", "always", str(ROOT)],
+        ["images", "--color", "always", str(TOUR)],
+    ],
+)
+def test_color_always_colours_a_pipe_and_never_does_not(args):
+    coloured = invoke(*args)
+    assert coloured.exit_code == 0, coloured.output
+    assert ESC in coloured.stdout
+    plain = invoke(*[("never" if arg == "always" else arg) for arg in args])
+    assert ESC not in plain.stdout and plain.stdout == _unstyled(coloured.stdout)
+    assert ESC not in invoke(*args, "--no-color").stdout  # --no-color after the command wins, as "never"
+
+
+def _unstyled(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_force_color_and_no_color():
+    args = ["grep", "red", str(TOUR)]
+    assert ESC not in invoke(*args).stdout  # a pipe: auto means no
+    assert ESC in invoke(*args, env={"FORCE_COLOR": "1"}).stdout
+    assert ESC in invoke(*args, env={"CLICOLOR_FORCE": "1"}).stdout
+    assert ESC not in invoke(*args, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    assert ESC in invoke("--color", "always", *args, env={"NO_COLOR": "1"}).stdout
+
+
+def test_log_text_stays_data_in_colour(tmp_path):
+    hostile = tmp_path / "h.session.v4.jsonl"
+    text = TOUR.read_text().replace("Fix the red CI build", "red \\u001b[2J\\u001b]0;owned\\u0007")
+    hostile.write_text(text)
+    for args in (["grep", "--color", "always", "red", str(hostile)], ["ls", "--color", "always", str(hostile)],
+                 ["stats", "--color", "always", str(hostile)]):
+        out = invoke(*args).stdout
+        assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out, args
+
+
+def test_a_cast_export_is_coloured_whatever_stdout_is(tmp_path):
+    cast = tmp_path / "x.cast"
+    assert invoke("replay", str(TOUR), "--export", str(cast)).exit_code == 0
+    assert "\\u001b[1m" in cast.read_text()
+    plain = tmp_path / "y.cast"
+    assert invoke("replay", str(TOUR), "--export", str(plain), env={"NO_COLOR": "1"}).exit_code == 0
+    assert "\\u001b[" not in plain.read_text()
+
+
+# -------------------------------------------------------------------------------------------- progress
+
+
+def test_progress_is_never_shown_to_a_pipe_a_streamed_terminal_or_quiet(monkeypatch):
+    import dshctl.terminal as terminal
+
+    state = {"stderr": True, "stdout_tty": False, "pipe": False}
+    monkeypatch.setattr(terminal, "is_terminal", lambda stream=None: state["stderr"] if stream is sys.stderr else state["stdout_tty"])
+    monkeypatch.setattr(terminal, "stdout_is_pipe", lambda: state["pipe"])
+    assert progress.progress_wanted(True)
+    assert not progress.progress_wanted(False)  # --quiet
+    state["pipe"] = True
+    assert not progress.progress_wanted(True)  # another program reads the output
+    state.update(pipe=False, stdout_tty=True)
+    assert progress.progress_wanted(True) and not progress.progress_wanted(True, streams=True)
+    state["stderr"] = False
+    assert not progress.progress_wanted(True)
+
+
+def test_the_meter_counts_the_bytes_of_a_log_as_it_is_read(tmp_path):
+    from dshctl.reader import open_log
+    from dshctl.source import resolve_one
+
+    ref = resolve_one(str(TOUR))
+    seen = []
+    with progress.reading("stats", [ref], allowed=False) as meter:
+        assert meter.total == TOUR.stat().st_size and meter.logs == 1
+        log = open_log(ref)
+        for _ in log.events():
+            seen.append(meter.bytes_now())
+        log.close()
+        meter.finished(progress.log_size(ref))
+    assert seen[-1] == TOUR.stat().st_size and meter.bytes_now() == TOUR.stat().st_size  # read once, counted once
+    assert progress._active is None
+
+
+def test_the_bar_draws_on_stderr_only_and_erases_itself(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "progress_wanted", lambda allowed, streams=False, until_output=False: allowed)
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "REFRESH_S", 0.01)
+    from dshctl.source import resolve_one
+
+    ref = resolve_one(str(TOUR))
+    with progress.reading("stats", [ref, ref]) as meter:
+        meter.finished(1000)
+        time.sleep(0.3)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "stats" in captured.err and "1/2 logs" in captured.err and "kB" in captured.err
+
+
+def test_workers_forget_the_parents_meter():
+    with progress.reading("x", [], allowed=False):
+        progress.forget()
+        assert progress._active is None and progress.bar_console() is None
+
+
+# -------------------------------------------------------------------------------------------- a real terminal
+
+
+class Pane:
+    """A tmux pane of its own server, running ``command`` in REPO."""
+
+    def __init__(self, command: str, width: int = 100, height: int = 40, env: dict | None = None) -> None:
+        self.socket = f"dshctl-26-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        environment = {**os.environ, "TERM": "xterm-256color", "PYTHONPATH": str(REPO), **(env or {})}
+        for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "COLUMNS"):
+            if name not in (env or {}):
+                environment.pop(name, None)
+        wrapped = f"{command}; echo EXITED $?; sleep 60"
+        subprocess.run([TMUX, "-L", self.socket, "-f", os.devnull, "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
+                        wrapped], check=True, env=environment, cwd=REPO, timeout=10)
+
+    def text(self, escapes: bool = False) -> str:
+        flags = ["-e"] if escapes else []
+        result = subprocess.run([TMUX, "-L", self.socket, "capture-pane", "-p", "-J", *flags, "-t", "t"], capture_output=True, timeout=10)
+        return result.stdout.decode("utf-8", "replace")
+
+    def wait(self, predicate, what: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.text()
+            if predicate(screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+DSHCTL = f"{shlex.quote(sys.executable)} -m dshctl"
+SLOW = (f"{shlex.quote(sys.executable)} -c \"import sys, time; d = open({str(TOUR)!r}, 'rb').read(); "
+        "sys.stdout.buffer.write(d[:3000]); sys.stdout.flush(); time.sleep(4); sys.stdout.buffer.write(d[3000:])\"")
+"""Standard input that takes four seconds to arrive: a read of more than a second."""
+
+tmux_only = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+@pytest.fixture
+def pane():
+    opened = []
+
+    def open_(*args, **kwargs) -> Pane:
+        opened.append(Pane(*args, **kwargs))
+        return opened[-1]
+
+    yield open_
+    for each in opened:
+        each.close()
+
+
+@tmux_only
+def test_a_long_read_shows_a_progress_bar_then_the_tables(pane):
+    shown = pane(f"{SLOW} | {DSHCTL} stats -", height=120)
+    bar = shown.wait(lambda s: "stats ━" in s, "the progress bar")
+    assert "/? bytes" in bar and "┏" not in bar  # standard input: bytes so far of an unknown total; no output yet
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end")
+    assert "stats ━" not in done  # the bar was erased before the output
+    assert "turns · steps" in done and "┏" in done  # a terminal: boxed tables
+
+
+@tmux_only
+@pytest.mark.parametrize("how", ["--quiet", "| cat"])
+def test_no_bar_with_quiet_or_into_a_pipe(pane, how):
+    command = f"{SLOW} | {DSHCTL} stats - {how}" if how == "--quiet" else f"{SLOW} | {DSHCTL} stats - {how}"
+    shown = pane(command)
+    time.sleep(2.5)  # past the second after which a bar would show
+    assert "stats ━" not in shown.text()
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end")
+    assert ("┏" in done) == (how == "--quiet")  # into a pipe: the plain form
+
+
+@tmux_only
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_tables_fit_a_real_terminal(pane, width):
+    shown = pane(f"{DSHCTL} stats {shlex.quote(str(ROOT))}; {DSHCTL} ls {shlex.quote(str(ROOT))}", width=width, height=120)
+    screen = shown.wait(lambda s: "EXITED 0" in s, "the end")
+    boxed = [line for line in screen.splitlines() if line[:1] in "┏┃│└"]
+    assert boxed and all(len(line.rstrip()) <= width for line in boxed)
+    assert "7c1e5a2d" in screen and "b4d2f6a8" in screen
+
+
+@tmux_only
+def test_colour_on_a_terminal_and_forced_into_less(pane):
+    shown = pane(f"{DSHCTL} grep red {shlex.quote(str(TOUR))} | head -1; {DSHCTL} grep --color always red {shlex.quote(str(TOUR))} | head -1; "
+                 f"{DSHCTL} grep red {shlex.quote(str(TOUR))} | head -1 >/dev/null")
+    shown.wait(lambda s: "EXITED 0" in s, "the end")
+    lines = [line for line in shown.text(escapes=True).splitlines() if "red" in line]
+    assert "\x1b[" not in lines[0] and "\x1b[" in lines[1]  # a pipe is plain unless forced
+    tty = pane(f"{DSHCTL} grep red {shlex.quote(str(TOUR))}")
+    tty.wait(lambda s: "EXITED 0" in s, "the end")
+    assert "\x1b[" in tty.text(escapes=True).split("EXITED")[0]
+    less = pane(f"{DSHCTL} replay --instant --color always {shlex.quote(str(TOUR))} | less -R", env={"LESS": ""})
+    screen = less.wait(lambda s: "turn 1" in s, "less showing the transcript")
+    assert "ESC" not in screen and "\x1b[" in less.text(escapes=True)  # less -R draws the colour, not ^[ codes
+
+
+def test_quiet_export_writes_no_note(tmp_path):
+    out = tmp_path / "t.jsonl"
+    shown = invoke("export", "--format", "otlp", "--out", str(out), str(TOUR))
+    assert shown.exit_code == 0 and "spans" in shown.stderr
+    quiet = invoke("export", "--format", "otlp", "--out", str(tmp_path / "q.jsonl"), "--quiet", str(TOUR))
+    assert quiet.exit_code == 0 and quiet.stderr == "" and (tmp_path / "q.jsonl").stat().st_size > 0
+
+
+def test_a_bar_until_the_output_begins_then_never_again(monkeypatch, capsys):
+    import dshctl.terminal as terminal
+
+    monkeypatch.setattr(terminal, "is_terminal", lambda stream=None: True)
+    monkeypatch.setattr(terminal, "stdout_is_pipe", lambda: False)
+    assert not progress.progress_wanted(True, streams=True)  # cat, a transcript: the output is the progress
+    assert progress.progress_wanted(True, streams=True, until_output=True)  # grep: until its first hit
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "REFRESH_S", 0.01)
+    with progress.reading("grep", [], streams=True, until_output=True):
+        time.sleep(0.2)
+        assert progress.bar_console() is not None  # drawn while nothing is written
+        progress.output_begins()
+        assert progress.bar_console() is None and progress._bar is None
+        time.sleep(0.1)
+        capsys.readouterr()
+        time.sleep(0.1)
+        assert capsys.readouterr().err == ""  # erased, and not redrawn under the output
+    progress.output_begins()  # no bar: nothing to do
+
+
+@tmux_only
+def test_grep_shows_a_bar_while_no_hit_has_come_then_its_lines(pane):
+    shown = pane(f"{SLOW} | {DSHCTL} grep red -", height=60)
+    bar = shown.wait(lambda s: "grep ━" in s, "the progress bar")
+    assert "/? bytes" in bar and "user:" not in bar
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end")
+    assert "grep ━" not in done and "CI on main is red." in done

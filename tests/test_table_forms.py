@@ -1,0 +1,290 @@
+"""Tables that read at 60, 80 and 120 columns and pipe cleanly (issue 26): one layout engine, three forms.
+
+On a terminal (here: standard output made to look like one, at COLUMNS width) a table is boxed and fitted;
+to a pipe (CliRunner's standard output, whatever COLUMNS says) or with --plain it has no borders, one row
+per line, never folded; --tsv is tab-separated with a header line. Every table of every command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import dshctl.tables
+from conftest import SAMPLES, invoke, sample
+
+TOUR = sample("tour.session.v4.jsonl")
+ROOT = sample("sessions")
+STORE = sample("attachments")
+BOX = set("┏┃┡│└━─┳╇┼┴┯╋")
+WIDTHS = (60, 80, 120)
+
+def run(*args: str, columns: int | None = None, terminal: bool = False, env: dict | None = None):
+    """dshctl in process; ``terminal``: standard output counts as a terminal of ``columns``."""
+    real = dshctl.tables.stdout_is_terminal
+    dshctl.tables.stdout_is_terminal = lambda: terminal
+    try:
+        return invoke(*args, env={"COLUMNS": str(columns) if columns else None, **(env or {})})
+    finally:
+        dshctl.tables.stdout_is_terminal = real
+
+
+TABLE_COMMANDS = [
+    ("ls", ["ls", str(ROOT)]),
+    ("stats-sessions", ["stats", str(SAMPLES)]),
+    ("stats-one", ["stats", str(TOUR)]),
+    ("stats-turn", ["stats", "--by", "turn", str(ROOT)]),
+    ("stats-step", ["stats", "--by", "step", str(ROOT)]),
+    ("stats-day", ["stats", "--by", "day", "--tz", "UTC", str(ROOT)]),
+    ("stats-week", ["stats", "--by", "week", "--tz", "UTC", str(ROOT)]),
+    ("stats-month", ["stats", "--by", "month", "--tz", "UTC", str(ROOT)]),
+    ("stats-project", ["stats", "--by", "project", str(ROOT)]),
+    ("stats-model", ["stats", "--by", "model", str(ROOT)]),
+    ("stats-tool", ["stats", "--by", "tool", str(ROOT)]),
+    ("images", ["images", str(TOUR)]),
+    ("images-store", ["images", "--store", str(STORE)]),
+    ("prices", ["prices", str(TOUR)]),
+]
+
+
+@pytest.mark.parametrize("name, args", TABLE_COMMANDS, ids=[name for name, _ in TABLE_COMMANDS])
+def test_a_pipe_gets_plain_tables_whatever_columns_says(name, args):
+    piped = run(*args, columns=40)
+    assert piped.exit_code == 0, piped.output
+    assert not BOX & set(piped.stdout), piped.stdout  # no borders
+    assert piped.stdout == run(*args).stdout == run(*args, "--plain", columns=40, terminal=True).stdout
+    assert "hidden to fit" not in piped.stdout
+
+
+@pytest.mark.parametrize("name, args", TABLE_COMMANDS, ids=[name for name, _ in TABLE_COMMANDS])
+def test_tsv_is_a_header_line_and_rows_of_as_many_fields(name, args):
+    result = run(*args, "--tsv")
+    assert result.exit_code == 0, result.output
+    for table in result.stdout.rstrip("\n").split("\n\n"):
+        lines = table.split("\n")
+        fields = lines[0].count("\t") + 1
+        assert fields > 1 and all(line.count("\t") + 1 == fields for line in lines), table
+        assert not BOX & set(table) and "—" not in table  # no value is an empty cell
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name, args", TABLE_COMMANDS, ids=[name for name, _ in TABLE_COMMANDS])
+def test_a_terminal_gets_boxed_tables_that_fit(name, args, width):
+    result = run(*args, columns=width, terminal=True)
+    assert result.exit_code == 0, result.output
+    boxed = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert boxed and all(len(line) <= width for line in boxed), result.stdout
+    for header in _headers(result.stdout):
+        assert all(len(word) <= width for word in header)
+
+
+def _headers(out: str) -> list[list[str]]:
+    """The header words of every boxed table: a header never breaks inside a word."""
+    tables, rows = [], []
+    for line in out.splitlines():
+        if line.startswith("┃"):
+            rows.append([cell.strip() for cell in line.strip("┃").split("┃")])
+        elif rows:
+            tables.append([" ".join(filter(None, column)).split() for column in zip(*rows)])
+            rows = []
+    return [words for table in tables for words in table]
+
+
+def plain_rows(out: str) -> list[list[str]]:
+    """The rows of the first plain table (the header first), split at runs of two spaces."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if "  " in line)
+    rows = []
+    for line in lines[start:]:
+        if "  " not in line:
+            break
+        rows.append(re.split(r"\s{2,}", line.strip()))
+    return rows
+
+
+def test_awk_finds_the_same_column_on_every_line():
+    rows = [line.split() for line in run("ls", str(ROOT)).stdout.splitlines()]
+    assert len(rows) == 4  # the header and a line per session: no count under them
+    header = rows[0]
+    assert header[:2] == ["id", "cwd"]
+    assert [row[0] for row in rows[1:]] == ["7c1e5a2d", "b4d2f6a8", "session-5d9e2c71"]  # short, unique ids
+    assert rows[3][1] == "-"  # an empty cell holds its place
+
+
+# -------------------------------------------------------------------------------------------- ls
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_ls_shows_short_ids_whole_and_cuts_titles_on_one_line(width, tmp_path):
+    root = tmp_path / "sessions"
+    _copy_session(root, "session-64c38c41-1961-4698-b2f5-3f1d5e6a7b8c", "a reasoning window title that is long enough to be cut here")
+    _copy_session(root, "session-64c38c41-2222-4698-b2f5-3f1d5e6a7b8c", "short")
+    out = run("ls", str(root), columns=width, terminal=True).stdout
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(body) == 2  # one line per row: nothing folds
+    ids = [line.split("│")[1].strip() for line in body]
+    assert ids == ["session-64c38c41-1", "session-64c38c41-2"]  # the shortest unique prefixes, whole
+    if "title" in out.split("\n", 3)[1]:
+        assert "…" in body[0] or "cut here" in body[0]
+    whole = run("ls", "--full-ids", str(root), columns=250, terminal=True).stdout
+    assert "session-64c38c41-1961-4698-b2f5-3f1d5e6a7b8c" in whole
+    piped = run("ls", str(root)).stdout
+    assert "a reasoning window title that is long enough to be cut here" in piped  # a pipe cuts nothing
+    assert json.loads(run("ls", "--json", str(root)).stdout)["sessions"][0]["id"].endswith("7b8c")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_ls_long_keeps_whole_ids_on_one_line_at_any_width(width):
+    out = run("ls", "--long", str(ROOT), columns=width, terminal=True).stdout
+    body = [line for line in out.splitlines() if line.startswith("│") and line.split("│")[1].strip()]
+    ids = [line.split("│")[1].strip() for line in body]
+    assert ids == ["7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "b4d2f6a8-1c3e-4a5b-9d7f-0e2c4a6b8d10",
+                   "session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86"]  # each whole on its row's first line: copyable
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+
+
+@pytest.mark.parametrize("width", [*WIDTHS, None])
+def test_ls_names_the_log_of_each_copy_of_a_session(width, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "session.jsonl").write_bytes(TOUR.read_bytes())
+    (tmp_path / "b.jsonl.zstd").write_bytes((SAMPLES / "tour.session.v4.jsonl.zstd").read_bytes())
+    out = run("ls", str(tmp_path), columns=width, terminal=width is not None).stdout
+    if width is None:
+        rows = plain_rows(out)
+        assert rows[0][:2] == ["id", "log"] and [row[1] for row in rows[1:]] == ["a/session.jsonl", "b.jsonl.zstd"]
+    else:
+        body = [line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")]
+        assert body == ["a/session.jsonl", "b.jsonl.zstd"]
+    assert "log" not in plain_rows(run("ls", str(ROOT)).stdout)[0]  # one copy each: no log column
+
+
+@pytest.mark.parametrize("width", (80, 120))
+def test_ls_at_80_columns_and_more_says_when_and_what(width):
+    out = run("ls", str(ROOT), columns=width, terminal=True).stdout
+    header = out.splitlines()[1]
+    assert "created" in header and "title" in header
+    assert "Fix the red CI build" in out  # a short title whole
+
+
+def _copy_session(root: Path, session_id: str, title: str) -> Path:
+    from dshctl.source import project_key
+
+    lines = TOUR.read_text().split("\n")
+    header = json.loads(lines[0])
+    header["id"] = session_id
+    body = [line.replace('"title":"Fix the red CI build"', json.dumps({"title": title})[1:-1]) for line in lines[1:]]
+    directory = root / project_key("/home/alice/proj") / session_id
+    directory.mkdir(parents=True)
+    (directory / "session.v4.jsonl").write_text("\n".join([json.dumps(header), *body]))
+    return directory
+
+
+# -------------------------------------------------------------------------------------------- stats
+
+
+def test_the_session_table_has_titles_in_start_order_and_names_copies(tmp_path):
+    older, newer = tmp_path / "b-older.jsonl", tmp_path / "a-newer.jsonl"
+    for path, created, title in ((older, 1_790_000_000_000, "the older one"), (newer, 1_790_000_500_000, "the newer one")):
+        lines = TOUR.read_text().split("\n")
+        header = json.loads(lines[0])
+        header.update(id=path.stem, createdAt=created)
+        path.write_text("\n".join([json.dumps(header), *[line.replace("Fix the red CI build", title) for line in lines[1:]]]))
+    out = run("stats", str(tmp_path)).stdout
+    rows = plain_rows(out.split("sessions\n", 1)[1])
+    assert rows[0][:3] == ["session", "title", "created"]
+    assert [row[1] for row in rows[1:]] == ["the older one", "the newer one"]  # by start, newest last (path order is the reverse)
+    assert "log" not in rows[0]
+    copies = run("stats", str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")).stdout
+    rows = plain_rows(copies.split("sessions\n", 1)[1])
+    assert rows[0][:3] == ["session", "title", "log"]
+    assert {row[2] for row in rows[1:]} == {"tour.session.v4.jsonl", "tour.session.v2.jsonl"}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
+    out = run("stats", str(ROOT), columns=width, terminal=True).stdout
+    table = out.split("sessions\n", 1)[1].split("session(s)")[0]
+    words = " ".join(" ".join(w) for w in _headers(table))
+    for kept in ("session", "out", "cost"):
+        assert kept in words, (width, table)
+    if width >= 80:
+        assert "created" in words
+    hidden = re.search(r"hidden to fit \d+ columns: ([^(]*)", " ".join(out.split("session(s)")[1].split()))
+    if hidden:
+        order = ["gen", "mean TTFT", "tok/s", "steps", "cache hit", "LLM", "tools", "cwd", "turns", "billed in", "title"]
+        names = [name.strip() for name in hidden.group(1).split(",")]
+        assert names == order[: len(names)], names  # the least asked-for first
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("args, narrowest", [(["stats", str(ROOT)], 60), (["stats", "--by", "model", str(ROOT)], 80)],
+                         ids=["model-table", "model-rollup"])
+def test_a_model_route_stays_on_one_line(width, args, narrowest):
+    out = run(*args, columns=width, terminal=True).stdout
+    table = out.split("per model", 1)[1]
+    routes = [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
+    if width >= narrowest:  # a rollup at 60 has only its key, tokens and cost left: the route folds
+        assert routes[0] == "deepseek-official/deepseek-v4-flash", table  # whole: other columns hid first
+    assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
+
+
+def test_rollups_count_the_tokens_in_and_out():
+    rows = plain_rows(run("stats", "--by", "project", str(ROOT)).stdout)
+    at = rows[0].index("in+out")
+    document = json.loads(run("stats", "--by", "project", "--json", str(ROOT)).stdout)
+    total = document["total"]
+    assert rows[-1][0] == "total"
+    from dshctl.stats.figures import format_tokens
+
+    assert rows[-1][at] == format_tokens(total["billedInputTokens"] + total["outputTokens"])
+
+
+# -------------------------------------------------------------------------------------------- images
+
+
+def test_images_at_60_columns_hide_columns_and_break_no_header():
+    out = run("images", str(TOUR), columns=60, terminal=True).stdout
+    assert "attachmentId" in out  # whole: never "attachme" / "ntId"
+    assert all(len(line) <= 60 for line in out.splitlines() if line[:1] in "┏┃│└")
+    assert "hidden to fit 60 columns" in out
+    piped = run("images", str(TOUR)).stdout
+    assert "sha256:a97eceb267d066482c42829cb5e07f971332113c46a19f731d2c82b9baaaa423" in piped  # whole in a pipe
+    assert len(piped.splitlines()) == 5 and "reference(s)" not in piped  # the header and a line per reference
+    assert "4 reference(s) to 2 image(s)" in out  # the count on a terminal
+    assert "2 verified" in run("images", "--store", str(STORE)).stdout  # a finding, not a count: kept in a pipe
+
+
+def test_the_layout_never_narrows_a_column_below_its_header_word():
+    from dshctl.tables import layout, text
+
+    fitted = layout([text("attachmentId", fold=True), text("x" * 30, fold=True)], [["a" * 40, "b" * 40]], 30)
+    assert fitted.widths[0] >= len("attachmentId")
+
+
+def test_cut_cells_keep_their_end_start_or_both():
+    from dshctl.tables import _cut
+
+    assert _cut("Fix the red CI build", 10, "end") == "Fix the r…"
+    assert _cut("/home/alice/dev/dsh tour", 10, "start") == "…/dsh tour"
+    cut = _cut("sessions/a/b/session.v4.jsonl", 12, "middle")
+    assert len(cut) == 12 and cut.startswith("sessi") and cut.endswith(".jsonl") and "…" in cut
+
+
+def test_sql_tables_take_the_forms_too():
+    pytest.importorskip("duckdb")
+    query = "SELECT session_id, title FROM sessions ORDER BY session_id"
+    piped = run("sql", query, str(ROOT), env={"XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", "/tmp/dshctl-test-cache")})
+    assert piped.exit_code == 0, piped.output
+    assert not BOX & set(piped.stdout)
+    tsv = run("sql", query, str(ROOT), "--tsv").stdout.splitlines()
+    assert tsv[0] == "session_id\ttitle" and all(line.count("\t") == 1 for line in tsv)
+    assert run("sql", query, str(ROOT), "--tsv", "--csv").exit_code == 2
+
+
+def test_plain_and_tsv_refuse_other_forms():
+    for args in (["--plain", "--tsv"], ["--plain", "--json"], ["--tsv", "--ndjson"]):
+        result = run("stats", *args, str(TOUR))
+        assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: "), result.stderr
