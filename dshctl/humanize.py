@@ -9,6 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` things in words: "1 session", "15 spans" (thousands separated)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 _BINARY_UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
 
 

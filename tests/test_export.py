@@ -350,7 +350,7 @@ def test_incremental_unchanged_new_grown_and_pruned(tmp_path):
     s3.write_text(longer)
     os.utime(s3, ns=(os.stat(s3).st_atime_ns, os.stat(s3).st_mtime_ns + 10**9))
     result = export(root, out=dataset)
-    assert "1 logs read, 3 unchanged" in result.output
+    assert "1 log read, 3 unchanged" in result.output
     con = connect(dataset)
     assert con.execute("SELECT count(*) FROM sessions WHERE session_id = 's3'").fetchone()[0] == 1
     assert con.execute("SELECT turns FROM sessions WHERE session_id = 's3'").fetchone()[0] == 2
@@ -475,7 +475,7 @@ def test_a_price_table_whose_alias_or_provider_changed_re_exports_the_costs(tmp_
     seen = set()
     for name in ("a", "b", "c"):
         result = export(log, out=dataset, extra=("--prices", str(tables[name])))
-        assert "1 logs read, 0 unchanged" in result.output, name
+        assert "1 log read, 0 unchanged" in result.output, name
         cost = connect(dataset).execute("SELECT cost_total FROM sessions").fetchone()[0]
         expected = stats_json(log, extra=("--prices", str(tables[name])))["sessions"][0]["costs"]["total"]
         assert cost == Decimal(str(expected)), name
@@ -566,3 +566,25 @@ def test_partition_by_is_checked_through_its_choices():
     result = invoke("export", str(SAMPLES), "--out", "x", "--partition-by", "week")
     assert result.exit_code == 2 and "week" in result.output
     assert "day|month|project" in invoke("export", "--help").output
+
+
+def test_a_failed_export_leaves_no_new_directory_and_an_existing_dataset_as_it_was(tmp_path):
+    text = tmp_path / "n.txt"
+    text.write_text("hi\n")
+    export(text, out=tmp_path / "o1", status=2)
+    export(text, out=tmp_path / "a" / "b" / "o2", status=2)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    export(empty, out=tmp_path / "o3", status=2)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "x.session.v4.jsonl").write_text("not a dsh log\n")
+    (bad / "y.session.v4.jsonl").write_text("nor this\n")
+    assert "nothing exported" in export(bad, out=tmp_path / "o4", status=1).output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "empty", "n.txt"]
+    dataset = tmp_path / "ds"
+    export(SAMPLES / "tour.session.v4.jsonl", out=dataset)
+    before = {p: p.read_bytes() for p in dataset.rglob("*") if p.is_file()}
+    export(text, out=dataset, status=2)
+    export(bad, out=dataset, status=1)
+    assert {p: p.read_bytes() for p in dataset.rglob("*") if p.is_file()} == before

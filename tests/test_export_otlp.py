@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -327,3 +328,9 @@ def test_one_export_of_every_sample_and_corpus_log_has_unique_ids_and_real_times
     if fixture.is_file():
         alone = traces(tmp_path, fixture)
         assert spans_of(alone) == []
+
+
+def test_the_summary_counts_in_words(tmp_path):
+    result = invoke("export", "--format", "otlp", "--out", str(tmp_path / "one.jsonl"), str(SAMPLES / "tour.session.v4.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert re.search(r": 1 session, \d+ spans$", result.stderr.strip()), result.stderr

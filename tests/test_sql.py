@@ -4,12 +4,14 @@ or a dataset — in four output forms; the documented example queries run as wri
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import os
 import re
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -295,3 +297,88 @@ def test_usage_and_man_page_name_every_sql_option():
             if flag in ("--color", "--no-color", "--quiet"):
                 continue  # every command's (--color, --no-color: the group's too): described once, under GLOBAL OPTIONS
             assert flag.replace("-", "\\-") in section, flag
+
+
+def _stats_rows(path: Path, by: str) -> dict:
+    result = invoke("stats", "--json", "-j", "1", "--by", by, str(path))
+    assert result.exit_code in (0, 1), result.output
+    return {row["key"]: row for row in json.loads(result.stdout, parse_float=Decimal)["rows"]}
+
+
+def _iso_week(value: str) -> str:
+    year, week, _ = _dt.date.fromisoformat(value[:10]).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _sums(rows: list[dict], key, column: str) -> dict:
+    out: dict = {}
+    for row in rows:
+        out[key(row)] = out.get(key(row), 0) + row[column]
+    return out
+
+
+@pytest.mark.parametrize("where", ["man", "docs/guide.md", "README.md"])
+@pytest.mark.parametrize("logs", [SAMPLES, SAMPLES / "sessions"], ids=["samples", "sessions-root"])
+def test_the_documented_examples_count_as_stats_does(tmp_path, where, logs):
+    """Every documented query's figures are stats' over the same logs: samples hold one session in several
+    logs (a join on session_id multiplied each step) and forks whose inherited prefix stats counts once."""
+    dataset = tmp_path / "ds"
+    assert invoke("export", str(logs), "--out", str(dataset)).exit_code == 0
+    project = lambda row: row.get("project") or "(unknown)"  # noqa: E731
+    checked = 0
+    for query in _documented_queries(where):
+        result = invoke("sql", query, str(dataset), "--json")
+        assert result.exit_code == 0, (query, result.output)
+        rows = json.loads(result.stdout, parse_float=Decimal)
+        assert rows, query
+        columns = set(rows[0])
+        if "cost" in columns:
+            by_project = _stats_rows(logs, "project")
+            assert _sums(rows, project, "cost") == {k: r["costs"]["total"] for k, r in by_project.items()}, query
+            if "sessions" in columns:
+                assert _sums(rows, project, "sessions") == {k: r["sessions"] for k, r in by_project.items()}, query
+            if "week" in columns:
+                by_week = _stats_rows(logs, "week")
+                assert _sums(rows, lambda row: _iso_week(row["week"]), "cost") == {
+                    k: r["costs"]["total"] for k, r in by_week.items()}, query
+        elif "mean_ttft_ms" in columns:
+            by_model = _stats_rows(logs, "model")
+            assert {row["model"]: row["calls"] for row in rows} == {k: r["ttftSteps"] for k, r in by_model.items()}, query
+            for row in rows:
+                assert float(row["mean_ttft_ms"]) == pytest.approx(float(by_model[row["model"]]["meanTtftMs"])), query
+        elif "failures" in columns:
+            by_tool = _stats_rows(logs, "tool")
+            assert {row["name"]: (row["calls"], row["failures"]) for row in rows} == {
+                k: (r["calls"], r["failures"]) for k, r in by_tool.items()}, query
+        else:
+            continue
+        checked += 1
+    assert checked == (1 if where == "README.md" else 3)
+
+
+def test_a_decimal_zero_is_printed_with_its_scale_never_as_an_exponent(tmp_path):
+    dataset = tmp_path / "ds"
+    assert invoke("export", str(SAMPLES / "tour.session.v4.jsonl"), "--out", str(dataset)).exit_code == 0
+    query = "SELECT turn, cost_total, [cost_total] AS listed, -0.000000001::DECIMAL(38,9) AS tiny FROM turns WHERE turn = 4"
+    table = invoke("sql", query, str(dataset)).stdout
+    assert "0.000000000" in table and "E-" not in table
+    assert invoke("sql", query, str(dataset), "--csv").stdout.splitlines()[1] == "4,0.000000000,[0.000000000],-0.000000001"
+    text = invoke("sql", query, str(dataset), "--json").stdout
+    assert text == '[{"turn":4,"cost_total":0.000000000,"listed":[0.000000000],"tiny":-0.000000001}]\n'
+    assert json.loads(text, parse_float=Decimal)[0]["tiny"] == Decimal("-0.000000001")
+
+
+def test_standard_input_is_refused_naming_sql(tmp_path):
+    result = invoke("sql", "SELECT 1", "-", input=(SAMPLES / "tour.session.v4.jsonl").read_text())
+    assert result.exit_code == 2
+    assert "sql cannot read standard input" in result.output and "export" not in result.output
+
+
+def test_logs_all_unreadable_are_empty_tables_and_status_1(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("x", "y"):
+        (logs / f"{name}.session.v4.jsonl").write_text("not a dsh log\n")
+    result = invoke("sql", "SELECT count(*) AS n FROM sessions", str(logs), "--json")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout) == [{"n": 0}]

@@ -54,6 +54,8 @@ class ExportResult(msgspec.Struct, kw_only=True):
     rows: dict[str, int] = {}
     dataset_rows: dict[str, int] = {}
     spans: int = 0
+    created: str | None = None
+    """Parquet: the outermost directory this run made (the dataset's or an ancestor), else None."""
     failures: list[LogFailure] = []
     warnings: list[tuple[str, str]] = []
 
@@ -135,9 +137,7 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
 
 def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> ExportResult:
     from ..many import resolve_many
-    from . import parquet as P
-    from .manifest import DatasetLock, read_manifest, write_manifest
-    from .schema import TABLES, fingerprint
+    from .manifest import read_manifest
 
     require_duckdb("export --format parquet")
     directory = Path(os.path.expanduser(options.out)).absolute()
@@ -149,10 +149,37 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
     if any(ref.path is None for ref in refs):
         raise UsageError("export --format parquet cannot read standard input: a dataset names each log by its path")
     result = ExportResult(out=str(directory), format="parquet")
+    created = _first_missing(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{directory}: cannot create the dataset directory: {exc.strerror or exc}") from None
+    try:
+        _fill(directory, refs, options, progress, partition_by, digest, prices, result)
+    except BaseException:
+        if created is not None:  # a run that failed leaves no new directory behind
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+    result.created = None if created is None else str(created)
+    return result
+
+
+def _first_missing(directory: Path) -> Path | None:
+    """The outermost directory of ``directory`` (itself or an ancestor) that does not exist yet."""
+    missing = None
+    for candidate in (directory, *directory.parents):
+        if os.path.lexists(candidate):
+            break
+        missing = candidate
+    return missing
+
+
+def _fill(directory: Path, refs, options: ExportOptions, progress: bool, partition_by, digest, prices,
+          result: ExportResult) -> None:
+    from . import parquet as P
+    from .manifest import DatasetLock, read_manifest, write_manifest
+    from .schema import TABLES, fingerprint
+
     with DatasetLock(directory):
         manifest = read_manifest(directory)  # again, now that no other export can change it
         P.remove_stale_spools(directory)
@@ -185,7 +212,6 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
             shutil.rmtree(spool, ignore_errors=True)
         result.rows = {table: sum(r.rows.get(table, 0) for r in done) for table in TABLES}
         result.dataset_rows = {table: sum(entry.rows.get(table, 0) for entry in manifest.logs.values()) for table in TABLES}
-    return result
 
 
 def _partitioning(asked: str | None, manifest) -> str | None:
@@ -244,18 +270,24 @@ def _refuse_the_logs_themselves(target: Path, refs) -> None:
 def run_export(paths: list[str], options: ExportOptions) -> int:
     """The ``dshctl export`` command: export, the logs' warnings, then one summary line on stderr.
     Returns the exit status."""
+    from ..humanize import count as counted
     from ..stdio import note
 
     result = export_logs(paths, options, progress=True, stdout=sys.stdout.buffer)
     report_logs(result.failures, result.warnings, verbose=options.verbose)
+    if result.created is not None and result.failures and not result.read:
+        shutil.rmtree(result.created, ignore_errors=True)  # every log unreadable: nothing exported, no dataset made
     if options.quiet:  # no summary note; the logs' failures and warnings are still told
         return result.status
     failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
         missing = f"; {len(result.missing):,} no longer on disk (--prune removes their rows)" if result.missing else ""
-        note(f"{result.out}: {result.read:,} logs read, {result.unchanged:,} unchanged, {result.removed:,} removed"
-             f"{failed}{missing}; the dataset holds {tables}")
+        if os.path.isdir(result.out):
+            note(f"{result.out}: {counted(result.read, 'log')} read, {result.unchanged:,} unchanged, {result.removed:,} removed"
+                 f"{failed}{missing}; the dataset holds {tables}")
+        else:
+            note(f"{result.out}: nothing exported{failed}; no dataset written")
     elif result.out != "-":
-        note(f"{result.out}: {result.read:,} sessions, {result.spans:,} spans{failed}")
+        note(f"{result.out}: {counted(result.read, 'session')}, {counted(result.spans, 'span')}{failed}")
     return result.status

@@ -70,6 +70,8 @@ def _tables(paths: list[str], options: SqlOptions, progress: bool) -> _Tables:
 
     tables = _Tables()
     logs: list[str] = []
+    if "-" in paths:  # else export's refusal would name the wrong command
+        raise UsageError("sql cannot read standard input: its tables name each log by its path (name the log's file)")
     for path in paths:
         expanded = Path(os.path.expanduser(path)).absolute()
         if expanded.is_dir() and is_dataset(expanded):
@@ -363,7 +365,8 @@ def _first_line(exc: Exception) -> str:
 def plain(value: Any) -> Any:
     """A DuckDB value as JSON would hold it: times ISO 8601, decimals exact, nested values recursively."""
     if isinstance(value, decimal.Decimal):
-        return value
+        # every digit of its scale, never an exponent (str gives 0E-9 for DECIMAL(38,9)'s zero)
+        return msgspec.Raw(format(value, "f").encode())
     if isinstance(value, _dt.datetime):
         return value.isoformat()
     if isinstance(value, (_dt.date, _dt.time)):
@@ -390,6 +393,8 @@ def cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
         return msgspec.json.encode(value, enc_hook=str).decode()
+    if isinstance(value, msgspec.Raw):
+        return bytes(value).decode()
     return str(value)
 
 

@@ -204,22 +204,36 @@ class Writer:
     def __init__(self, out: Path, *, force: bool) -> None:
         self.out = out
         self.force = force
+        self._fd: int | None = None
+        if out.exists() or out.is_symlink():
+            self._open()  # refused now (not a directory, no access) before anything is read
+        elif not out.parent.is_dir():
+            raise UsageError(f"--out {out}: parent directory does not exist")
+
+    @property
+    def fd(self) -> int:
+        """The directory's descriptor, the directory made at the first file (none made for nothing)."""
+        if self._fd is None:
+            self._open()
+        return self._fd
+
+    def _open(self) -> None:
+        out = self.out
         try:
             if not out.exists() and not out.is_symlink():
-                if not out.parent.is_dir():
-                    raise UsageError(f"--out {out}: parent directory does not exist")
                 os.mkdir(out, 0o700)
-            self.fd = os.open(out, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
-        except UsageError:
-            raise
+            fd = os.open(out, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         except OSError as exc:
             raise UsageError(f"--out {out}: {exc.strerror or exc}") from None
-        if not stat.S_ISDIR(os.fstat(self.fd).st_mode):
-            os.close(self.fd)
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.close(fd)
             raise UsageError(f"--out {out}: not a directory")
+        self._fd = fd
 
     def close(self) -> None:
-        os.close(self.fd)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def write_free(self, name: str, data: bytes, taken: set[str]) -> tuple[str, str, str | None]:
         """Write ``data`` under ``name``, or the first free ``name-2.ext`` …, never over other bytes (nor a
