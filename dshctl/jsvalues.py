@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "MAX_SAFE_INTEGER",
     "NEG_ZERO",
+    "NOT_JSON",
     "JS_WHITESPACE",
     "NON_WHITESPACE",
     "loads_strict",
@@ -46,6 +47,12 @@ __all__ = [
 
 MAX_SAFE_INTEGER = 2**53 - 1
 """JavaScript's ``Number.MAX_SAFE_INTEGER``; dsh requires every time, gap and index within ±this."""
+
+NOT_JSON = (ValueError, RecursionError)
+"""What a JSON decoder (msgspec's, whose ``DecodeError`` is a ``ValueError``, or ``json``'s) raises for text
+dshctl does not take as JSON. A value nested deeper than the decoder's recursion limit (Python's, about
+1000 levels) raises ``RecursionError``: such a line is not JSON to dshctl, an unparsable record like any
+other, although JavaScript's ``JSON.parse`` would read it (dsh itself never writes one so deep)."""
 
 
 # --------------------------------------------------------------------------------------------------

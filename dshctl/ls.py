@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
 from .humanize import format_bytes, format_duration, utc_moment
+from .jsvalues import NOT_JSON
 from .options import LsOptions
 
 _TITLE_MARK = b'"session/title"'
@@ -83,21 +84,17 @@ def _scan_body(lines, row: dict[str, Any]) -> None:
 
 
 def _record(decode, line: bytes) -> tuple[Any, Any]:
-    import msgspec
-
     try:
         obj = decode(line)
-    except msgspec.DecodeError:
+    except NOT_JSON:
         return None, None
     return (obj.get("type"), obj.get("data")) if isinstance(obj, dict) else (None, None)
 
 
 def _record_time(decode, line: bytes) -> Any:
-    import msgspec
-
     try:
         obj = decode(line)
-    except msgspec.DecodeError:
+    except NOT_JSON:
         return None
     return obj.get("time") if isinstance(obj, dict) else None
 

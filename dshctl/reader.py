@@ -37,7 +37,7 @@ from .generations.v0 import (
     decode_source_event_seqs,
     fold_chunks,
 )
-from .jsvalues import MAX_SAFE_INTEGER
+from .jsvalues import MAX_SAFE_INTEGER, NOT_JSON
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, as_ref
 from .stream import SafeInt
@@ -60,7 +60,7 @@ class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _decode_wire = msgspec.json.Decoder(_WireEvent).decode
-_WIRE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+_WIRE_ERRORS = NOT_JSON  # msgspec.ValidationError is a DecodeError, a ValueError
 
 
 @dataclass
@@ -281,7 +281,7 @@ class Log:
         when it is damaged."""
         try:
             record = _decoder.decode(raw)
-        except msgspec.DecodeError as exc:
+        except NOT_JSON as exc:
             return None, FormatError(f"unparsable committed record: {_brief(exc)}", line=lineno, seq=position)
         if type(record) is not dict:
             return None, FormatError(f"record is JSON {type(record).__name__}, not an event object", line=lineno, seq=position)
@@ -474,7 +474,7 @@ def open_log(
             raise FormatError(TORN_HEADER_LINE if reader.torn_tail is not None else NO_HEADER_LINE, line=1)
         try:
             header_json = _decoder.decode(raw)
-        except msgspec.DecodeError:
+        except NOT_JSON:
             raise FormatError(HEADER_NOT_JSON, line=1) from None
         log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning,
                   salvage=salvage)

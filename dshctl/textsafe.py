@@ -8,6 +8,10 @@ screen, ``ESC ] 0 ; … BEL`` retitles the window, ``ESC ] 52 ; …`` writes the
 
 * C0 controls become their control pictures, U+2400 + code (ESC → ␛, BEL → ␇, NUL → ␀); DEL → ␡;
 * C1 controls (U+0080–U+009F) and lone surrogates → U+FFFD (there are no pictures for them);
+* the bidirectional formatting characters — embeddings and overrides U+202A–U+202E, isolates
+  U+2066–U+2069, the marks U+200E, U+200F and U+061C — are shown by name, ``<U+202E>``: invisible, they
+  would reorder the text around them, the rest of a table row or line included ("Trojan Source");
+  right-to-left text itself is shown as it is;
 * in :func:`visible` LF and TAB stay and CR is dropped (CRLF line ends); in :func:`visible_line` they
   become ␊ ␉ ␍ too.
 
@@ -20,15 +24,18 @@ from __future__ import annotations
 
 import re
 
-_MULTI_LINE_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_ONE_LINE_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_MULTI_LINE_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_ONE_LINE_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
 
 
 def _picture(match: re.Match) -> str:
     code = ord(match.group())
     if code < 0x20:
         return chr(0x2400 + code)
-    return "\u2421" if code == 0x7F else "\ufffd"
+    if code == 0x7F:
+        return "\u2421"
+    return "\ufffd" if code < 0xA0 or 0xD800 <= code <= 0xDFFF else f"<U+{code:04X}>"
 
 
 def _multi_line_picture(match: re.Match) -> str:
@@ -61,7 +68,8 @@ def visible_line(value: object, limit: int | None = None) -> str:
     return _ONE_LINE_UNSAFE.sub(_picture, text)
 
 
-_RAW_LINE_UNSAFE = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
+# in UTF-8: C0 and DEL, C1, U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069
+_RAW_LINE_UNSAFE = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
 def visible_raw_line(line: bytes) -> bytes:

@@ -569,3 +569,69 @@ def test_a_settlement_whose_data_is_not_an_object(base, tmp_path):
     objs = mutate.load(base)
     next(obj for obj in objs if obj.get("type") == "assistant/message")["data"] = [1]
     assert run_everything(mutate.dump(objs), session_file_name(base, ".jsonl"), tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON nested deeper than the decoder's recursion limit
+
+
+def nested(base: str, depth: int, line: int = 6) -> bytes:
+    """``base`` with one more envelope key on body line ``line`` holding ``depth`` nested arrays (a
+    line nested deeper than about 1000 levels is not JSON to dshctl: the man page's reading rules)."""
+    lines = (SAMPLES / base).read_bytes().splitlines()
+    lines[line] = lines[line][:-1] + b',"extra":' + b"[" * depth + b"]" * depth + b"}"
+    return b"\n".join(lines) + b"\n"
+
+
+def export_commands(log: Path, out: Path) -> list[list[str]]:
+    return [
+        ["export", "--format", "otlp", "--out", str(out / "traces.jsonl"), str(log)],
+        ["export", "--out", str(out / "dataset"), str(log)],
+        ["sql", "select count(*) from turns", str(log)],
+    ]
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+@pytest.mark.parametrize("base", ["tour.session.v4.jsonl", "tour.session.jsonl"])
+def test_a_line_nested_deeper_than_the_decoder_reads_is_an_unparsable_record(base, depth, tmp_path):
+    data = nested(base, depth)
+    name = session_file_name(base, "")
+    assert run_everything(data, name, tmp_path) == []
+    log, _root = place(data, name, tmp_path / "one")
+    out = tmp_path / "one-out"
+    out.mkdir()
+    for args in [["stats", str(log)], ["cat", str(log)], ["replay", "--instant", str(log)],
+                 ["grep", "x", str(log)], ["images", str(log)], *export_commands(log, out)]:
+        result = runner.invoke(app, args)
+        assert problem_with(args, result) is None, args
+        assert result.exit_code == 2, args
+        assert ":7 (seq 5): unparsable committed record: maximum recursion depth exceeded" in result.stderr, args
+
+
+def test_among_many_logs_a_too_deeply_nested_one_is_reported_and_skipped(tmp_path):
+    root = tmp_path / "root"
+    for name, data in (("a", nested("tour.session.v4.jsonl", 5000)), ("b", (SAMPLES / "tour.session.v4.jsonl").read_bytes())):
+        session = root / "--home-many--" / f"0b0e7c1e-5a2d-4b9f-9e61-a8d42f0b6c9{name}"
+        session.mkdir(parents=True)
+        (session / "session.v4.jsonl").write_bytes(data)
+    for args in (["stats", "-j", "2", "--json", str(root)], ["grep", "-c", "CI", str(root)], ["ls", str(root)],
+                 ["export", "--format", "otlp", "--out", "-", str(root)]):
+        result = runner.invoke(app, args)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+        assert "Traceback" not in result.stderr, args
+        if args[0] != "ls":  # ls decodes only the lines that may hold a title or a turn
+            assert "maximum recursion depth exceeded" in result.stderr, args
+        assert result.stdout.strip(), args  # the other log's output
+
+
+@pytest.mark.parametrize("depth", [200, 900])
+def test_a_line_nested_within_the_limit_reads_as_any_other(depth, tmp_path):
+    data = nested("tour.session.v4.jsonl", depth)
+    assert run_everything(data, "session.v4.jsonl", tmp_path) == []
+    log, _root = place(data, "session.v4.jsonl", tmp_path / "one")
+    out = tmp_path / "one-out"
+    out.mkdir()
+    for args in [["stats", str(log)], ["cat", str(log)], ["replay", "--instant", str(log)], *export_commands(log, out)]:
+        result = runner.invoke(app, args)
+        assert problem_with(args, result) is None, args
+        assert result.exit_code == 0, (args, result.stderr)

@@ -566,11 +566,28 @@ def test_the_tour_prints_each_line_once():
 
 
 def test_text_is_searched_as_the_user_saw_it_without_carriage_returns(tmp_path):
+    """The search drops CRs (``cr\\rOVER`` reads ``crOVER``); the JSON record keeps the exact text, CRs
+    included, and ``match`` is where the match lies in it."""
     path = v4_log(tmp_path / "session.v4.jsonl", [[text(0, "cr\rOVER\r\nDone\r\nnext")]])
-    assert json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)["text"] == "crOVER"
+    record = json.loads(invoke("grep", "--ndjson", "-F", "crOVER", str(path)).stdout)
+    assert (record["text"], record["match"]) == ("cr\rOVER\r", [0, 7])
     record = json.loads(invoke("grep", "--ndjson", "Done$", str(path)).stdout)
-    assert (record["text"], record["match"]) == ("Done", [0, 4])
+    assert (record["text"], record["match"]) == ("Done\r", [0, 4])
+    assert invoke("grep", "crOVER", str(path)).stdout.endswith(":crOVER\n")  # the terminal shows no CR
     assert ByteTest("crOVER", False).may_hold(json.dumps(["cr\rOVER"]).encode())
+
+
+def test_json_keeps_the_carriage_returns_of_a_hit_and_its_context(tmp_path):
+    path = tmp_path / "session.v4.jsonl"
+    prompt = {"type": "user/message", "data": {"id": "u1", "role": "user", "content": [
+        {"type": "text", "text": "\rbefore\r\na\r\rpwned\r\n\rafter"}], "source": {"kind": "user"}}, "surfaceOp": "append"}
+    v4_log(path, [], extra=[prompt])
+    for args in (["--ndjson"], ["--json"]):
+        out = invoke("grep", *args, "-C", "1", "apwned", str(path)).stdout
+        hits = json.loads(out)["hits"] if args == ["--json"] else [json.loads(line) for line in out.splitlines()]
+        assert [(h["text"], h["match"], h["before"], h["after"]) for h in hits] == [
+            ("a\r\rpwned\r", [0, 8], ["\rbefore\r"], ["\rafter"])]
+    assert invoke("grep", "apwned", str(path)).stdout.rstrip("\n").endswith(":apwned")
 
 
 @pytest.mark.parametrize("pattern", [r"ci\.yml\n", r"\n", r"yml\n\S", r"(?s)Node.{0,60}\n", "^$"])
@@ -578,7 +595,7 @@ def test_text_sliced_by_match_is_the_matched_string(pattern):
     records = invoke("grep", "--ndjson", pattern, str(SAMPLES / TOUR[4]), status=None).stdout.splitlines()
     regex = compile_pattern(pattern).regex
     for record in map(json.loads, records):
-        assert regex.fullmatch(record["text"][slice(*record["match"])]), record
+        assert regex.fullmatch(record["text"][slice(*record["match"])].replace("\r", "")), record
     assert records or pattern == "^$"
 
 
@@ -640,3 +657,27 @@ def test_context_is_searched_only_when_named():
     assert hits and {h.seq for h in hits} <= context_seqs
     counted = invoke("grep", "--in", "context,user", "-c", "-F", "File sandbox", log)
     assert counted.stdout.strip().endswith(f":{len(hits)}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Warnings of many logs
+
+
+def test_the_warnings_of_many_logs_are_summarised_by_kind_as_stats_does(tmp_path):
+    lenient = {k: v for k, v in V4_HEADER.items() if k != "delegationDepth"}
+    for n in range(5):
+        v4_log(tmp_path / f"lenient-{n}.session.v4.jsonl", [[text(0, "an error here")]], header=lenient)
+    for n in range(2):
+        (tmp_path / f"bad-{n}.session.v4.jsonl").write_text('{"type":"session"}\n')
+    result = invoke("grep", "-c", "error", str(tmp_path))
+    warnings = result.stderr.splitlines()
+    assert len(result.stdout.splitlines()) == 5
+    assert len(warnings) == 2, warnings
+    assert "line 1 is not a dsh session header in 2 logs" in warnings[0]  # the unreadable ones, as stats says
+    assert "header lacks delegationDepth" in warnings[1] and " in 5 logs" in warnings[1]
+    assert all(line.endswith("; --verbose lists each") for line in warnings)
+    assert set(warnings) <= set(invoke("stats", "-j", "1", str(tmp_path), status=None).stderr.splitlines())
+    verbose = invoke("grep", "-c", "--verbose", "error", str(tmp_path)).stderr.splitlines()
+    assert len(verbose) == 7 and all("lists each" not in line for line in verbose)
+    one = invoke("grep", "error", str(tmp_path / "lenient-0.session.v4.jsonl")).stderr.splitlines()
+    assert len(one) == 1 and "lenient-0.session.v4.jsonl: header lacks delegationDepth" in one[0]

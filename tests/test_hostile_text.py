@@ -3,8 +3,8 @@
 The hostile logs are the sample tour (samples/) with every string a user sees made hostile: the header
 id and cwd, the title, model names, tool names and arguments, image and file names, prompts, assistant
 text, reasoning, tool results and failure messages all carry rich markup, emoji codes, terminal escape
-sequences (OSC 0 title, ED clear screen, OSC 52 clipboard), a C1 CSI, DEL, NUL, CR, TAB and a backtick
-run; an unknown header key and an unknown event type make warnings and findings quote it. A v4 log with
+sequences (OSC 0 title, ED clear screen, OSC 52 clipboard), a C1 CSI, DEL, NUL, CR, TAB, bidirectional
+overrides, isolates and marks, and a backtick run; an unknown header key and an unknown event type make warnings and findings quote it. A v4 log with
 a hostile stream-record key feeds validate's findings, and two unreadable logs have errors quoting
 hostile text or a hostile path. Each command must then print no traceback, show the markup literally,
 and let no control character from the log reach stdout, stderr or an exported file (JSON output escapes
@@ -29,9 +29,11 @@ from dshctl.textsafe import visible_line
 STORE = sample("attachments")
 
 HOSTILE = (
-    "[/x][/][link=http://e]L[/link][blink]B[/blink] :smile: "
+    "[/x][/][link=http://e]L[/link][blink]B[/blink] :smile: \u202egnp.exe\u202c\u2067\u200f\u061c "
     "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;SGk=\x07\x9b31m\x08\x7f\x00\r\t````` </details> <b>"
 )
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""The bidirectional formatting characters: a terminal would reorder the text around them (Trojan Source)."""
 MARKUP = ("[/x]", "[link=http://e]", ":smile:")
 HOSTILE_KEYS = frozenset(
     {"cwd", "title", "text", "texts", "name", "toolName", "model", "arguments", "argumentsDelta", "args", "message",
@@ -139,12 +141,19 @@ def colour(monkeypatch):
 _OUR_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def log_controls(text: str, *, ours_allowed: bool = False) -> list[str]:
-    """Control characters in ``text`` (line feed and tab excepted); with ``ours_allowed`` the SGR colour
-    sequences dshctl itself writes are removed first. The hostile text has no SGR sequence of its own."""
+def log_controls(text: str, *, ours_allowed: bool = False, data: bool = False) -> list[str]:
+    """Control characters in ``text`` (line feed and tab excepted) and, unless ``text`` is JSON ``data``
+    (which keeps the exact values, escaped by JSON's rules only), bidirectional formatting characters;
+    with ``ours_allowed`` the SGR colour sequences dshctl itself writes are removed first. The hostile
+    text has no SGR sequence of its own."""
     if ours_allowed:
         text = _OUR_SGR.sub("", text)
-    return sorted({hex(ord(c)) for c in text if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f"})
+    bidi = "" if data else BIDI
+    return sorted({hex(ord(c)) for c in text if (c < " " and c not in "\n\t") or "\x7f" <= c <= "\x9f" or c in bidi})
+
+
+def is_json_output(args: tuple[str, ...]) -> bool:
+    return args[0] == "cat" or any(a in ("--json", "--ndjson", "json", "sarif") for a in args)
 
 
 def run(*args: str, status: tuple[int, ...] = (0, 1), columns: int = 400):
@@ -152,7 +161,7 @@ def run(*args: str, status: tuple[int, ...] = (0, 1), columns: int = 400):
     shown = f"dshctl {' '.join(args)}\n--- stdout\n{result.stdout[-2000:]}\n--- stderr\n{result.stderr[-2000:]}"
     assert "Traceback" not in result.stderr, shown
     assert result.exit_code in status, shown
-    assert log_controls(result.stdout) == [], shown
+    assert log_controls(result.stdout, data=is_json_output(args)) == [], shown
     assert log_controls(result.stderr) == [], shown
     return result
 
@@ -266,7 +275,7 @@ def test_replay_export(root, tmp_path, name, suffix):
     target = tmp_path / f"out{suffix}"
     run("replay", "--export", str(target), log_path(root, name))
     text = target.read_text(encoding="utf-8")
-    assert log_controls(text) == []
+    assert log_controls(text, data=suffix == ".ndjson") == []
     if suffix == ".cast":
         events = [json.loads(line) for line in text.splitlines()]
         played = "".join(e[2] for e in events[1:] if e[1] == "o")
@@ -296,6 +305,9 @@ def test_markdown_export_keeps_log_text_inert(root, tmp_path, name):
     spans = [c.content for t in tokens if t.type == "inline" for c in t.children if c.type == "code_inline"]
     assert shown + "7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57" in spans  # the session id, whole
     assert any(span.startswith("read") and span.endswith(shown) for span in spans)  # a tool name
+    # an attachment's name in a prompt is metadata, not the user's prose: one text, HTML and markup inert
+    texts = [c.content for t in tokens if t.type == "inline" for c in t.children if c.type == "text"]
+    assert any(f"[image ci-failure.png{shown} · image/png" in text for text in texts)
 
 
 @pytest.mark.parametrize("name", READABLE)

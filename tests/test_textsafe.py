@@ -6,7 +6,7 @@ import json
 
 from dshctl import output, stdio, tables
 from dshctl.errors import FormatError
-from dshctl.textsafe import escape_json_bytes, escape_json_text, visible, visible_line
+from dshctl.textsafe import escape_json_bytes, escape_json_text, visible, visible_line, visible_raw_line
 
 ESCAPES = "\x1b]0;title\x07\x1b[2J\x1b]52;c;SGk=\x07"
 
@@ -24,6 +24,18 @@ def test_visible_line_keeps_everything_on_one_line():
     assert visible_line("abcdef", limit=4) == "abc…"
     text = "plain text, ünïcode, 漢字 [bold]"
     assert visible(text) is text and visible_line(text) is text
+
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_bidirectional_formatting_characters_are_shown_by_name_and_kept_in_json():
+    shown = "<U+061C><U+200E><U+200F><U+202A><U+202B><U+202C><U+202D><U+202E><U+2066><U+2067><U+2068><U+2069>"
+    assert visible("a" + BIDI + "\nb") == "a" + shown + "\nb"
+    assert visible_line("title \u202egnp.exe") == "title <U+202E>gnp.exe"
+    assert visible_raw_line(("x" + BIDI).encode()) == ("x" + shown).encode()
+    assert visible("שלום עולם مرحبا") == "שלום עולם مرحبا"  # right-to-left text itself is untouched
+    assert json.loads(output.to_json({"t": BIDI})) == {"t": BIDI}
 
 
 def test_json_escapes_del_and_c1_keeping_the_value():

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from ..errors import FormatError
-from ..jsvalues import is_plain_safe_int
+from ..jsvalues import NOT_JSON, is_plain_safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
 from ..stream import Accumulator, BlockIndex, Members, ReasoningChunks, SafeInt, TextChunks, ToolCallChunks
 
@@ -148,7 +148,7 @@ def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
         return None
     try:
         wire = decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except NOT_JSON:
         return None
     if wire.type.encode() != raw[9:tag_end]:
         return None  # an escaped spelling of the tag: leave it to the general path

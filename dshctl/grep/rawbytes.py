@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ..errors import DshctlError
+from ..jsvalues import NOT_JSON
 from ..model import Header
 from ..source.zstd import ZSTD_MAGIC
 
@@ -65,5 +66,5 @@ def header_of(data: bytes) -> Header | None:
         return None
     try:
         return parse_header(_decode(data[:end]), lambda _text: None)
-    except (DshctlError, msgspec.DecodeError):
+    except (DshctlError, *NOT_JSON):
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure, UsageError
+from ..many import Warnings
 from ..options import GrepOptions, chosen_logs
 from .pattern import Pattern
 from .search import SCHEMA, LogGrep, map_grep
@@ -31,26 +32,24 @@ class GrepRun:
         self.failed = False
         self.errors: list[dict] = []
         self.failures: list[LogFailure] = []
+        self.warnings = Warnings(verbose=options.verbose)
 
     def results(self) -> Iterator[LogGrep]:
-        """Each readable log's result, in path order; an unreadable one is warned about and skipped."""
-        from ..stdio import warn
-
+        """Each readable log's result, in path order; an unreadable one is warned about (after the output,
+        with the other warnings: :class:`~dshctl.many.Warnings`) and skipped."""
         single = len(self.refs) == 1
         found = map_grep(self.refs, self.pattern, self.options, grouped=self.grouped, progress=not self.quiet)
         for ref, result in found:
             if isinstance(result, DshctlError):
                 if single:
                     raise result
-                if not self.quiet:
-                    warn(str(result))
+                self.warnings.add_unreadable(ref.display, result)
                 self.failed = True
                 self.errors.append({"path": ref.display, "error": result.message})
                 self.failures.append(LogFailure(ref.display, result))
                 continue
-            if not self.quiet:
-                for text in result.warnings:
-                    warn(f"{ref.display}: {text}")
+            for text in result.warnings:
+                self.warnings.add(ref.display, text)
             if result.count:
                 self.matched = True
             yield result
@@ -80,6 +79,8 @@ class GrepRun:
         from ..output import emit
 
         emit(self.options.output, document=self.document, records=self.records, table=self.lines)
+        if not self.quiet:
+            self.warnings.report()
 
 
 def _refs(paths: list[str], options: GrepOptions) -> list:

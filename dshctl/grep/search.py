@@ -34,9 +34,10 @@ class Hit(msgspec.Struct, kw_only=True, omit_defaults=True):
     kind: str
     text: str
     """The line of the block holding the match (the lines it spans, when it spans several; with the line
-    feed the match ends with, when it ends with one), CRs dropped as the user saw them."""
+    feed the match ends with, when it ends with one), exactly as written: CRs included."""
     match: tuple[int, int]
-    """``[start, end)`` of the match in ``text``, in code points: ``text[start:end]`` is the match."""
+    """``[start, end)`` of the match in ``text``, in code points: ``text[start:end]`` is the match (with
+    the CRs it spans: the search drops CRs, as the user saw the text)."""
     before: list[str] | None = None
     """With ``context``: up to that many lines of the same block before ``text``."""
     after: list[str] | None = None
@@ -131,8 +132,35 @@ def _count_lines(founds: Iterable[Found], result: LogGrep, limit: int | None) ->
 def _keep(result: LogGrep, piece, text: str, founds: list[Found], context: tuple[int, int], grouped: bool) -> None:
     if grouped:
         result.groups.extend(_group(piece, lines) for lines in shown_lines(text, founds, context))
-    else:
-        result.hits.extend(_hit(result, piece, text, found, context) for found in founds)
+        return
+    if text is not piece.text:  # it had CRs: a hit is data, it keeps them
+        written = _WithCr(piece.text)
+        founds = [written.found(found) for found in founds]
+        text = piece.text
+    result.hits.extend(_hit(result, piece, text, found, context) for found in founds)
+
+
+class _WithCr:
+    """A piece as written, CRs included, and where each code point of its CR-less text lies in it."""
+
+    def __init__(self, written: str):
+        self.written = written
+        self.at = [i for i, c in enumerate(written) if c != "\r"]
+
+    def found(self, found: Found) -> Found:
+        """``found`` (in the CR-less text) as it lies in the written piece: its lines with their CRs."""
+        at, line, n = self.at, found.line_start, len(found.text)
+        begin = at[line - 1] + 1 if line > 0 else 0  # after the line feed: a CR opening the line is in it
+        if found.text.endswith("\n"):
+            end = at[line + n - 1] + 1
+        else:
+            end = at[line + n] if line + n < len(at) else len(self.written)  # up to the line feed
+        first = line + found.start
+        if found.end > found.start:
+            start, stop = at[first], at[line + found.end - 1] + 1
+        else:  # an empty match lies right after the code point before it
+            start = stop = at[first - 1] + 1 if first > 0 else 0
+        return Found(self.written[begin:end], start - begin, stop - begin, begin)
 
 
 def _group(piece, lines: list[Line]) -> Group:

@@ -47,6 +47,9 @@ class GrepOptions(PathOptions):
     until: str | int | None = UNTIL
     jobs: int | None = JOBS
     project: str | None = PROJECT_FILTER
+    verbose: bool = option(
+        False, "--verbose", help="List every warning, not a summary by kind (no -v: -v is --invert-match)."
+    )
 
     project_filters = True
 

@@ -428,6 +428,7 @@ class Builder:
         if source_kind == "user":
             lines: list[str] = []
             texts: list[str] = []
+            placeholders: list[int] = []
             for block in blocks:
                 if not isinstance(block, dict):
                     continue
@@ -437,10 +438,12 @@ class Builder:
                 else:
                     placeholder = block_placeholder(block)
                     lines.append(placeholder)
+                    placeholders.append(len(texts))
                     texts.append(placeholder)
             while lines and not lines[-1].strip():
                 lines.pop()
-            self.emit(USER, event.time, info={"text": "\n".join(texts), "lines": lines})
+            info = {"text": "\n".join(texts), "lines": lines, "parts": texts, "placeholders": placeholders}
+            self.emit(USER, event.time, info=info)
             return
         chars = sum(len(b.get("text") or "") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
         replaces = event.surfaceOp is not None and isinstance(event.surfaceOp, dict)

@@ -257,6 +257,28 @@ def _literal(text: str) -> str:
     return _MARKDOWN_ACTIVE.sub(r"\\\1", visible_line(text))
 
 
+def _prompt(info: dict) -> str:
+    """A prompt as markdown: what the user wrote stays markdown, a placeholder (an attachment's name and
+    size) is metadata from the log, escaped as a title is, in a paragraph of its own (a code span or HTML
+    block the prose leaves open ends at the blank line before it)."""
+    parts, placeholders = info.get("parts"), info.get("placeholders")
+    if parts is None or not placeholders:
+        return info.get("text", "")
+    chunks: list[str] = []
+    prose: list[str] = []
+    for n, part in enumerate(parts):
+        if n in placeholders:
+            if prose:
+                chunks.append("\n".join(prose))
+                prose = []
+            chunks.append(_literal(part))
+        else:
+            prose.append(part)
+    if prose:
+        chunks.append("\n".join(prose))
+    return "\n\n".join(chunks)
+
+
 def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.split("\n"))
 
@@ -352,7 +374,7 @@ class _Markdown:
             self.paragraph(f"## Turn {item.turn}" if item.turn is not None else "## Turn")
         elif kind == USER:
             self.paragraph("**You**")
-            self.paragraph(_quote(info.get("text", "")))
+            self.paragraph(_quote(_prompt(info)))
         elif kind == TOOL_CALL:
             self.paragraph(f"▶ running {_code(info.get('name'))}")
         elif kind == TOOL_RESULT:

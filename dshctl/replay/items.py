@@ -89,7 +89,9 @@ BLOCKS = "blocks"  # the content blocks of one message that streamed interleaved
 
 # What an item's ``info`` holds, by kind (values as the log has them; None where it has none):
 #   session          id, version, cwd, createdAt; fixture (the log has no event times)
-#   user             text (the prompt; other blocks as placeholders); lines (as shown: trailing blank lines dropped)
+#   user             text (the prompt; other blocks as placeholders); lines (as shown: trailing blank lines dropped);
+#                    parts (text joined by line feeds: one per block), placeholders (indexes of the parts that
+#                    are placeholders: metadata such as an attachment's name, not what the user wrote)
 #   context          source (its kind); label (source_label); replacesHistory; chars
 #   command          name, args
 #   title            title (already one safe line)

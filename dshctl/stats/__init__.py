@@ -128,7 +128,7 @@ class StatsRun:
             if isinstance(result, DshctlError):
                 if self.single:
                     raise result
-                self.warnings.add(ref.display, _located_message(result))
+                self.warnings.add_unreadable(ref.display, result)
                 aggregate.failed += 1
                 self.errors.append(LogError(path=ref.display, error=result.message))
                 self.failures.append(LogFailure(ref.display, result))
@@ -325,13 +325,6 @@ class StatsRun:
             from .render import cost_basis_line
 
             self._tables().line(cost_basis_line(cost_basis(prices)))
-
-
-def _located_message(error: DshctlError) -> str:
-    """An error's message with its line and seq, without its file (the warning names it)."""
-    where = [f"line {error.line}"] if error.line is not None else []
-    where += [f"(seq {error.seq})"] if error.seq is not None else []
-    return f"{' '.join(where)}: {error.message}" if where else error.message
 
 
 def _note_cost_order(currencies: list[str]) -> None:
