@@ -570,8 +570,13 @@ def test_an_empty_session_directory_is_followed_once_dsh_writes_its_log(tmp_path
     session.mkdir(parents=True)
     follower = Follower(["cat", "-f"], session)
     try:
-        time.sleep(0.5)
-        assert follower.process.poll() is None, follower.process.stderr.read()
+        # the log is published only once the follower says it waits (a fixed sleep was short on a loaded
+        # machine: the log was there before the follower first looked, and no note was due)
+        note: list[bytes] = []
+        reader = threading.Thread(target=lambda: note.append(follower.process.stderr.readline()), daemon=True)
+        reader.start()
+        reader.join(15)
+        assert note and follower.process.poll() is None, note
         staged = session / "session.v4.jsonl.0123456789ab.tmp"
         shutil.copyfile(SAMPLES / "tour.session.v4.jsonl", staged)
         os.link(staged, session / "session.v4.jsonl")  # dsh's exclusive publish
@@ -582,4 +587,4 @@ def test_an_empty_session_directory_is_followed_once_dsh_writes_its_log(tmp_path
     finally:
         follower.kill()
     assert (status, out) == (0, expected)
-    assert err == f"dshctl: {session}: no log yet; waiting for dsh to write one\n"
+    assert note[0].decode() + err == f"dshctl: {session}: no log yet; waiting for dsh to write one\n"
