@@ -144,10 +144,12 @@ def _map_in_process(func, refs, meter, parts: bool = False):
     from .progress import log_size
 
     for ref in refs:
-        if parts:
-            yield from _parts_or_error(func, ref)
-        else:
-            yield ref, _result_or_error(func, ref)
+        if not parts:
+            result = _result_or_error(func, ref)
+            meter.finished(log_size(ref))
+            yield ref, result
+            continue
+        yield from _parts_or_error(func, ref)
         meter.finished(log_size(ref))
 
 
