@@ -1,7 +1,8 @@
 """The compiled build (#25): ``pip install .`` compiles dshctl's hot module (the stats fold) with mypyc from the same typed
 source, so every rule keeps its one home in the ``.py`` file; the wheel ships both, and Python imports
-the extension before the source beside it. Where mypyc cannot run (no C compiler, no Python headers, a
-module that stops type-checking) the install goes on with the pure-Python modules and says so in the
+the extension before the source beside it. mypy (which brings mypyc) is a build
+requirement, fetched by pip like any other; where mypyc cannot compile (no C compiler, no Python headers,
+a module that stops type-checking) the install goes on with the pure-Python modules and says so in the
 build output (``pip install -v``); nothing warns at run time. ``dshctl --version`` says which build runs.
 
 ``DSHCTL_PURE=1 pip install .`` skips the compiler. An editable install (``pip install -e .``) is always

@@ -1,6 +1,6 @@
 """Which build of dshctl is running: the pure-Python modules, or the compiled build, where ``pip install``
-compiled the hot modules (the zstd frame walk, the line reader, the stats fold) from the same typed
-source with mypyc (see ``setup.py``). ``dshctl --version`` prints it; nothing else depends on it."""
+compiled the hot modules (today the stats fold: ``setup.py``'s ``COMPILED``) from the same typed
+source with mypyc. ``dshctl --version`` prints it; nothing else depends on it."""
 
 from __future__ import annotations
 

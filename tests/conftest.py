@@ -85,6 +85,17 @@ def pytest_configure(config: pytest.Config) -> None:
                             "skipped where they are absent")
     if CORPUS_NAMED and not HAS_CORPUS:
         raise pytest.UsageError(f"DSHCTL_CORPUS={CORPUS_NAMED} is not a directory")
+    # dshctl's caches (stats, listings, sql) go to a directory of this run's own, shared by its tests and
+    # the processes they start, never the machine's ~/.cache: no entry of another run or checkout answers
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = config._dshctl_cache = tempfile.mkdtemp(prefix="dshctl-test-cache-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    shutil.rmtree(getattr(config, "_dshctl_cache", ""), ignore_errors=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -41,7 +41,8 @@ PACKAGES = {
     "dsh-util-values": ("@deepseek-ai/dsh-util-values", "0.1.2-alpha.2", "35822eb0db7ec655a0fa97396ac7f6f3bebc0442",
                         "sha512-ZyZHTqGQ/8S5ZYflTkuiZGPxhkuHa9Uy5G+teEmnmnkhiN/UVPGQvI//CXRNmxpTKjfx+qcVVmr5x6bohplsQg=="),
 }
-NPM_QUIET = ["--no-update-notifier", "--no-fund", "--no-audit", "--loglevel=error"]
+NPM_QUIET = ["--no-update-notifier", "--no-fund", "--no-audit", "--loglevel=error",
+             "--fetch-retries=1", "--fetch-timeout=30000"]  # a registry that hangs fails in about a minute, not ten
 
 
 class FetchError(RuntimeError):
@@ -60,7 +61,7 @@ def _npm(*args: str, cwd: Path) -> str:
     npm = shutil.which("npm")
     if npm is None:
         raise FetchError("npm is not installed: it fetches dsh's packages from the npm registry")
-    done = subprocess.run([npm, *args, *NPM_QUIET], cwd=cwd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([npm, *args, *NPM_QUIET], cwd=cwd, capture_output=True, text=True, timeout=90)
     if done.returncode != 0:
         raise FetchError(f"npm {' '.join(args)} failed: {done.stderr.strip()[-1000:]}")
     return done.stdout

@@ -323,7 +323,8 @@ def test_one_export_of_every_sample_and_corpus_log_has_unique_ids_and_real_times
     tours = {attrs(s)["dsh.session.path"]: s for s in spans if s["name"].startswith("invoke_agent") and "tour.session" in attrs(s)["dsh.session.path"]}
     named = [log for log in logs if "tour.session" in log.name]
     assert len(named) > 4 and len(tours) == len(named) and len({s["traceId"] for s in tours.values()}) == len(named)
-    assert "a span needs a time, so this session is left out of the traces" in result.output
+    if CORPUS.is_dir():  # the corpus holds logs in dsh's fixture form (no times); the samples do not
+        assert "a span needs a time, so this session is left out of the traces" in result.output
     fixture = CORPUS / "v0" / "examples-acp-agent-cancel.jsonl"
     if fixture.is_file():
         alone = traces(tmp_path, fixture)

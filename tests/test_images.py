@@ -738,3 +738,26 @@ def test_samples_with_images_list_and_extract(tmp_path):
             data = Path(row["path"]).read_bytes()
             assert "sha256:" + sha(data) == row["attachmentId"]
     assert found
+
+
+def test_two_images_with_one_original_name_get_free_names(tmp_path):
+    # Was a traceback: the second image found the name used in this run and never took the next one.
+    tour = sample("tour.session.v4.jsonl").read_text()
+    assert "pipeline.jpg" in tour and "ci-failure.png" in tour
+    log = tmp_path / "same.jsonl"
+    log.write_text(tour.replace("pipeline.jpg", "ci-failure.png"))
+    out = tmp_path / "out"
+    result = invoke(str(log), "--out", str(out), "--store", str(SAMPLE_STORE), "--json")
+    assert result.exit_code == 0, result.output
+    rows = manifest(result)["images"]
+    assert [(r["status"], Path(r["path"]).name) for r in rows] == [
+        ("written", "ci-failure.png"), ("duplicate", "ci-failure.png"),
+        ("written", "ci-failure-2.png"), ("duplicate", "ci-failure-2.png"),
+    ]
+    assert set(os.listdir(out)) == {"ci-failure.png", "ci-failure-2.png"}
+    for row in rows:  # each file holds its own image (the JPEG keeps the .png name it was given)
+        assert "sha256:" + sha(Path(row["path"]).read_bytes()) == row["attachmentId"]
+    again = invoke(str(log), "--out", str(out), "--store", str(SAMPLE_STORE), "--json")
+    assert again.exit_code == 0, again.output
+    assert [r["status"] for r in manifest(again)["images"]] == ["present", "duplicate", "present", "duplicate"]
+    assert set(os.listdir(out)) == {"ci-failure.png", "ci-failure-2.png"}

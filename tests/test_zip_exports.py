@@ -60,6 +60,17 @@ def test_stats_folds_root_and_subagents_as_the_unzipped_files(export):
     assert zipped["aggregate"] == unzipped["aggregate"]
 
 
+def test_a_second_run_reads_the_members_again(export, tmp_path, monkeypatch):
+    """The members of one archive share its file status: the stats and listing caches, keyed by it, must
+    not answer one member with another's figures (the second run listed the subagent twice)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for command in (("stats", "--json"), ("ls", "--json")):
+        first = invoke(*command, str(export))
+        second = invoke(*command, str(export))
+        assert first.exit_code == second.exit_code == 0, second.output
+        assert second.stdout == first.stdout, command
+
+
 @pytest.mark.parametrize("root", ["tour.session.jsonl", "tour.session.v2.jsonl", "tour.session.v3.jsonl", "tour.session.v4.jsonl",
                                   "tour.session.v4.jsonl.zstd"])
 def test_the_root_of_any_generation_is_read_by_its_header(tmp_path, root):

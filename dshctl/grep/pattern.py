@@ -105,17 +105,19 @@ def find(pattern: Pattern, piece: str) -> Iterator[Found]:
 
 
 def _unmatched_lines(pattern: Pattern, piece: str) -> Iterator[Found]:
-    touched: set[int] = set()
-    for found in _matches(pattern, piece):
-        first, last = found.line_start, found.last_line_start
-        touched.add(first)
-        if last != first:
-            touched.update(start for start in _line_starts(piece) if first <= start <= last)
     starts = _line_starts(piece)
+    touched = bytearray(len(starts))  # by line index: a match spanning lines marks its range once
+    reach = -1  # the last line marked: matches come in order, so no line is marked twice
+    for found in _matches(pattern, piece):
+        first = max(bisect_right(starts, found.line_start) - 1, reach + 1)
+        last = bisect_right(starts, found.last_line_start) - 1
+        if first <= last:
+            touched[first:last + 1] = b"\x01" * (last + 1 - first)
+            reach = last
     if piece.endswith("\n"):
         starts.pop()  # the line feed ends the last line: no empty line after it
     for index, start in enumerate(starts):
-        if start not in touched:
+        if not touched[index]:
             end = starts[index + 1] - 1 if index + 1 < len(starts) else (len(piece) - 1 if piece.endswith("\n") else len(piece))
             yield Found(piece[start:end], 0, 0, start)
 
@@ -170,6 +172,16 @@ class Line(NamedTuple):
     """Where matches lie in it (``[start, end)``, in order); None for a context line."""
 
 
+def _near(indices: list[int], before: int, after: int, count: int) -> list[int]:
+    """The line indices within ``before``/``after`` of any of ``indices`` (sorted), each once: the
+    intervals merged as they come, so a wide context costs the lines shown, not lines × hits."""
+    shown: list[int] = []
+    for index in indices:
+        low, high = max(index - before, 0, shown[-1] + 1 if shown else 0), min(index + after, count - 1)
+        shown.extend(range(low, high + 1))
+    return shown
+
+
 def shown_lines(piece: str, founds: list[Found], context: int | tuple[int, int]) -> list[list[Line]]:
     """The lines of a piece that matches touch, each once with all its matches, with up to ``context``
     lines around them (a pair: so many before, so many after): runs of consecutive lines of the piece
@@ -184,7 +196,7 @@ def shown_lines(piece: str, founds: list[Found], context: int | tuple[int, int])
         for index in range(first, last + 1):
             line_start, line_end = starts[index], _end_of_line(piece, starts, index)
             spans.setdefault(index, []).append((max(begin, line_start) - line_start, min(end, line_end) - line_start))
-    shown = sorted({near for index in spans for near in range(max(index - before, 0), min(index + after, len(starts) - 1) + 1)})
+    shown = _near(sorted(spans), before, after, len(starts))
     runs: list[list[Line]] = []
     for position, index in enumerate(shown):
         if position == 0 or index != shown[position - 1] + 1:

@@ -350,8 +350,9 @@ def extract(refs: list[ImageRef], *, store: Store, out: Path, template: NameTemp
                 continue
             name = names[i]
             holder = used.get(name)
-            if holder is not None and original and holder.hex_digest != digest:
-                holder = None  # another image had the name first: this one takes the next free one
+            if original and holder is not None and holder.hex_digest != digest:
+                holder = None  # another image had the name first: write_free takes the next free one
+            if holder is not None:
                 if holder.hex_digest == digest:
                     ref.status, ref.path = "duplicate", holder.path
                 else:

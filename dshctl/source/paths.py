@@ -215,7 +215,7 @@ def resolve(spec: str) -> list[LogRef]:
     * no such path, but a session id or a unique prefix of one under the sessions root
       (:func:`find_session`) → that session directory.
     * a file (any name) → that file; a ZIP (by its bytes) → the logs of a dsh Web UI export, read in
-      place (:func:`~dshctl.source.zipped.zip_refs`: ``session.jsonl``, then its subagents).
+      place (:func:`~dshctl.source.paths.zip_refs`: ``session.jsonl``, then its subagents).
     * a session directory (holds canonical generation files) → its highest
       generation; mixed raw/zstd encodings → :class:`SourceError`; highest
       generation above 4 → :class:`UnsupportedVersion` (never a fallback).

@@ -169,9 +169,10 @@ FileKey = tuple  # (device, inode, size, mtime_ns)
 
 
 def file_status(ref: Any) -> os.stat_result | None:
-    """The log file's status; None for standard input or a file that cannot be stat'ed (it is read, and
+    """The log file's status; None for standard input, a member of a web export ZIP (the members of one
+    archive share its status: they are read every time) or a file that cannot be stat'ed (it is read, and
     fails as it would)."""
-    if ref.path is None or ref.problem is not None:
+    if ref.path is None or ref.problem is not None or ref.member is not None:
         return None
     try:
         return os.stat(ref.path)
