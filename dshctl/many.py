@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import partial
 from typing import Any, Callable, Iterator, TypeVar
 
 from .errors import DshctlError
@@ -109,6 +110,7 @@ def map_logs(
     color: bool | str = "auto",
     streams: bool = False,
     until_output: bool = False,
+    parts: bool = False,
 ) -> Iterator[tuple[LogRef, R | DshctlError]]:
     """``(ref, func(ref) or the error)`` for every ref, in the order of ``refs``.
 
@@ -119,6 +121,10 @@ def map_logs(
     after a second, bytes and logs done), coloured as ``--color`` says (``color``: its value, or a
     bool); ``streams``: the caller writes its output as the results come (no bar over a terminal's
     output; ``until_output``: but one until the output begins, :func:`dshctl.progress.output_begins`).
+
+    ``parts``: ``func(ref)`` yields a log's result in parts, and each part is a pair of its own (an error
+    after some parts ends that log's pairs). In-process the parts come as the log is read, so a caller
+    that stops (a closed pipe) stops the reading of a big log too; a worker sends all of a log's at once.
     """
     from .progress import reading
 
@@ -126,18 +132,38 @@ def map_logs(
     batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
     with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color) as meter:
         if len(batches) < 2:
-            yield from _map_in_process(func, refs, meter)
+            yield from _map_in_process(func, refs, meter, parts)
+        elif parts:
+            for ref, results in _map_in_pool(partial(_all_parts, func), refs, batches, min(jobs, len(batches)), meter):
+                yield from ((ref, result) for result in results) if isinstance(results, list) else [(ref, results)]
         else:
             yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), meter)
 
 
-def _map_in_process(func, refs, meter):
+def _map_in_process(func, refs, meter, parts: bool = False):
     from .progress import log_size
 
     for ref in refs:
-        result = _result_or_error(func, ref)
+        if not parts:
+            result = _result_or_error(func, ref)
+            meter.finished(log_size(ref))
+            yield ref, result
+            continue
+        yield from _parts_or_error(func, ref)
         meter.finished(log_size(ref))
-        yield ref, result
+
+
+def _parts_or_error(func, ref: LogRef):
+    try:
+        for part in func(ref):
+            yield ref, part
+    except DshctlError as exc:
+        yield ref, exc.located(file=ref.display)
+
+
+def _all_parts(func, ref: LogRef) -> list:
+    """In a worker: every part of a log, as one picklable result."""
+    return list(func(ref))
 
 
 # --------------------------------------------------------------------------- the pool

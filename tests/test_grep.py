@@ -681,3 +681,51 @@ def test_the_warnings_of_many_logs_are_summarised_by_kind_as_stats_does(tmp_path
     assert len(verbose) == 7 and all("lists each" not in line for line in verbose)
     one = invoke("grep", "error", str(tmp_path / "lenient-0.session.v4.jsonl")).stderr.splitlines()
     assert len(one) == 1 and "lenient-0.session.v4.jsonl: header lacks delegationDepth" in one[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# A closed pipe
+
+
+@pytest.mark.parametrize("form", [[], ["--ndjson"]])
+def test_a_closed_pipe_stops_the_reading_of_one_big_log(tmp_path, form):
+    """``dshctl grep def BIG | head -1`` ends at the closed pipe, as ripgrep does, instead of reading
+    the log to its end first: fed on standard input, the process ends (status 0, nothing on stderr)
+    while the test still holds most of the log unwritten. No clock: the writer blocks on the pipe."""
+    import threading
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from stats_bench import write_v4
+
+    big = tmp_path / "big.session.v4.jsonl"
+    write_v4(big, turns=300, compress=False)  # ~16 MB, some 90 000 matching lines
+    data = big.read_bytes()
+    written = 0
+    stderr = (tmp_path / "stderr").open("w+b")
+    process = subprocess.Popen([sys.executable, "-m", "dshctl.cli", "grep", *form, "def", "-"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=stderr, cwd=ROOT)
+
+    def feed() -> None:
+        nonlocal written
+        try:
+            for start in range(0, len(data), 1 << 16):
+                process.stdin.write(data[start:start + (1 << 16)])
+                process.stdin.flush()
+                written = min(len(data), start + (1 << 16))
+            process.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    first = process.stdout.readline()
+    process.stdout.close()
+    try:
+        status = process.wait(timeout=300)  # a safety net only: a hang fails here, nothing is timed
+    finally:
+        process.kill()
+    feeder.join(timeout=60)
+    stderr.seek(0)
+    assert b"def function_0" in first
+    assert status == 0 and stderr.read() == b""
+    assert written < len(data) // 2, f"read {written} of {len(data)} bytes before ending"

@@ -37,8 +37,16 @@ class GrepRun:
     def results(self) -> Iterator[LogGrep]:
         """Each readable log's result, in path order; an unreadable one is warned about (after the output,
         with the other warnings: :class:`~dshctl.many.Warnings`) and skipped."""
+        return self._found(in_parts=False)
+
+    def parts(self) -> Iterator[LogGrep]:
+        """:meth:`results` as the output writes them: a log's in parts as it is read, so that the output
+        of one big log begins at once and a closed pipe (``| head``) stops the reading."""
+        return self._found(in_parts=True)
+
+    def _found(self, *, in_parts: bool) -> Iterator[LogGrep]:
         single = len(self.refs) == 1
-        found = map_grep(self.refs, self.pattern, self.options, grouped=self.grouped, progress=not self.quiet)
+        found = map_grep(self.refs, self.pattern, self.options, grouped=self.grouped, progress=not self.quiet, in_parts=in_parts)
         for ref, result in found:
             if isinstance(result, DshctlError):
                 if single:
@@ -57,7 +65,7 @@ class GrepRun:
     def records(self) -> Iterator[Any]:
         """The NDJSON records: hits, or ``{path, id}`` per log with a hit, or ``{path, id, count}``."""
         mode = self.options.mode
-        for result in self.results():
+        for result in self.parts():  # -l and -c: one part a log (nothing is kept to part)
             if mode == "hits":
                 yield from result.hits
             elif result.count:
@@ -72,7 +80,7 @@ class GrepRun:
 
         options = self.options
         color = options.colored
-        write_lines(self.results(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1,
+        write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1,
                     only=options.only_matching)
 
     def emit(self) -> None:

@@ -8,7 +8,7 @@ decompressed bytes (:mod:`.skip`): a log that cannot hold it is not decoded at a
 from __future__ import annotations
 
 from functools import lru_cache, partial
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import msgspec
 
@@ -81,8 +81,22 @@ def grep_log(source: Any, pattern: str | Pattern, options: GrepOptions | None = 
     return _grep_one(source, options.pattern(pattern), options)
 
 
+PART_SIZE = 256
+"""A log's hits go out in parts of about this many matching lines, as they are found: the output of one big
+log begins before it is all read, and a closed pipe stops the reading."""
+
+
 def _grep_one(source: Any, pattern: Pattern, options: GrepOptions, grouped: bool = False) -> LogGrep:
     """``grouped``: the text form's :class:`Group` runs of lines instead of hits."""
+    (result,) = _grep_parts(source, pattern, options, grouped, part_size=None)
+    return result
+
+
+def _grep_parts(source: Any, pattern: Pattern, options: GrepOptions, grouped: bool = False,
+                part_size: int | None = PART_SIZE) -> Iterator[LogGrep]:
+    """One log's result in parts, in order, each with the hits or groups found since the one before and
+    the lines they touch (``count``); the last one (also the only one with ``part_size`` None) carries
+    the log's warnings."""
     from ..reader import open_log
     from ..source import as_ref
 
@@ -90,18 +104,28 @@ def _grep_one(source: Any, pattern: Pattern, options: GrepOptions, grouped: bool
     if pattern.fixed is not None:
         skipped = _skip_by_bytes(ref, pattern, options)
         if skipped is not None:
-            return skipped
+            yield skipped
+            return
     with open_log(ref) as log:
         header = log.header
-        result = LogGrep(path=log.display, id=header.id, hits=[], count=0, warnings=log.warnings)
+        result = LogGrep(path=log.display, id=header.id, hits=[], count=0)
+        told = 0  # lines counted in the parts already yielded
         if not options.window.holds(header.createdAt):
             result.skipped = True
-            return result
-        _search(log.events(), pattern, options, grouped, result)
-    return result
+        else:
+            if options.mode != "hits":  # -l, -c: one line a log, nothing kept to send early
+                part_size = None
+            for _ in _search(log.events(), pattern, options, grouped, result):
+                if part_size is not None and result.count - told >= part_size:
+                    yield LogGrep(path=result.path, id=result.id, hits=result.hits, count=result.count - told, groups=result.groups)
+                    told, result.hits, result.groups = result.count, [], []
+        result.count -= told
+        result.warnings = log.warnings
+    yield result
 
 
-def _search(events, pattern: Pattern, options: GrepOptions, grouped: bool, result: LogGrep) -> None:
+def _search(events, pattern: Pattern, options: GrepOptions, grouped: bool, result: LogGrep) -> Iterator[None]:
+    """Adds the hits to ``result``, yielding after each piece searched."""
     limit = options.lines_wanted
     if limit is not None and limit <= 0:
         return
@@ -113,6 +137,7 @@ def _search(events, pattern: Pattern, options: GrepOptions, grouped: bool, resul
             _keep(result, piece, text, founds, options.around, grouped)
         if limit is not None and result.count >= limit:
             return
+        yield
 
 
 def _count_lines(founds: Iterable[Found], result: LogGrep, limit: int | None) -> list[Found]:
@@ -211,12 +236,14 @@ def _byte_test(needle: str, ignore_case: bool):
     return ByteTest(needle, ignore_case)
 
 
-def map_grep(refs: list, pattern: Pattern, options: GrepOptions, *, grouped: bool = False, progress: bool = False):
-    """``(ref, result or error)`` for every ref, through :func:`dshctl.many.map_logs` (``options.jobs``
+def map_grep(refs: list, pattern: Pattern, options: GrepOptions, *, grouped: bool = False, progress: bool = False,
+             in_parts: bool = False):
+    """``(ref, result or error)`` for every ref; ``in_parts``: a log's result may come in several parts,
+    in turn, as it is read (:func:`_grep_parts`), through :func:`dshctl.many.map_logs` (``options.jobs``
     workers)."""
     from ..many import map_logs
 
-    search = partial(_grep_one, pattern=pattern, options=options, grouped=grouped)
-    return map_logs(search, refs, jobs=options.jobs, progress=progress and options.progress, label="grep",
+    search = partial(_grep_parts, pattern=pattern, options=options, grouped=grouped, part_size=PART_SIZE if in_parts else None)
+    return map_logs(search, refs, jobs=options.jobs, progress=progress and options.progress, label="grep", parts=True,
                     color=options.color_when, streams=options.output != "json",
                     until_output=options.output not in ("json", "ndjson"))  # the lines say when they begin
