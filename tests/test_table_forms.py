@@ -231,6 +231,21 @@ def test_a_model_route_stays_on_one_line(width, args, narrowest):
     assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_project_stays_on_one_line_whole_while_columns_can_hide(width, tmp_path):
+    """A project rollup's key is a cwd: whole while other columns can hide, else cut at its start (its
+    end tells projects apart), never folded (it folded over three lines even at 120 columns)."""
+    long_cwd = "/home/alice/work/clients/a-rather-long-client-name/services/billing-api"
+    log = tmp_path / "elsewhere.session.v4.jsonl"
+    log.write_text((SAMPLES / "tour.session.v4.jsonl").read_text().replace("/home/alice/dev/dsh tour", long_cwd))
+    out = run("stats", "--by", "project", str(ROOT), str(log), columns=width, terminal=True).stdout
+    keys = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert "/home/alice/dev/dsh tour" in keys, out  # whole: other columns hid first
+    (long_key,) = [key for key in keys if key.endswith("billing-api")]
+    assert long_key == long_cwd or (long_key.startswith("…") and long_cwd.endswith(long_key[1:])), out
+    assert len(keys) == len(set(keys)) == 4 and all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+
+
 def test_rollups_count_the_tokens_in_and_out():
     rows = plain_rows(run("stats", "--by", "project", str(ROOT)).stdout)
     at = rows[0].index("in+out")

@@ -562,8 +562,12 @@ def render_rollup(
     else:
         from .rollup import zone_name
 
-        # a date stays whole; a model route too while a column can be hidden (a fold splits it mid-word)
-        key = text(by, fold=by in ("project", "model"), least=_route_least(row.key for row in rows) if by == "model" else None)
+        # a date stays whole; a model route too while a column can be hidden (a fold splits it mid-word); a
+        # project is a cwd, cut at its start on one line as ls cuts it (its end tells projects apart)
+        if by == "project":
+            key = text(by, cut="start", least=min(max((len(row.key or "") for row in rows), default=8), 40))
+        else:
+            key = text(by, fold=by == "model", least=_route_least(row.key for row in rows) if by == "model" else None)
         columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
