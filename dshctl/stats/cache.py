@@ -402,6 +402,18 @@ def open_stats_cache(options: Any, prices: Any) -> StatsCache | None:
     return cache if cache.enabled else None
 
 
+def _looked_up(cache: Any, keys: list, refs: list) -> tuple[dict[int, Any], list]:
+    """The cache's entries for ``refs`` (by index; ``keys`` their file keys, None where uncachable), and
+    the refs it holds none for, which are to be read."""
+    cached = {}
+    for index, key in enumerate(keys):
+        if key is not None:
+            found = cache.get(key)
+            if found is not None:
+                cached[index] = found
+    return cached, [ref for index, ref in enumerate(refs) if index not in cached]
+
+
 def cached_map(
     cache: StatsCache,
     func: Callable[[Any], Any],
@@ -416,13 +428,7 @@ def cached_map(
     ``--since`` / ``--until`` window holds a session (a cached one outside it is skipped, as
     :func:`~dshctl.stats.log_stats` skips it after reading its header)."""
     keys = [file_key(ref) for ref in refs]
-    cached: dict[int, LogStats] = {}
-    for index, key in enumerate(keys):
-        if key is not None:
-            found = cache.get(key)
-            if found is not None:
-                cached[index] = found
-    to_read = [ref for index, ref in enumerate(refs) if index not in cached]
+    cached, to_read = _looked_up(cache, keys, refs)
     read = mapper(func, to_read, **settings) if to_read else iter(())
     for index, ref in enumerate(refs):
         found = cached.get(index)
@@ -465,13 +471,7 @@ def cached_rows(
     cached reading of the others completed with the file's size and time and the run's path, in order."""
     statuses = [file_status(ref) for ref in refs]
     keys = [file_key(ref, status) for ref, status in zip(refs, statuses)]
-    cached: dict[int, dict] = {}
-    for index, key in enumerate(keys):
-        if key is not None:
-            found = cache.get(key)
-            if found is not None:
-                cached[index] = found
-    to_read = [ref for index, ref in enumerate(refs) if index not in cached]
+    cached, to_read = _looked_up(cache, keys, refs)
     read = mapper(row_of, to_read, **settings) if to_read else iter(())
     for index, ref in enumerate(refs):
         found = cached.get(index)
