@@ -77,15 +77,22 @@ def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, t
     def region(item: Item, k: int, stamp: Stamper | None, trim: bool):
         for member_fragment, segments in layout.pieces(item):
             text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
-            if trim and text:
-                text = text.lstrip("\n")
-                trim = not text
-            if stamp is not None:
-                text = stamp(text, member_fragment, item.synthetic)
+            text, trim = _shown(text, trim, stamp, member_fragment, item.synthetic)
             yield member_fragment, text
         return trim
 
     return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region)
+
+
+def _shown(text: str, trim: bool, stamp: "Stamper | None", fragment: int, synthetic: bool) -> tuple[str, bool]:
+    """A fragment's output: the line breaks before the first visible text dropped while ``trim`` (output
+    that starts mid-session), then timestamped; with whether the next output still drops them."""
+    if trim and text:
+        text = text.lstrip("\n")
+        trim = not text
+    if stamp is not None:
+        text = stamp(text, fragment, synthetic)
+    return text, trim
 
 
 RegionOutput = Callable[[Item, int, "Stamper | None", bool], Generator[tuple[int, str], None, bool]]
@@ -111,12 +118,8 @@ def fragment_outputs(timeline: Timeline, start: int, *, color: bool, timestamps:
             fragment = item.start + item.count
             continue
         for member in range(k, item.count):
-            text = view.ansi_text(item, member) if color else view.text(item, member)
-            if trim and text:
-                text = text.lstrip("\n")
-                trim = not text
-            if stamp is not None:
-                text = stamp(text, fragment, item.synthetic)
+            text, trim = _shown(view.ansi_text(item, member) if color else view.text(item, member), trim, stamp,
+                                fragment, item.synthetic)
             yield fragment, text
             fragment += 1
 
@@ -134,10 +137,7 @@ def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, time
         if fragment >= len(timeline):
             return
         item, k = timeline.locate(fragment)
-        text = layout.text(item) if item.region is not None else view.plain(item, k)
-        if trim and text:
-            text = text.lstrip("\n")
-            trim = not text
+        text, trim = _shown(layout.text(item) if item.region is not None else view.plain(item, k), trim, None, fragment, False)
         yield text
         fragment = item.start + item.count
 
