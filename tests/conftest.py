@@ -90,6 +90,25 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_CACHE_HOME"] = config._dshctl_cache = tempfile.mkdtemp(prefix="dshctl-test-cache-")
+    _build_each_app_once()
+
+
+def _build_each_app_once() -> None:
+    """typer's ``CliRunner.invoke(app)`` turns the typer app into its click command anew on every call
+    (~50 ms for dshctl's: most of an in-process run of a small log, and of the suite's time); the
+    command is the same each time (built from the functions registered at import), so build it once per
+    app."""
+    import typer.testing
+
+    build = typer.testing._get_command
+    built: dict[int, tuple] = {}
+
+    def get_command(app):
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))  # the app kept, so that its id is never another's
+        return built[id(app)][1]
+
+    typer.testing._get_command = get_command
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
