@@ -27,6 +27,9 @@ CORPUS_NAMED = os.environ.get("DSHCTL_CORPUS")
 CORPUS = Path(CORPUS_NAMED) if CORPUS_NAMED else REPO.parent / "shared" / "corpus"
 HAS_CORPUS = CORPUS.is_dir()
 NO_CORPUS = f"the corpus is not at {CORPUS} (set DSHCTL_CORPUS to dsh's fixtures, shared/corpus)"
+MACHINE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+"""The user's cache directory, before the run points ``XDG_CACHE_HOME`` at its own (dshctl's caches);
+for what the tests download, checked, and may keep across runs (dsh's npm packages)."""
 
 
 class MissingSample(LookupError):
