@@ -86,6 +86,13 @@ def corpus_files(*patterns: str, names: bool = False) -> list:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "corpus: reads dsh's fixtures (../shared/corpus or $DSHCTL_CORPUS); "
                             "skipped where they are absent")
+    config.addinivalue_line("markers", "serial: times what it watches (a terminal, a browser, a process writing): "
+                            "under pytest-xdist, no other test runs meanwhile")
+    if not hasattr(config, "workerinput"):  # the run itself (xdist's controller, or a run without it)
+        import tempfile
+
+        # the workers start after this and inherit the variable: one directory of locks for the run
+        os.environ[_LOCKS] = config._dshctl_locks = tempfile.mkdtemp(prefix="dshctl-test-locks-")
     if CORPUS_NAMED and not HAS_CORPUS:
         raise pytest.UsageError(f"DSHCTL_CORPUS={CORPUS_NAMED} is not a directory")
     # dshctl's caches (stats, listings, sql) go to a directory of this run's own, shared by its tests and
@@ -118,6 +125,36 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
     shutil.rmtree(getattr(config, "_dshctl_cache", ""), ignore_errors=True)
+    shutil.rmtree(getattr(config, "_dshctl_locks", ""), ignore_errors=True)
+
+
+_LOCKS = "DSHCTL_TEST_LOCKS"
+
+
+@pytest.fixture(autouse=True)
+def _serial_alone(request: pytest.FixtureRequest):
+    """Under pytest-xdist (``-n``), a test marked ``serial`` runs while no other test does: every test
+    holds the run's room lock, shared, while it runs; a serial one holds it exclusively. Whoever holds
+    the gate is next in: a serial test waiting at it keeps new tests out until the running ones end."""
+    if not hasattr(request.config, "workerinput") or _LOCKS not in os.environ:
+        yield
+        return
+    import fcntl
+
+    serial = request.node.get_closest_marker("serial") is not None
+    locks = Path(os.environ[_LOCKS])
+    with open(locks / "gate", "a") as gate, open(locks / "room", "a") as room:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        finally:
+            if not serial:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
