@@ -131,17 +131,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _LOCKS = "DSHCTL_TEST_LOCKS"
 
 
-@pytest.fixture(autouse=True)
-def _serial_alone(request: pytest.FixtureRequest):
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
     """Under pytest-xdist (``-n``), a test marked ``serial`` runs while no other test does: every test
-    holds the run's room lock, shared, while it runs; a serial one holds it exclusively. Whoever holds
-    the gate is next in: a serial test waiting at it keeps new tests out until the running ones end."""
-    if not hasattr(request.config, "workerinput") or _LOCKS not in os.environ:
-        yield
-        return
+    holds the run's room lock, shared, from its setup to its teardown (the module fixtures it sets up
+    or tears down too: a module's processes all started at once); a serial one holds it exclusively.
+    Whoever holds the gate is next in: a serial test waiting at it keeps new tests out until the
+    running ones end."""
+    if not hasattr(item.config, "workerinput") or _LOCKS not in os.environ:
+        return (yield)
     import fcntl
 
-    serial = request.node.get_closest_marker("serial") is not None
+    serial = item.get_closest_marker("serial") is not None
     locks = Path(os.environ[_LOCKS])
     with open(locks / "gate", "a") as gate, open(locks / "room", "a") as room:
         fcntl.flock(gate, fcntl.LOCK_EX)
@@ -151,7 +152,7 @@ def _serial_alone(request: pytest.FixtureRequest):
             if not serial:
                 fcntl.flock(gate, fcntl.LOCK_UN)
         try:
-            yield
+            return (yield)
         finally:
             fcntl.flock(room, fcntl.LOCK_UN)
             fcntl.flock(gate, fcntl.LOCK_UN)
