@@ -93,6 +93,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # the workers start after this and inherit the variable: one directory of locks for the run
         os.environ[_LOCKS] = config._dshctl_locks = tempfile.mkdtemp(prefix="dshctl-test-locks-")
+        os.environ[_SIZE] = repr({name: os.environ.get(name) for name in ("COLUMNS", "LINES")})
+    elif _SIZE in os.environ:
+        # an xdist worker has COLUMNS=80 and LINES=24 set; the processes a test starts must see the
+        # terminal size variables of the run's own environment (a tmux pane's size, not 80 columns)
+        import ast
+
+        for name, value in ast.literal_eval(os.environ[_SIZE]).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     if CORPUS_NAMED and not HAS_CORPUS:
         raise pytest.UsageError(f"DSHCTL_CORPUS={CORPUS_NAMED} is not a directory")
     # dshctl's caches (stats, listings, sql) go to a directory of this run's own, shared by its tests and
@@ -129,6 +140,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _LOCKS = "DSHCTL_TEST_LOCKS"
+_SIZE = "DSHCTL_TEST_TERMINAL_SIZE"
 
 
 @pytest.hookimpl(wrapper=True)
