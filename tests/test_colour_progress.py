@@ -170,6 +170,22 @@ def test_the_bar_draws_on_stderr_only_and_erases_itself(monkeypatch, capsys):
     assert "stats" in captured.err and "1/2 logs" in captured.err and "kB" in captured.err
 
 
+def test_the_figures_beside_the_bar_are_blank_until_there_is_a_rate(monkeypatch):
+    meter = progress.Meter("stats", 3, 12_000_000)
+    start = meter.started
+    assert meter.figures(start + 1.0) == ("0.0/12.0 MB", "", "")  # nothing counted yet: no rate, no time left
+    meter.finished(3_000_000)
+    assert meter.figures(start + 1.0) == ("3.0/12.0 MB", "3.0 MB/s", "0:03 left")  # the mean since the work began
+    assert meter.figures(start + 1.0)[2] and "?" not in "".join(meter.figures(start + 1.0))
+    unknown = progress.Meter("stats", 1, None)  # standard input: bytes done, a rate, never a time left
+    unknown.finished(2_500)
+    assert unknown.figures(unknown.started + 0.5) == ("2.5 kB", "5.0 kB/s", "")
+    big = progress.Meter("stats", 1, 10_000_000_000)
+    big.finished(1_000_000_000)
+    assert big.figures(big.started + 10) == ("1.0/10.0 GB", "100.0 MB/s", "1:30 left")
+    assert progress.Meter("x", 1, 900).figures() == ("0/900 bytes", "", "")
+
+
 def test_workers_forget_the_parents_meter():
     with progress.reading("x", [], allowed=False):
         progress.forget()
@@ -236,7 +252,8 @@ def pane():
 def test_a_long_read_shows_a_progress_bar_then_the_tables(pane):
     shown = pane(f"{SLOW} | {DSHCTL} stats -", height=120)
     bar = shown.wait(lambda s: "stats ━" in s, "the progress bar")
-    assert "/? bytes" in bar and "┏" not in bar  # standard input: bytes so far of an unknown total; no output yet
+    assert " bytes" in bar and "┏" not in bar  # standard input: bytes so far of an unknown total; no output yet
+    assert "?" not in bar and "-:--" not in bar and "left" not in bar  # no rate yet, and never a time left without a total
     done = shown.wait(lambda s: "EXITED 0" in s, "the end")
     assert "stats ━" not in done  # the bar was erased before the output
     assert "turns · steps" in done and "┏" in done  # a terminal: boxed tables
@@ -311,6 +328,21 @@ def test_a_bar_until_the_output_begins_then_never_again(monkeypatch, capsys):
 def test_grep_shows_a_bar_while_no_hit_has_come_then_its_lines(pane):
     shown = pane(f"{SLOW} | {DSHCTL} grep red -", height=60)
     bar = shown.wait(lambda s: "grep ━" in s, "the progress bar")
-    assert "/? bytes" in bar and "user:" not in bar
+    assert " bytes" in bar and "?" not in bar and "user:" not in bar
     done = shown.wait(lambda s: "EXITED 0" in s, "the end")
     assert "grep ━" not in done and "CI on main is red." in done
+
+
+@tmux_only
+def test_the_first_frame_of_a_bar_is_meaningful(pane, tmp_path):
+    """The first frame a user sees (after a second of reading) has figures or nothing, never rich's
+    placeholders for a rate not yet measured (``?``, ``-:--:--``)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for number in range(1000):
+        shutil.copyfile(TOUR, root / f"s{number}.session.v4.jsonl")  # copies: one file under many names is read once
+    shown = pane(f"{DSHCTL} stats --no-cache -j 1 {shlex.quote(str(root))} >/dev/null", env={"XDG_CACHE_HOME": str(tmp_path)})
+    first = shown.wait(lambda s: "stats ━" in s, "the progress bar")
+    bar = next(line for line in first.splitlines() if "stats ━" in line)
+    assert "?" not in bar and "-:--" not in bar and "/1,000 logs" in bar and "MB" in bar
+    shown.wait(lambda s: "EXITED 0" in s, "the end")
