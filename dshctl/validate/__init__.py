@@ -231,10 +231,10 @@ def run_validate(paths: list[str], options: ValidateOptions) -> int:
     """The ``dshctl validate`` command body; returns the exit status."""
     output_format = options.format
     if options.list_rules:
-        sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text"))
+        sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text", color=options.colored))
         return EXIT_OK
     started = time.perf_counter()
     reports = validate_paths(chosen_logs(paths, options), options, progress=True)
     elapsed = time.perf_counter() - started
-    sys.stdout.write(render(reports, output_format, options.strict, elapsed))
+    sys.stdout.write(render(reports, output_format, options.strict, elapsed, color=options.colored))
     return exit_status(reports, options.strict)
