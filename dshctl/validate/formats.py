@@ -45,17 +45,19 @@ def _ordered(report: LogReport) -> list[Finding]:
     return sorted(report.findings, key=lambda f: (f.line is None, f.line or 0, f.seq if f.seq is not None else -1))
 
 
-def render(reports: list[LogReport], output_format: str, strict: bool, elapsed: float | None = None, *, color: bool = False) -> str:
+def render(reports: list[LogReport], output_format: str, strict: bool, elapsed: float | None = None, *, color: bool = False,
+           outside: int | None = None) -> str:
     """The findings in one format. Messages quote log values: text and JUnit show control characters as
     pictures (XML 1.0 cannot carry them at all), JSON and SARIF keep the values, escaped. ``color``: the
-    text in colour (the command's ``--color`` answer; the other formats are data, never coloured)."""
+    text in colour (the command's ``--color`` answer; the other formats are data, never coloured).
+    ``outside``: with ``--since`` / ``--until``, how many logs were left out (text and json say so)."""
     if output_format == "json":
-        return _json(reports, strict, elapsed)
+        return _json(reports, strict, elapsed, outside)
     if output_format == "sarif":
         return _sarif(reports, strict)
     if output_format == "junit":
         return _junit(reports, strict, elapsed)
-    return _text(reports, strict, color)
+    return _text(reports, strict, color, outside)
 
 
 # --------------------------------------------------------------------------- text
@@ -65,7 +67,7 @@ _LEVEL_STYLES = {"error": "1;31", "unreadable": "1;31", "warning": "1;33"}
 location is bold, the rule id cyan, notes dim."""
 
 
-def _text(reports: list[LogReport], strict: bool, color: bool = False) -> str:
+def _text(reports: list[LogReport], strict: bool, color: bool = False, outside: int | None = None) -> str:
     def paint(code: str, text: object) -> str:
         shown = visible_line(text)  # log text is data: its control characters become pictures first
         return f"\x1b[{code}m{shown}\x1b[0m" if color and shown else shown
@@ -85,21 +87,25 @@ def _text(reports: list[LogReport], strict: bool, color: bool = False) -> str:
     statuses = [report.status(strict) for report in reports]
     failed = STATUS_ERRORS in statuses or STATUS_UNREADABLE in statuses
     warned = any(report.warnings for report in reports)
-    out.append(paint("1;31" if failed else "1;33" if warned else "1;32", summary_line(reports, strict)))
+    line = summary_line(reports, strict) + (f"; {outside} outside --since/--until" if outside else "")
+    out.append(paint("1;31" if failed else "1;33" if warned else "1;32", line))
     return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------- json
 
 
-def _json(reports: list[LogReport], strict: bool, elapsed: float | None) -> str:
+def _json(reports: list[LogReport], strict: bool, elapsed: float | None, outside: int | None = None) -> str:
     from dshctl.output import to_json
 
+    counts = summary(reports, strict)
+    if outside is not None:  # only with --since / --until: the logs of sessions outside were not validated
+        counts["outsideWindow"] = outside
     document = {
         "tool": "dshctl",
         "version": __version__,
         "strict": strict,
-        "summary": summary(reports, strict),
+        "summary": counts,
         "logs": [r.to_json(strict) for r in reports],
     }
     if elapsed is not None:
