@@ -75,6 +75,8 @@ def test_the_colour_rule(monkeypatch, when, env, tty, wanted):
         ["ls", "--color", "always", str(ROOT)],
         ["stats", "--color", "always", str(ROOT)],
         ["images", "--color", "always", str(TOUR)],
+        ["grep", "-c", "--color", "always", "red", str(TOUR), str(TORN)],
+        ["grep", "-l", "--color", "always", "red", str(TOUR)],
         ["validate", "--color", "always", str(TORN), str(TOUR)],
         ["--color", "always", "validate", str(TOUR)],
         ["validate", "--list-rules", "--color", "always"],
@@ -374,6 +376,7 @@ COMMANDS_IN_COLOUR = {
     "prices": "prices",
     "replay": f"replay --instant {shlex.quote(str(TOUR))}",
     "grep": f"grep red {shlex.quote(str(TOUR))}",
+    "grep -l": f"grep -l red {shlex.quote(str(TOUR))}",
 }
 
 
