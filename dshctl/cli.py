@@ -109,7 +109,7 @@ def _usage_error_line(error, group, args: list[str]) -> str:
         if theirs:  # dshctl --json stats
             return f"dshctl: error: {flag} is an option of dshctl {named}: give it after the command name; {where} --help lists the options"
         return f"dshctl: error: {_no_such_option(error)}; {where} --help lists the options"
-    value = _bad_value(error)
+    value = _bad_value(error, args)
     if value is not None:
         return f"dshctl: error: {value}"
     message = error.format_message().strip().rstrip(".")
@@ -134,7 +134,28 @@ def _no_such_option(error) -> str:
 _NUMBERS = {"int": "a whole number", "integer": "a whole number", "float": "a number"}
 
 
-def _bad_value(error) -> str | None:
+def _glued(param, value: str, args: list[str], ctx) -> str | None:
+    """``-jsn`` read as ``-j sn``: when the short flag and its refused value were typed as one word that is
+    near a long option (``--json``), say so — the long option lost a dash."""
+    from .options.suggest import nearest
+    from .textsafe import visible_line
+
+    shorts = [opt for opt in param.opts if len(opt) == 2 and opt.startswith("-")]
+    typed = next((arg for arg in args if any(arg == short + value for short in shorts)), None)
+    command = getattr(ctx, "command", None)
+    if typed is None or command is None:
+        return None
+    flags = [flag for other in command.params if other.param_type_name == "option"
+             for flag in (*other.opts, *other.secondary_opts) if flag.startswith("--")]
+    found = nearest("-" + typed, flags)
+    if not found:
+        return None
+    from .options.suggest import either
+
+    return f"{visible_line(typed)}: {typed[:2]} takes {value!r} as its value (did you mean {either(found)}?)"
+
+
+def _bad_value(error, args: list[str] = ()) -> str | None:
     """typer's refusal of an option's value in the options' own wording: outside its choices, ``--by must
     be one of session, turn, …, not 'sesion' (did you mean session?)``
     (:func:`dshctl.options.suggest.not_a_choice`); not a number, ``--top takes a whole number, not 'x'``.
@@ -157,7 +178,9 @@ def _bad_value(error) -> str | None:
         if number is not None:
             from .textsafe import visible_line
 
-            return f"{flag} takes {_NUMBERS[number.group(2)]}, not {visible_line(repr(ast.literal_eval(number.group(1))))}"
+            given = ast.literal_eval(number.group(1))
+            refused = f"{flag} takes {_NUMBERS[number.group(2)]}, not {visible_line(repr(given))}"
+            return _glued(param, str(given), args, error.ctx) or refused
     except (ValueError, SyntaxError):
         pass
     return None

@@ -119,12 +119,20 @@ def test_help_command_says_what_dash_dash_help_says():
         (["grep", "-C"], "dshctl: error: option '-C' requires an argument; dshctl grep --help lists the options"),
         (["stats", "--top", "x"], "dshctl: error: --top takes a whole number, not 'x'"),
         (["replay", "--speed", "fast"], "dshctl: error: --speed takes a number, not 'fast'"),
+        (["stats", "-jsn"], "dshctl: error: -jsn: -j takes 'sn' as its value (did you mean --json?)"),  # a dash lost
+        (["validate", "--ignore", "codec/tornn-tail"], "dshctl: error: --ignore: unknown rule or level 'codec/tornn-tail' (did you mean codec/torn-tail?)"),
+        (["validate", "--ignore", "foo"], "dshctl: error: --ignore: unknown rule or level 'foo' (see dshctl validate --list-rules)"),
     ],
 )
 def test_usage_errors_read_as_dshctl_errors(args, message):
     result = invoke(*args)
     assert result.exit_code == 2
     assert result.stderr == message + "\n" and result.stdout == ""
+
+
+def test_a_sort_key_gets_the_nearest_key():
+    result = invoke("stats", "--sort", "billed", str(TOUR))
+    assert result.exit_code == 2 and "unknown key 'billed' for --by session (did you mean billedInputTokens?); one of:" in result.stderr
 
 
 def test_a_mistyped_value_is_shown_as_data():

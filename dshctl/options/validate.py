@@ -42,6 +42,9 @@ def _ignored(values: tuple[str, ...]) -> frozenset[str]:
             if not name:
                 continue
             if name not in RULES and name not in LEVELS:
-                raise UsageError(f"--ignore: unknown rule or level {name!r} (see dshctl validate --list-rules)")
+                from .suggest import did_you_mean
+
+                near = did_you_mean(name, [*RULES, *LEVELS])
+                raise UsageError(f"--ignore: unknown rule or level {name!r}{near or ' (see dshctl validate --list-rules)'}")
             out.add(name)
     return frozenset(out)
