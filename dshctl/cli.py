@@ -123,12 +123,18 @@ def _no_such_option(error) -> str:
     from .options.suggest import did_you_mean
     from .textsafe import visible_line
 
-    command = error.ctx.command if error.ctx is not None else None
-    flags = [flag for param in getattr(command, "params", []) if param.param_type_name == "option"
-             for flag in (*param.opts, *param.secondary_opts) if flag.startswith("--")]
-    flags += [flag for flag in (error.ctx.help_option_names if error.ctx is not None else []) if flag.startswith("--")]
     name = error.option_name
-    return f"no such option: {visible_line(name)}{did_you_mean(name, flags) if name.startswith('--') else ''}"
+    near = did_you_mean(name, _long_flags(error.ctx)) if name.startswith("--") else ""
+    return f"no such option: {visible_line(name)}{near}"
+
+
+def _long_flags(ctx) -> list[str]:
+    """The long options of the command ``ctx`` parses, ``--help`` included."""
+    if ctx is None:
+        return []
+    flags = [flag for param in ctx.command.params if param.param_type_name == "option"
+             for flag in (*param.opts, *param.secondary_opts)]
+    return [flag for flag in (*flags, *ctx.help_option_names) if flag.startswith("--")]
 
 
 _NUMBERS = {"int": "a whole number", "integer": "a whole number", "float": "a number"}
@@ -137,22 +143,13 @@ _NUMBERS = {"int": "a whole number", "integer": "a whole number", "float": "a nu
 def _glued(param, value: str, args: list[str], ctx) -> str | None:
     """``-jsn`` read as ``-j sn``: when the short flag and its refused value were typed as one word that is
     near a long option (``--json``), say so — the long option lost a dash."""
-    from .options.suggest import nearest
+    from .options.suggest import did_you_mean
     from .textsafe import visible_line
 
     shorts = [opt for opt in param.opts if len(opt) == 2 and opt.startswith("-")]
     typed = next((arg for arg in args if any(arg == short + value for short in shorts)), None)
-    command = getattr(ctx, "command", None)
-    if typed is None or command is None:
-        return None
-    flags = [flag for other in command.params if other.param_type_name == "option"
-             for flag in (*other.opts, *other.secondary_opts) if flag.startswith("--")]
-    found = nearest("-" + typed, flags)
-    if not found:
-        return None
-    from .options.suggest import either
-
-    return f"{visible_line(typed)}: {typed[:2]} takes {value!r} as its value (did you mean {either(found)}?)"
+    near = did_you_mean("-" + typed, _long_flags(ctx)) if typed is not None else ""
+    return f"{visible_line(typed)}: {typed[:2]} takes {value!r} as its value{near}" if near else None
 
 
 def _bad_value(error, args: list[str] = ()) -> str | None:
