@@ -67,11 +67,19 @@ _LEVEL_STYLES = {"error": "1;31", "unreadable": "1;31", "warning": "1;33"}
 location is bold, the rule id cyan, notes dim."""
 
 
-def _text(reports: list[LogReport], strict: bool, color: bool = False, outside: int | None = None) -> str:
+def _painter(color: bool):
+    """``paint(code, text)``: ``text`` as one safe line (log text is data: its control characters become
+    pictures first), in SGR ``code`` when ``color``."""
+
     def paint(code: str, text: object) -> str:
-        shown = visible_line(text)  # log text is data: its control characters become pictures first
+        shown = visible_line(text)
         return f"\x1b[{code}m{shown}\x1b[0m" if color and shown else shown
 
+    return paint
+
+
+def _text(reports: list[LogReport], strict: bool, color: bool = False, outside: int | None = None) -> str:
+    paint = _painter(color)
     out: list[str] = []
     for report in reports:
         for finding in _ordered(report):
@@ -296,9 +304,7 @@ def render_rules(output_format: str, ignore: Iterable[str] = (), *, color: bool 
         return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": {
             "name": "dshctl", "version": __version__, "informationUri": INFO_URI,
             "rules": [_sarif_rule(r) for r in rules]}}, "results": []}]}, indent=2) + "\n"
-    def paint(code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if color else text
-
+    paint = _painter(color)
     out = []
     for level in LEVELS:
         beyond = " (beyond dsh's load)" if level in ("stream", "settlement", "grammar") else ""
