@@ -197,12 +197,13 @@ def _ms(header: str, drop: int | None = None) -> Any:
     return number(header, drop, tsv=f"{header} ms")
 
 
-def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool = True) -> None:
+def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True) -> None:
     """A table of one row per record from ``fields``, ``(column, cell of a record)`` pairs, with a cost
-    column when the records have costs (:func:`_with_cost_column`)."""
+    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none)."""
     columns = [column for column, _ in fields]
     body = [[cell(record) for _, cell in fields] for record in records]
-    columns, body = _with_cost_column(columns, body, records, last=cost_last)
+    if cost_last is not None:
+        columns, body = _with_cost_column(columns, body, records, last=cost_last)
     out.table(title, columns, body, caption=caption)
 
 
@@ -235,7 +236,7 @@ def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
         (_ms("mean TTFT", drop=0), lambda m: _millis(m.mean_ttft_ms)),
         (number("tok/s", drop=3), lambda m: _rate(m.tokens_per_second)),
     ]
-    _record_table(out, title, fields, models)
+    _record_table(out, title, fields, models, cost_last=None)  # the summary above has the cost
 
 
 def _summary_tables(out: Tables, figures: SessionRecord | AggregateRecord, title: str, spark: Any = None) -> None:
