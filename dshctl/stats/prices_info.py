@@ -194,7 +194,7 @@ class _PricesRun:
                                        _whole("bills as", [row[2] for row in found])], found)
         title = "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)"
         rows = [row for key in self.keys() for row in _price_rows(key, table.models[key])]
-        rates = [number("in"), number("cache read"), number("cache write", drop=1), number("out")]
+        rates = [number("in"), number("cache read", drop=2), number("cache write", drop=1), number("out")]
         if out.form == "box" and rows:
             # a table per price key, titled by it: the key is never folded, and the rates fit 60 columns
             out.line(title)
@@ -203,7 +203,7 @@ class _PricesRun:
                 hours = _hours_column([row[1] for row in keyed])
                 currencies = sorted({row[-1] for row in keyed})
                 named = f"{key} ({', '.join(currencies)})" if len(currencies) == 1 else key
-                columns = [text("since", drop=2, tsv="since"), hours, *rates, text("currency", drop=0)]
+                columns = [text("since", drop=3), hours, *rates, text("currency", drop=0)]
                 out.table(named, columns if len(currencies) > 1 else columns[:-1],
                           keyed if len(currencies) > 1 else [row[:-1] for row in keyed])
         else:
