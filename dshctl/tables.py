@@ -358,7 +358,7 @@ def print_table(
 ) -> None:
     """A table on stdout in ``form`` (:func:`table_form`): the title in bold above it, the caption below
     (TSV: neither). ``columns`` are :class:`Column` (or ``(header, justify)`` pairs); every cell is
-    literal text (:func:`text_cell`). Boxed, the table fits the terminal's width as :func:`layout`
+    literal text (:func:`text_cell`), or a :class:`Cell` whose machine value TSV gives. Boxed, the table fits the terminal's width as :func:`layout`
     says, with a footer naming hidden columns; plain and TSV, each row is one line, whatever its length.
     ``listing``: the command's only table, whose caption (a count) is shown on a terminal only, so that
     every line a pipe reads is the header or a row."""
