@@ -4,21 +4,23 @@ source with mypyc. ``dshctl --version`` prints it; nothing else depends on it.""
 
 from __future__ import annotations
 
+import os
 from importlib.machinery import EXTENSION_SUFFIXES
-from pathlib import Path
+
+COMPILABLE = ("dshctl/stats/fold.py",)
+"""The modules ``setup.py`` may compile (its ``COMPILED``; a test keeps the two lists equal). Only these are
+looked for, so ``--version`` costs a few ``stat`` calls, not a walk of the package."""
 
 
-def compiled_modules() -> list[str]:
-    """The package's modules that an extension module shadows (Python imports an extension before the
-    ``.py`` file beside it), as dotted names."""
-    root = Path(__file__).resolve().parent
-    suffixes = sorted(EXTENSION_SUFFIXES, key=len, reverse=True)  # ".cpython-311-x86_64-linux-gnu.so" before ".so"
-    found = set()
-    for path in root.rglob("*"):
-        suffix = next((suffix for suffix in suffixes if path.name.endswith(suffix)), None)
-        if suffix is not None and path.with_name(path.name.removesuffix(suffix) + ".py").exists():
-            parts = path.relative_to(root).with_name(path.name.removesuffix(suffix)).parts
-            found.add(".".join(("dshctl", *parts)))
+def compiled_modules(root: str | None = None) -> list[str]:
+    """The modules of :data:`COMPILABLE` that an extension module shadows (Python imports an extension before
+    the ``.py`` file beside it), as dotted names; ``root`` holds the ``dshctl`` package (default: this one's)."""
+    root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for source in COMPILABLE:
+        stem = os.path.join(root, *source.removesuffix(".py").split("/"))
+        if any(os.path.exists(stem + suffix) for suffix in EXTENSION_SUFFIXES):
+            found.append(source.removesuffix(".py").replace("/", "."))
     return sorted(found)
 
 
