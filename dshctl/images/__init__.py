@@ -88,8 +88,20 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
         _list_step(scan, output=options.output, color=options.colored, form=options.table_form, store=chosen)
         return EXIT_FINDINGS if chosen is not None and any(ref.status in FAILED for ref in scan.refs) else EXIT_OK
     if chosen is None:
-        chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
+        chosen = default_store(None if scan.log_file is None else Path(scan.log_file), archive=_held_archive(path))
     return _extract_step(scan, options, store=chosen)
+
+
+def _held_archive(path: Any):
+    """The export ZIP read from standard input that holds the log ``path`` names (``-``, ``-!member``), else
+    None: its ``media/`` is the store."""
+    from ..errors import DshctlError
+    from ..source import as_ref
+
+    try:
+        return as_ref(path).archive
+    except (DshctlError, TypeError):
+        return None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -113,6 +113,8 @@ class Store:
     _opened: bool = False
     missing: str | None = None
     _media: Any = None
+    archive: Any = None
+    """A ``zip`` store held open rather than named by ``path``: the export ZIP read from standard input."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": str(self.path), "from": self.how}
@@ -158,7 +160,7 @@ class Store:
         from ..source.zipped import ZipMedia
 
         if self._media is None:
-            self._media = ZipMedia(self.path)  # a hostile archive is refused here, status 2
+            self._media = ZipMedia(self.archive or self.path)  # a hostile archive is refused here, status 2
         ext = MEDIA_EXTENSIONS.get(media_type) if isinstance(media_type, str) else None
         exts = [ext] if ext is not None else sorted(set(MEDIA_EXTENSIONS.values()))
         names = [f"media/{prefix}{digest}.{e}" for e in exts for prefix in ("sha256:", "sha256_")]
@@ -180,7 +182,7 @@ class Store:
             from ..source.zipped import ZipMedia
 
             if self._media is None:
-                self._media = ZipMedia(self.path)
+                self._media = ZipMedia(self.archive or self.path)
             names = [name.removeprefix("media/") for name in self._media.names()]
         elif self.kind == "media":
             names = _entry_names(self.path, dirs=False)
@@ -340,9 +342,12 @@ def detect_store(path: Path, *, how: str) -> Store:
     )
 
 
-def default_store(log_path: Path | None) -> Store:
-    """The export's ``media/`` when the log sits in an unzipped export, else ``$DSH_HOME/attachments``
-    (a blank ``DSH_HOME`` is unset), else ``~/.dsh/attachments``."""
+def default_store(log_path: Path | None, archive: Any = None) -> Store:
+    """The export's ``media/`` when the log sits in an export (unzipped, a ZIP, or ``archive``: the export ZIP
+    read from standard input), else ``$DSH_HOME/attachments`` (a blank ``DSH_HOME`` is unset), else
+    ``~/.dsh/attachments``."""
+    if archive is not None:
+        return Store("zip", Path(archive.display), "export", archive=archive)
     if log_path is not None:
         from ..source.zipped import is_zip
 
