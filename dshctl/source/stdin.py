@@ -31,8 +31,9 @@ MAX_ARCHIVE_BYTES = 4 << 30
 read as a PATH, in place)."""
 _CHUNK = 1 << 20
 
-_held: dict[int, tuple[BinaryIO, HeldArchive]] = {}
-"""The archive read from each standard input stream (by identity), kept with the stream it came from."""
+_held: dict[int, tuple[BinaryIO, HeldArchive | SourceError]] = {}
+"""The archive read from each standard input stream (by identity), or why it could not be read, kept with
+the stream it came from: it is read once, however often ``-`` is resolved."""
 
 
 def stdin_archive() -> HeldArchive | None:
@@ -42,13 +43,17 @@ def stdin_archive() -> HeldArchive | None:
     if stream is None:
         return None
     held = _held.get(id(stream))
-    if held is not None and held[0] is stream:
-        return held[1]
-    if not _starts_as_zip(stream):
-        return None
-    archive = HeldArchive(_spool(stream), STDIN)
-    _held[id(stream)] = (stream, archive)
-    return archive
+    if held is None or held[0] is not stream:
+        if not _starts_as_zip(stream):
+            return None
+        try:
+            held = (stream, HeldArchive(_spool(stream), STDIN))
+        except SourceError as exc:
+            held = (stream, exc)
+        _held[id(stream)] = held
+    if isinstance(held[1], SourceError):
+        raise held[1]
+    return held[1]
 
 
 def _stdin_bytes() -> BinaryIO | None:
