@@ -23,8 +23,6 @@ import pytest
 from conftest import SAMPLES, invoke as run_cli
 from test_zip_exports import _raw_zip, web_export
 
-import dshctl.source.stdin as stdin_module
-
 CHILD = "subagents/session-b4d2f6a8/session.jsonl"
 
 
@@ -35,6 +33,13 @@ def invoke(*args: str, input: bytes | None = None):
 @pytest.fixture
 def export(tmp_path) -> Path:
     return web_export(tmp_path)
+
+
+@pytest.fixture
+def stdin_module():
+    import dshctl.source.stdin
+
+    return dshctl.source.stdin
 
 
 def _same(piped: str, named: str, export: Path) -> None:
@@ -77,7 +82,7 @@ def test_images_extracts_from_the_media_of_an_export_on_stdin(export, tmp_path):
         next(n for n in zipfile.ZipFile(export).namelist() if n.endswith(".png")))
 
 
-def test_a_large_export_on_stdin_goes_to_an_unlinked_temporary_file(export, tmp_path, monkeypatch):
+def test_a_large_export_on_stdin_goes_to_an_unlinked_temporary_file(export, tmp_path, monkeypatch, stdin_module):
     spools = []
     real = stdin_module._spool
 
@@ -99,7 +104,7 @@ def test_a_large_export_on_stdin_goes_to_an_unlinked_temporary_file(export, tmp_
     assert os.listdir(tmp) == []  # a file without a name: nothing to clean up, nothing left behind
 
 
-def test_an_export_on_stdin_past_the_bound_is_one_error(export, monkeypatch):
+def test_an_export_on_stdin_past_the_bound_is_one_error(export, monkeypatch, stdin_module):
     monkeypatch.setattr(stdin_module, "MAX_ARCHIVE_BYTES", 4096)
     result = invoke("stats", "-", input=export.read_bytes())
     assert result.exit_code == 2
@@ -121,7 +126,7 @@ def test_a_damaged_zip_on_stdin_is_one_error():
 
 
 @pytest.mark.parametrize("name", ["tour.session.v4.jsonl", "tour.session.v4.jsonl.zstd"])
-def test_a_log_on_stdin_is_never_held(name, monkeypatch):
+def test_a_log_on_stdin_is_never_held(name, monkeypatch, stdin_module):
     monkeypatch.setattr(stdin_module, "_spool", lambda stream: pytest.fail("a log on stdin was held whole"))
     piped = invoke("cat", "-", input=(SAMPLES / name).read_bytes())
     assert piped.exit_code == 0 and piped.stdout == invoke("cat", str(SAMPLES / name)).stdout
