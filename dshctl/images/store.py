@@ -320,7 +320,17 @@ def _looks_like(path: Path, pattern: re.Pattern, *, dirs: bool) -> bool:
 
 def detect_store(path: Path, *, how: str) -> Store:
     """The store a ``--store DIR`` names: a DSH home, its ``attachments`` or ``attachments/v1`` or
-    ``…/v1/objects`` directory, an unzipped export, or an export's ``media`` directory."""
+    ``…/v1/objects`` directory, an unzipped export, or an export's ``media`` directory. A directory laid
+    out as a store but holding other things and no object (a git ``objects`` directory) holds none: a
+    usage error, as is anything else; an empty store is a store (of 0 objects)."""
+    store = _detected(path, how)
+    foreign = _holds_no_store(store)
+    if foreign is not None:
+        raise UsageError(f"--store {path}: holds no attachment store: {foreign}")
+    return store
+
+
+def _detected(path: Path, how: str) -> Store:
     from ..source.zipped import is_zip
 
     if path.is_file() and is_zip(path):
@@ -340,6 +350,39 @@ def detect_store(path: Path, *, how: str) -> Store:
         f"--store {path}: not an attachment store (expected a DSH home, its attachments/ dir, "
         "attachments/v1, attachments/v1/objects, an unzipped session export or its media/ dir)"
     )
+
+
+def _holds_no_store(store: Store) -> str | None:
+    """Why ``store`` is no store (None when it is one): it holds no object, and holds other things
+    besides (hidden entries and empty ``<2 hex>`` directories are passed over). Stops at the first object."""
+    if store.kind == "zip":
+        from ..source.zipped import ZipMedia
+
+        store._media = media = ZipMedia(store.path)  # a hostile archive is refused here, status 2
+        if media.is_export() or any(_MEDIA_NAME.fullmatch(name.removeprefix("media/")) for name in media.names()):
+            return None
+        return "a ZIP with neither session.jsonl nor images under media/, so not a dsh session export"
+    others = 0
+    if store.kind == "media":
+        for name in _entry_names(store.path, dirs=False) + _entry_names(store.path, dirs=True):
+            if _MEDIA_NAME.fullmatch(name):
+                return None
+            others += not name.startswith(".")
+        what = "an export image (sha256:<64 hex>.<ext>)"
+    else:
+        for name in _entry_names(store.path, dirs=True):
+            if not _TWO_HEX.fullmatch(name):
+                others += not name.startswith(".")
+                continue
+            for entry in _entry_names(store.path / name, dirs=False) + _entry_names(store.path / name, dirs=True):
+                if entry.startswith(name) and re.fullmatch(r"[0-9a-f]{64}", entry):
+                    return None
+                others += not entry.startswith(".")
+        others += sum(not name.startswith(".") for name in _entry_names(store.path, dirs=False))
+        what = "an object (<2 hex>/<64 hex>)"
+    if not others:
+        return None  # an empty store
+    return f"{others} entr{'y' if others == 1 else 'ies'} in {store.path}, none of them {what}"
 
 
 def default_store(log_path: Path | None, archive: Any = None) -> Store:
