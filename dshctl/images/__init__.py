@@ -13,8 +13,8 @@ store, ``<DSH_HOME>/attachments/v1/objects/<first 2 hex>/<64 hex>`` (§5.3), or 
 Nothing read from a log is executed, fetched, or used as a path: an id must match
 ``sha256:[0-9a-f]{64}`` before it touches the filesystem, display names are reduced to a safe base name,
 store objects are opened relative to the store directory without following symlinks, and output files
-are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW`` (``--force``: a private
-temporary file renamed over the target, which replaces a symlink instead of following it).
+are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW``, as a temporary file linked
+to its name once whole (``--force``: renamed over the target, which replaces a symlink instead of following it).
 """
 
 from __future__ import annotations
