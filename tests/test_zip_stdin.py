@@ -266,3 +266,11 @@ def test_a_member_of_the_export_on_stdin(export):
         assert piped.stdout == invoke("replay", "--instant", str(export.parent / "unzipped" / CHILD)).stdout
     plain = invoke("cat", "--", f"-!{CHILD}", input=(SAMPLES / "tour.session.v4.jsonl").read_bytes())
     assert plain.exit_code == 2 and "standard input holds no ZIP" in plain.stderr
+
+
+def test_the_html_page_of_an_export_on_stdin_is_the_zip_paths(export, tmp_path):
+    """Held whole, the ZIP is read again for the page's per-turn figures and its pictures, as a ZIP file is."""
+    piped, named = tmp_path / "piped.html", tmp_path / "named.html"
+    assert invoke("replay", "-", "--export", str(piped), "--embed-images", input=export.read_bytes()).exit_code == 0
+    assert invoke("replay", str(export), "--export", str(named), "--embed-images").exit_code == 0
+    assert piped.read_bytes() == named.read_bytes()
