@@ -274,3 +274,9 @@ def test_the_html_page_of_an_export_on_stdin_is_the_zip_paths(export, tmp_path):
     assert invoke("replay", "-", "--export", str(piped), "--embed-images", input=export.read_bytes()).exit_code == 0
     assert invoke("replay", str(export), "--export", str(named), "--embed-images").exit_code == 0
     assert piped.read_bytes() == named.read_bytes()
+
+
+def test_sarif_names_the_members_of_the_zip_on_stdin(export):
+    document = json.loads(invoke("validate", "--format", "sarif", "-", input=export.read_bytes()).stdout)
+    assert [a["location"]["uri"] for a in document["runs"][0]["artifacts"]] == [
+        "stdin%21session.jsonl", "stdin%21subagents/session-b4d2f6a8/session.jsonl"]
