@@ -280,3 +280,18 @@ def test_sarif_names_the_members_of_the_zip_on_stdin(export):
     document = json.loads(invoke("validate", "--format", "sarif", "-", input=export.read_bytes()).stdout)
     assert [a["location"]["uri"] for a in document["runs"][0]["artifacts"]] == [
         "stdin%21session.jsonl", "stdin%21subagents/session-b4d2f6a8/session.jsonl"]
+
+
+def test_stdin_redirected_from_a_zip_file_is_read_in_place(export):
+    """``< x.zip`` hands dshctl the file itself: it is read where it is, never copied (so never bounded)."""
+    program = ("import sys, dshctl.source.stdin as s\n"
+               "def refuse(stream): raise SystemExit('copied')\n"
+               "s._spool = refuse\n"
+               "from dshctl.entry import main\n"
+               "sys.argv = ['dshctl', 'grep', '-c', 'red', '-']\n"
+               "main()\n")
+    with open(export, "rb") as stdin:
+        done = subprocess.run([sys.executable, "-c", program], stdin=stdin, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "DSH_HOME": "/nonexistent-dsh-home", "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["<stdin>!session.jsonl:4", f"<stdin>!{CHILD}:3"]

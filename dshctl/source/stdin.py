@@ -5,7 +5,8 @@ streamed: :func:`stdin_archive` tells one by its first bytes, looked at without 
 buffer's ``peek``, or a read and a seek back), and only then reads standard input whole into a
 :class:`~dshctl.source.zipped.HeldArchive`: in memory up to :data:`IN_MEMORY_BYTES`, beyond that in an
 unlinked temporary file (``$TMPDIR``), never more than :data:`MAX_ARCHIVE_BYTES` (then one error, status 2,
-naming the bound). Members are never unpacked. A zstd or plain JSONL log on standard input is left
+naming the bound); standard input redirected from a ZIP file is that file, read in place. Members are
+never unpacked. A zstd or plain JSONL log on standard input is left
 unread here and streamed by the line reader as it arrives.
 
 Standard input is read once: the held archive is kept for the process, so a second ``-`` (``-!member``)
@@ -47,7 +48,7 @@ def stdin_archive() -> HeldArchive | None:
         if not _starts_as_zip(stream):
             return None
         try:
-            held = (stream, HeldArchive(_spool(stream), STDIN))
+            held = (stream, HeldArchive(_in_place(stream) or _spool(stream), STDIN))
         except SourceError as exc:
             held = (stream, exc)
         _held[id(stream)] = held
@@ -94,6 +95,21 @@ def _peek(stream: BinaryIO) -> bytes | None:
     except (OSError, ValueError):
         return None
     return None  # neither: standard input is left to stream, as it always was
+
+
+def _in_place(stream: BinaryIO) -> BinaryIO | None:
+    """Standard input redirected from a whole ZIP file (``< x.zip``): the file itself, read in place as a
+    PATH is (no copy, no bound); None for a pipe, or a file read from elsewhere than its start."""
+    import os
+    import stat
+
+    try:
+        descriptor = stream.fileno()
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode) or stream.tell() != 0:
+            return None
+        return os.fdopen(os.dup(descriptor), "rb")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _spool(stream: BinaryIO) -> BinaryIO:
