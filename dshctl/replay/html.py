@@ -620,7 +620,8 @@ def _images(timeline: Timeline, store_dir: Path | None, on_note) -> dict:
     from ..options import ReplayOptions
 
     how = ReplayOptions.fields["store"].long
-    store = detect_store(store_dir, how=how) if store_dir is not None else default_store(None if log.ref.path is None else Path(log.ref.path), archive=log.ref.archive)
+    log_path = None if log.ref.path is None else Path(log.ref.path)
+    store = detect_store(store_dir, how=how) if store_dir is not None else default_store(log_path, archive=log.ref.archive)
     scan = scan_log(open_log(log.ref, salvage=log.salvage))
     refs: dict[tuple, list[str]] = {}
     pictures: dict[str, str] = {}

@@ -289,9 +289,9 @@ def _stdin_refs() -> list[LogRef]:
 
 def _zip_member(spec: str) -> list[LogRef] | None:
     """``ZIP!member``, as commands name an export's logs, given back: the one log ``member`` of the export
-    ZIP ``ZIP`` (a file, or standard input's: ``-`` or ``<stdin>``); None when no ``!`` of ``spec`` follows an export ZIP's name (a real
-    file whose name holds ``!`` was found before this is asked). An unknown member is an error listing
-    the export's logs."""
+    ZIP ``ZIP`` (a file, or standard input's: ``-`` or ``<stdin>``); None when no ``!`` of ``spec`` follows
+    an export ZIP's name (a real file whose name holds ``!`` was found before this is asked). An unknown
+    member is an error listing the export's logs."""
     for mark in (index for index, char in enumerate(spec) if char == "!" and index > 0):
         archive_spec, name = spec[:mark], spec[mark + 1:]
         if archive_spec in ("-", "<stdin>"):  # standard input's ZIP, named as commands name its members
