@@ -13,8 +13,8 @@ store, ``<DSH_HOME>/attachments/v1/objects/<first 2 hex>/<64 hex>`` (§5.3), or 
 Nothing read from a log is executed, fetched, or used as a path: an id must match
 ``sha256:[0-9a-f]{64}`` before it touches the filesystem, display names are reduced to a safe base name,
 store objects are opened relative to the store directory without following symlinks, and output files
-are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW`` (``--force``: a private
-temporary file renamed over the target, which replaces a symlink instead of following it).
+are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW``, as a temporary file linked
+to its name once whole (``--force``: renamed over the target, which replaces a symlink instead of following it).
 """
 
 from __future__ import annotations
@@ -88,8 +88,20 @@ def run_images(path: str | None, options: ImagesOptions) -> int:
         _list_step(scan, output=options.output, color=options.colored, form=options.table_form, store=chosen)
         return EXIT_FINDINGS if chosen is not None and any(ref.status in FAILED for ref in scan.refs) else EXIT_OK
     if chosen is None:
-        chosen = default_store(None if scan.log_file is None else Path(scan.log_file))
+        chosen = default_store(None if scan.log_file is None else Path(scan.log_file), archive=_held_archive(path))
     return _extract_step(scan, options, store=chosen)
+
+
+def _held_archive(path: Any):
+    """The export ZIP read from standard input that holds the log ``path`` names (``-``, ``-!member``), else
+    None: its ``media/`` is the store."""
+    from ..errors import DshctlError
+    from ..source import as_ref
+
+    try:
+        return as_ref(path).archive
+    except (DshctlError, TypeError):
+        return None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -50,14 +50,14 @@ def validate_log(source: str | os.PathLike | LogRef, options: ValidateOptions | 
     ``options``: what ``--ignore`` skips and where ``--max-errors`` stops."""
     options = options or ValidateOptions()
     ignore, max_errors = options.ignored, options.max_errors
-    if isinstance(source, LogRef) and source.path is not None:
+    if isinstance(source, LogRef) and not source.reads_stdin:
         return _validate_ref(source, ignore=ignore, max_errors=max_errors)
     spec = source.display if isinstance(source, LogRef) else os.fspath(source)
     spooled: list[str] = []
     try:
         try:
             ref = as_ref(source)
-            if ref.path is None:  # standard input: validation reads a log twice
+            if ref.reads_stdin:  # standard input: validation reads a log twice
                 ref = _spool_stdin(spooled)
         except DshctlError as exc:
             return _unresolved(exc, exc.file or spec, ignore)
@@ -176,9 +176,9 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
             reports[len(refs) + len(reports)] = _unresolved(exc, exc.file or spec, ignore)
             continue
         for ref in found:
-            if ref.path is None:
+            if ref.reads_stdin:
                 ref = _spool_stdin(spooled)
-            key = (ref.path.resolve(), ref.member) if ref.display != "<stdin>" else "-"
+            key = "-" if ref.display == "<stdin>" else (ref.path.resolve() if ref.path is not None else "-", ref.member)
             if key in seen:
                 continue
             seen.add(key)

@@ -125,8 +125,9 @@ def _json(reports: list[LogReport], strict: bool, elapsed: float | None, outside
 
 
 def _uri(file: str) -> str:
-    if file.startswith("<"):
-        return quote(file.strip("<>"))
+    if file.startswith("<"):  # <stdin>, or a member of the ZIP on it: <stdin>!session.jsonl
+        name, _, member = file[1:].partition(">")
+        return quote(name + member)
     path = Path(file)
     if path.is_absolute():
         return path.as_uri()
