@@ -1344,7 +1344,11 @@ class StatsFold:
             record.interrupted = True
             own.interrupted_messages += 1
         own_first = self._first_token(stream, event)
-        timing: tuple | None = None  # dsh's step readings on this message: (llm, ttft, generation, decode tokens) ms
+        # dsh's step readings on this message: its model time, time to first token, generation, decode tokens
+        span: int | None = None
+        ttft: int | None = None
+        generation: int | None = None
+        decoded: int | float | None = None
         # dsh sessionStats
         dsh = self.dsh
         if dsh.open_key == key:
@@ -1356,7 +1360,6 @@ class StatsFold:
                 span = max(0, time - start)
                 dsh.llm_ms += span
                 model.llm_ms += span
-                timing = (span, None, None, None)
                 if first is not None:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
@@ -1365,7 +1368,6 @@ class StatsFold:
                     generation = max(0, time - first)
                     model.ttft_ms += ttft
                     model.ttft_steps += 1
-                    timing = (span, ttft, generation, None)
                     usage = data.get("usage")
                     output = usage.get("outputTokens") if usage.__class__ is dict else None
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
@@ -1373,7 +1375,7 @@ class StatsFold:
                         dsh.decode_tokens += output
                         model.decode_ms += generation
                         model.decode_tokens += output
-                        timing = (span, ttft, generation, output)
+                        decoded = output
         usage = data.get("usage")
         if usage is None and stream:
             chunk = last_raw_chunk(stream, "usage")
@@ -1382,9 +1384,9 @@ class StatsFold:
         share = self._share(record) if self.keep_settlements else None
         if share is not None:
             share.interrupted = data.get("interrupted") is True
-        if timing is not None:
+        if span is not None:
             for figures in _with_share(record, share):
-                figures.add_timing(*timing)
+                figures.add_timing(span, ttft, generation, decoded)
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
