@@ -345,20 +345,6 @@ class CallFigures:
                         self.stalls += 1
                         self.stall_ms += gap
 
-    def own_figures(self, timed: bool) -> StepOwnFigures:
-        return StepOwnFigures(
-            provider_ttft_ms=self.provider_ttft_ms,
-            first_visible_ms=self.first_visible_ms,
-            max_gap_ms=self.max_gap_ms,
-            stalls=self.stalls,
-            stall_ms=self.stall_ms,
-            failed_attempts=self.failed_attempts,
-            wasted_billed_input_tokens=self.waste_input,
-            wasted_output_tokens=self.waste_output,
-            wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
-            backoff_ms=_timed_sum(self.backoff_ms, timed),
-        )
-
     def step_row(self, record_type: Any, step: "StepFigures", timed: bool, *, attempts: int, tokens: Sequence[int] | None,
                  reasoning: int | None, ended: bool, costs: Any, **extra: Any) -> Any:
         """The record (a :class:`StepRecord` or a :class:`SettlementRecord`, ``record_type``) of these
@@ -386,7 +372,18 @@ class CallFigures:
             reasoning_tokens=reasoning,
             tools=self.tool_names,
             costs=costs,
-            dshctl=self.own_figures(timed),
+            dshctl=StepOwnFigures(
+                provider_ttft_ms=self.provider_ttft_ms,
+                first_visible_ms=self.first_visible_ms,
+                max_gap_ms=self.max_gap_ms,
+                stalls=self.stalls,
+                stall_ms=self.stall_ms,
+                failed_attempts=self.failed_attempts,
+                wasted_billed_input_tokens=self.waste_input,
+                wasted_output_tokens=self.waste_output,
+                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
+                backoff_ms=_timed_sum(self.backoff_ms, timed),
+            ),
             **extra,
         )
 
