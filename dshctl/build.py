@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+from typing import Any, Callable
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the pure build needs no mypy_extensions: the decorator only speaks to mypyc
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 def compiled_modules() -> list[str]:
