@@ -38,7 +38,7 @@ are JavaScript's, and live in :mod:`dshctl.jsvalues`.
 from __future__ import annotations
 
 from itertools import accumulate, islice
-from typing import Annotated, Any, Iterable, Iterator, NamedTuple, Union
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import msgspec
 
@@ -50,6 +50,19 @@ from dshctl.jsvalues import (
     is_lossless_json,
     safe_index,
     safe_int,
+)
+# The record types are declared in dshctl.stream_records, a module left pure (msgspec's class keywords
+# are what mypyc cannot compile), and re-exported here, where every reader takes them from.
+from dshctl.stream_records import (
+    BlockIndex,
+    Members,
+    RawChunk,
+    ReasoningChunks,
+    Record,
+    SafeInt,
+    Stream,
+    TextChunks,
+    ToolCallChunks,
 )
 
 __all__ = [
@@ -88,52 +101,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------------
-# Records (§4.2)
+# Records (§4.2): declared in dshctl.stream_records
 
-
-SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
-BlockIndex = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
-Members = Annotated[list[str], msgspec.Meta(min_length=1)]
-
-
-class TextChunks(msgspec.Struct, tag_field="type", tag="text-chunks"):
-    """A run of ``text-delta`` chunks of one block."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    texts: Members
-
-
-class ReasoningChunks(msgspec.Struct, tag_field="type", tag="reasoning-chunks"):
-    """A run of ``reasoning-delta`` chunks of one block."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    texts: Members
-
-
-class ToolCallChunks(msgspec.Struct, tag_field="type", tag="tool-call-chunks", kw_only=True, omit_defaults=True):
-    """A run of ``tool-call-delta`` chunks with one index, one id and the same ``name`` (or none)."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    id: str
-    name: Union[str, msgspec.UnsetType] = msgspec.UNSET
-    args: Members
-
-
-class RawChunk(msgspec.Struct, tag_field="type", tag="chunk"):
-    """One chunk kept as recorded: every non-delta chunk, and tool-call deltas that cannot be packed."""
-
-    time: SafeInt
-    chunk: dict
-
-
-Record = Union[TextChunks, ReasoningChunks, ToolCallChunks, RawChunk]
-Stream = list[Record]
 
 _RUN_CLASSES = (TextChunks, ReasoningChunks, ToolCallChunks)
 
