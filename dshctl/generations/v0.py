@@ -33,7 +33,7 @@ from ..errors import FormatError
 from ..jsvalues import NOT_JSON, is_plain_safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
 from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
-from .v0_rows import WIRE_ROW_DECODERS, TextRowData, ToolRowData
+from .v0_rows import WIRE_ROW_DECODERS, TextRowData, ToolRowData, WireTextRow, WireToolRow
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
 
@@ -60,7 +60,9 @@ def decode_row(row: dict, line: int, position: int, fixture: bool) -> PackedRow:
     if row.keys() != envelope_keys:
         raise _bad_row(tag, line, f"envelope keys {sorted(row)}")
     try:
-        data = msgspec.convert(row["data"], ToolRowData if tag == "tool-call-chunks" else TextRowData)
+        data: TextRowData | ToolRowData = (
+            msgspec.convert(row["data"], ToolRowData) if tag == "tool-call-chunks" else msgspec.convert(row["data"], TextRowData)
+        )
     except msgspec.ValidationError as exc:
         raise _bad_row(tag, line, str(exc))
     if "seq0" in row:
@@ -77,14 +79,15 @@ def _bad_row(tag: str, line: int, why: str) -> FormatError:
 
 
 def _packed_row(tag: str, seq0: int, time0: int, data: TextRowData | ToolRowData, line: int) -> PackedRow:
-    members = data.args if tag == "tool-call-chunks" else data.texts
+    members = data.args if type(data) is ToolRowData else data.texts  # type: ignore[union-attr]  # the tag chose the type
     dt = data.dt
     if len(dt) != len(members) - 1:
         raise _bad_row(tag, line, "dt must hold one safe integer per member after the first")
     last_time = time0 + sum(dt)
     if not is_plain_safe_int(last_time) or not is_plain_safe_int(seq0 + len(members) - 1):
         raise _bad_row(tag, line, "member seq or time leaves the safe-integer range")
-    if tag == "tool-call-chunks":
+    record: TextChunks | ReasoningChunks | ToolCallChunks
+    if type(data) is ToolRowData:
         record = ToolCallChunks(time0=time0, index=data.index, dt=dt, id=data.id, name=data.name, args=members)
     elif tag == "text-chunks":
         record = TextChunks(time0=time0, index=data.index, dt=dt, texts=members)
@@ -107,7 +110,7 @@ def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
     if decode is None:
         return None
     try:
-        wire = decode(raw)
+        wire: WireTextRow | WireToolRow = decode(raw)
     except NOT_JSON:
         return None
     if wire.type.encode() != raw[9:tag_end]:
@@ -194,7 +197,7 @@ class LegacyNormalizer:
             message_id = self.legacy_id(event.seq)
             op = event.surfaceOp
             if isinstance(op, dict) and op.get("op") == "replace":
-                message_id = self.tool_result_ids.get(op.get("start"), message_id)
+                message_id = self.tool_result_ids.get(op.get("start"), message_id)  # type: ignore[arg-type]  # any key: a miss
             rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
             rest["message"] = {
                 "id": message_id,

@@ -8,6 +8,8 @@ build, and the decoder that judges the rows imports them.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import msgspec
 
 from ..stream_records import BlockIndex, Members, SafeInt
@@ -50,7 +52,7 @@ class WireToolRow(msgspec.Struct, forbid_unknown_fields=True):
     data: ToolRowData
 
 
-WIRE_ROW_DECODERS = {
+WIRE_ROW_DECODERS: dict[bytes, Callable[[bytes], WireTextRow | WireToolRow]] = {
     b"text-chunks": msgspec.json.Decoder(WireTextRow).decode,
     b"reasoning-chunks": msgspec.json.Decoder(WireTextRow).decode,
     b"tool-call-chunks": msgspec.json.Decoder(WireToolRow).decode,
