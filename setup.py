@@ -23,7 +23,7 @@ from setuptools.command.build_ext import build_ext
 # raised), and the tests that swap a reader's walk method cannot (native attributes are read-only).
 # The stream core, the v0 decoder and the reader declare msgspec Structs with class keywords, which mypyc
 # drops: they stay pure.
-COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/stats/fold.py"]
+COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
 
 # The commands that build the wheel's modules; metadata commands (egg_info, dist_info) never compile.
 BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
