@@ -16,8 +16,11 @@ import traceback
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# The hot reading path, source to figures: the zstd frame walk and the line reader (one native class
-# hierarchy: they compile together or not at all), the stream core, the v0 decoder and the stats fold.
+# The hot reading path, chosen by measurement (benchmarks/README.md): the zstd frame walk and the line
+# reader (one native class hierarchy: they compile together or not at all), the v0 decoder and the stats
+# fold. The stream core and the reader type-check and their Structs are apart, but compiled they measured
+# no gain (the stream: fewer instructions per run, more at start-up) and mypyc 2.4 broke them (the
+# stream's annotations enforced on raw JSON; the reader's dataclass fields with init=False left unset).
 # What keeps them compilable (mypyc 2.4):
 # - each type-checks cleanly, and an annotation is a promise the compiled code enforces (a TypeError at
 #   the call): what a function refuses with its own error is typed Any (Accumulator.push);
@@ -29,8 +32,7 @@ from setuptools.command.build_ext import build_ext
 # - a class that pure code extends says so (mypyc_attr(allow_interpreted_subclasses=True):
 #   FollowingLineReader, the replay builder's _Block), and tests inject by subclassing, never by
 #   assigning a method (native attributes are read-only).
-# Left pure for now: dshctl/reader.py, whose record loop (Log._physical) is the next candidate.
-COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/stream.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
+COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
 
 # The commands that build the wheel's modules; metadata commands (egg_info, dist_info) never compile.
 BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
