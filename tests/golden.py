@@ -113,8 +113,11 @@ def generate(outdir: Path, only: str | None, installed: bool = False) -> int:
         sys.path.insert(0, str(ROOT))
     from typer.testing import CliRunner
 
+    import dshctl
     from dshctl.build import describe
     from dshctl.cli import app
+
+    installed_root = str(Path(dshctl.__file__).resolve().parent.parent)  # ROOT, or an installed build's site-packages
 
     print(f"golden: {describe()}", file=sys.stderr)
 
@@ -142,7 +145,7 @@ def generate(outdir: Path, only: str | None, installed: bool = False) -> int:
         for case, argv in cases:
             if pattern and not pattern.search(case):
                 continue
-            text = run_case(runner, app, argv, exports).replace(str(tmp_path), "<TMP>").replace(str(ROOT), "<ROOT>")
+            text = run_case(runner, app, argv, exports).replace(str(tmp_path), "<TMP>").replace(installed_root, "<ROOT>").replace(str(ROOT), "<ROOT>")
             text = normalize(text.replace(str(CORPUS), "<CORPUS>"))
             (outdir / (re.sub(r"[^A-Za-z0-9._:-]", "_", case) + ".txt")).write_text(text, encoding="utf-8")
             count += 1
