@@ -169,14 +169,14 @@ class LineReader(ZstdFrames):
     def _open(self) -> BinaryIO:
         if self.ref.problem is not None:
             raise self.ref.problem
-        if self.ref.path is None:
-            self._owns_file = False
-            return sys.stdin.buffer
-        if self.ref.member is not None:  # a log inside a web export ZIP: inflated as it is read
+        if self.ref.member is not None:  # a log inside a web export ZIP (a file, or held from stdin): inflated as read
             from dshctl.source.zipped import open_member
 
             self._owns_file = True
             return open_member(self.ref)
+        if self.ref.path is None:
+            self._owns_file = False
+            return sys.stdin.buffer
         try:
             file = open(self.ref.path, "rb")
         except OSError as exc:
