@@ -1,15 +1,24 @@
 """Which build of dshctl is running: the pure-Python modules, or the compiled build, where ``pip install``
-compiled the hot modules (today the stats fold: ``setup.py``'s ``COMPILED``) from the same typed
-source with mypyc. ``dshctl --version`` prints it; nothing else depends on it."""
+compiled the hot modules (``setup.py``'s ``COMPILED``) from the same typed source with mypyc.
+``dshctl --version`` prints it; nothing else depends on it. :func:`mypyc_attr` marks a compiled class that
+pure code may extend (a no-op where mypy is not installed)."""
 
 from __future__ import annotations
 
 import os
 from importlib.machinery import EXTENSION_SUFFIXES
+from typing import Any, Callable
 
-COMPILABLE = ("dshctl/stats/fold.py",)
+COMPILABLE = ("dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py")
 """The modules ``setup.py`` may compile (its ``COMPILED``; a test keeps the two lists equal). Only these are
 looked for, so ``--version`` costs a few ``stat`` calls, not a walk of the package."""
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the pure build needs no mypy_extensions: the decorator only speaks to mypyc
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 def compiled_modules(root: str | None = None) -> list[str]:
