@@ -1,6 +1,6 @@
-"""The compiled build (#25): ``pip install .`` compiles dshctl's hot module (the stats fold) with mypyc from the same typed
-source, so every rule keeps its one home in the ``.py`` file; the wheel ships both, and Python imports
-the extension before the source beside it. mypy (which brings mypyc) is a build
+"""The compiled build (#25): ``pip install .`` compiles dshctl's hot modules (``COMPILED`` below) with mypyc
+from the same typed source, so every rule keeps its one home in the ``.py`` file; the wheel ships both, and
+Python imports the extension before the source beside it. mypy (which brings mypyc) is a build
 requirement, fetched by pip like any other; where mypyc cannot compile (no C compiler, no Python headers,
 a module that stops type-checking) the install goes on with the pure-Python modules and says so in the
 build output (``pip install -v``); nothing warns at run time. ``dshctl --version`` says which build runs.
@@ -16,14 +16,23 @@ import traceback
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# The stats fold: its Python work per event is what a large log costs, and mypyc compiles it as it is.
-# Not yet: the zstd frame walk and the line reader (one native class hierarchy: they compile together or
-# not at all). Compiled with mypy 2.4, `dshctl stats` then fails at its first too-long line with
-# "'_Environ' object has no attribute 'get'" (the interpreter's own os.getenv, after the compiled reader
-# raised), and the tests that swap a reader's walk method cannot (native attributes are read-only).
-# The stream core, the v0 decoder and the reader declare msgspec Structs with class keywords, which mypyc
-# drops: they stay pure.
-COMPILED = ["dshctl/stats/fold.py"]
+# The hot reading path, chosen by measurement (benchmarks/README.md): the zstd frame walk and the line
+# reader (one native class hierarchy: they compile together or not at all), the v0 decoder and the stats
+# fold. The stream core and the reader type-check and their Structs are apart, but compiled they measured
+# no gain (the stream: fewer instructions per run, more at start-up) and mypyc 2.4 broke them (the
+# stream's annotations enforced on raw JSON; the reader's dataclass fields with init=False left unset).
+# What keeps them compilable (mypyc 2.4):
+# - each type-checks cleanly, and an annotation is a promise the compiled code enforces (a TypeError at
+#   the call): what a function refuses with its own error is typed Any (Accumulator.push);
+# - msgspec Structs declared with class keywords (tag, kw_only, forbid_unknown_fields) stay in pure
+#   modules the compiled ones import (dshctl/stream_records.py, dshctl/generations/v0_rows.py);
+# - no class-body aliases or class attributes without ClassVar: mypyc makes them instance attributes
+#   (``iter_lines = __iter__`` left a KeyError set, reported later as "'_Environ' object has no
+#   attribute 'get'");
+# - a class that pure code extends says so (mypyc_attr(allow_interpreted_subclasses=True):
+#   FollowingLineReader, the replay builder's _Block), and tests inject by subclassing, never by
+#   assigning a method (native attributes are read-only).
+COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
 
 # The commands that build the wheel's modules; metadata commands (egg_info, dist_info) never compile.
 BUILDING = {"bdist_wheel", "build", "build_ext", "install"}

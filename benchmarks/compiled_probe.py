@@ -6,7 +6,7 @@ noise-free on a shared machine) and made runnable as a ``dshctl`` executable for
 What it does:
 
 1. copies the ``dshctl`` package of this checkout to ``--dir`` and runs ``mypyc`` on ``--modules``
-   (default: the modules that type-check cleanly — the zstd frames, the line reader and the stats fold);
+   (default: the shipped set, ``setup.py``'s ``COMPILED``);
    mypyc needs ``pip install mypy``;
 2. writes ``--dir/bin/dshctl``, the console script over that copy (its compiled modules shadow the
    ``.py`` files beside them);
@@ -14,11 +14,10 @@ What it does:
    imports excluded (three runs minus one, halved), under ``valgrind --tool=callgrind``, for the pure
    package and the compiled copy, and the floor's (zstandard + msgspec) for scale.
 
-Why only these modules: mypyc drops the class keywords of a ``msgspec.Struct`` it compiles
-(``forbid_unknown_fields``, ``kw_only``, ``tag``) — ``stream.py`` then fails to import, and the typed
-decoders of ``reader.py`` and ``generations/v0.py`` would accept keys dsh refuses — so those modules
-need their Structs moved to a module left pure before they can be compiled, and they do not type-check
-yet (``mypy --follow-imports=silent``).
+Why these modules: they are ``setup.py``'s ``COMPILED`` (the zstd frames, the line reader, the v0 decoder
+and the stats fold). Give ``--modules`` to probe others: the stream core and the reader type-check and
+their msgspec Structs live in pure modules, but compiled they measured no gain and mypyc 2.4 broke them
+(see ``setup.py``).
 
 Usage::
 
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stats_bench import write_bench_v0  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-MODULES = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/stats/fold.py"]
+MODULES = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
 
 WORK = r"""
 import sys

@@ -39,8 +39,8 @@ from .options.base import COLOR, COLORS, NO_COLOR
 
 class _Group(typer.core.TyperGroup):
     """The command group, whose usage errors read as every dshctl error does: one line,
-    ``dshctl: error: no such option: --jsno (did you mean --json?); dshctl stats --help lists the
-    options``, status 2 — not click's usage block."""
+    ``dshctl: error: no such option: --jsn (did you mean --json?); dshctl stats --help lists the
+    options``, status 2 — not click's usage block, nor its list of every option that shares a letter."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         click = typer.core._click
@@ -59,6 +59,26 @@ class _Group(typer.core.TyperGroup):
             return status
         sys.exit(status if isinstance(status, int) else 0)
 
+    def resolve_command(self, ctx, args):  # type: ignore[override]
+        """A name that is no command is refused with the nearest commands (typer's own suggestion lists
+        every close one, quoted, after a full stop)."""
+        name = args[0] if args else None
+        if name is not None and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            raise _NoSuchCommand(no_such_command(name, self.list_commands(ctx)), ctx)
+        return super().resolve_command(ctx, args)
+
+
+class _NoSuchCommand(typer.core._click.exceptions.UsageError):
+    """A command name that names none: its message is already in dshctl's wording."""
+
+
+def no_such_command(name: str, commands: list[str]) -> str:
+    """``no such command: stas (did you mean stats?)`` (the command line and ``dshctl help NAME``)."""
+    from .options.suggest import did_you_mean
+    from .textsafe import visible_line
+
+    return f"no such command: {visible_line(name)}{did_you_mean(name, [command for command in commands if command != name])}"
+
 
 def _abort_type(click) -> type:
     """The exception click raises on end of input: typer's own vendored click keeps it in
@@ -69,13 +89,10 @@ def _abort_type(click) -> type:
 
 
 def _usage_error_line(error, group, args: list[str]) -> str:
-    """A click usage error in dshctl's wording, pointing at the ``--help`` of the command it was given to."""
-    import re
-
-    message = error.format_message().strip().rstrip(".")
-    message = re.sub(r"\s*\(Possible options: (.*)\)$", lambda m: f" (did you mean {_either(m.group(1))}?)", message)
-    message = re.sub(r"\s+Did you mean (.*)\?$", r" (did you mean \1?)", message)
-    message = message[:1].lower() + message[1:]
+    """A click usage error in dshctl's wording, pointing at the ``--help`` of the command it was given to:
+    an unknown option or command with the nearest real ones (:mod:`dshctl.options.suggest`), a value
+    outside an option's choices with the nearest choice; click's other messages reworded."""
+    click = typer.core._click
     ctx = getattr(error, "ctx", None)
     named = next((arg for arg in args if arg in group.commands), None)
     flag = getattr(error, "option_name", None)
@@ -86,13 +103,84 @@ def _usage_error_line(error, group, args: list[str]) -> str:
         where = ctx.command_path
     else:
         where = f"dshctl {named}" if named is not None else "dshctl"
-    what = "commands" if message.startswith("no such command") else "options"
-    return f"dshctl: error: {message}; {where} --help lists the {what}"
+    if isinstance(error, _NoSuchCommand):
+        return f"dshctl: error: {error.message}; {where} --help lists the commands"
+    if isinstance(error, click.exceptions.NoSuchOption):
+        if theirs:  # dshctl --json stats
+            return f"dshctl: error: {flag} is an option of dshctl {named}: give it after the command name; {where} --help lists the options"
+        return f"dshctl: error: {_no_such_option(error)}; {where} --help lists the options"
+    value = _bad_value(error, args)
+    if value is not None:
+        return f"dshctl: error: {value}"
+    message = error.format_message().strip().rstrip(".")
+    message = message[:1].lower() + message[1:]
+    return f"dshctl: error: {message}; {where} --help lists the options"
 
 
-def _either(listed: str) -> str:
-    names = [name.strip() for name in listed.split(",")]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+def _no_such_option(error) -> str:
+    """``no such option: --jsn (did you mean --json?)``: the nearest of the long options of the command it
+    was given to (click's own list is every option that shares a few letters)."""
+    from .options.suggest import did_you_mean
+    from .textsafe import visible_line
+
+    name = error.option_name
+    near = did_you_mean(name, _long_flags(error.ctx)) if name.startswith("--") else ""
+    return f"no such option: {visible_line(name)}{near}"
+
+
+def _long_flags(ctx) -> list[str]:
+    """The long options of the command ``ctx`` parses, ``--help`` included."""
+    if ctx is None:
+        return []
+    flags = [flag for param in ctx.command.params if param.param_type_name == "option"
+             for flag in (*param.opts, *param.secondary_opts)]
+    return [flag for flag in (*flags, *ctx.help_option_names) if flag.startswith("--")]
+
+
+_NUMBERS = {"int": "a whole number", "integer": "a whole number", "float": "a number"}
+
+
+def _glued(param, value: str, args: list[str], ctx) -> str | None:
+    """``-jsn`` read as ``-j sn``: when the short flag and its refused value were typed as one word that is
+    near a long option (``--json``), say so — the long option lost a dash."""
+    from .options.suggest import did_you_mean
+    from .textsafe import visible_line
+
+    shorts = [opt for opt in param.opts if len(opt) == 2 and opt.startswith("-")]
+    typed = next((arg for arg in args if any(arg == short + value for short in shorts)), None)
+    near = did_you_mean("-" + typed, _long_flags(ctx)) if typed is not None else ""
+    return f"{visible_line(typed)}: {typed[:2]} takes {value!r} as its value{near}" if near else None
+
+
+def _bad_value(error, args: list[str] = ()) -> str | None:
+    """typer's refusal of an option's value in the options' own wording: outside its choices, ``--by must
+    be one of session, turn, …, not 'sesion' (did you mean session?)``
+    (:func:`dshctl.options.suggest.not_a_choice`); not a number, ``--top takes a whole number, not 'x'``.
+    None for any other error."""
+    import ast
+    import re
+
+    param = getattr(error, "param", None)
+    message = getattr(error, "message", "") or ""
+    if param is None or not getattr(param, "opts", None):
+        return None
+    flag = next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
+    try:
+        choice = re.fullmatch(r"(.+) is not one of (.+?)\.?", message, re.S)
+        if choice is not None:
+            from .options.suggest import not_a_choice
+
+            return not_a_choice(flag, ast.literal_eval(choice.group(1)), ast.literal_eval(f"({choice.group(2)},)"))
+        number = re.fullmatch(r"(.+) is not a valid (int|integer|float)\.?", message, re.S)
+        if number is not None:
+            from .textsafe import visible_line
+
+            given = ast.literal_eval(number.group(1))
+            refused = f"{flag} takes {_NUMBERS[number.group(2)]}, not {visible_line(repr(given))}"
+            return _glued(param, str(given), args, error.ctx) or refused
+    except (ValueError, SyntaxError):
+        pass
+    return None
 
 
 app = typer.Typer(
@@ -344,8 +432,10 @@ def help_(command: str | None, options: HelpOptions) -> int:
     if found is None:
         from .errors import UsageError
 
-        known = ", ".join(name for name in group.list_commands(top) if name != "help")
-        raise UsageError(f"no such command {command!r} (the commands: {known})")
+        known = [name for name in group.list_commands(top) if name != "help"]
+        suggested = no_such_command(command, known)
+        listed = "" if "did you mean" in suggested else f" (the commands: {', '.join(known)})"
+        raise UsageError(f"{suggested}{listed}; dshctl help lists the commands")
     typer.echo(found.get_help(click.Context(found, info_name=command, parent=top)))
     return 0
 

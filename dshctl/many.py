@@ -62,9 +62,9 @@ def unique_refs(refs) -> list[LogRef]:
 def _file_identity(ref: LogRef):
     """What makes two refs the same file: device and inode (one stat, where resolving the path costs a
     stat per component: 90 ms over 1,200 sessions); the resolved path when the file cannot be stat'ed."""
-    if ref.path is None:
-        return "-"
     member = ref.member.name if ref.member is not None else None  # the logs of one export ZIP
+    if ref.path is None:
+        return "-", member  # standard input: its log, or the members of the ZIP it held
     try:
         status = os.stat(ref.path)
     except OSError:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -82,6 +83,7 @@ class Meter:
         self.done_logs = 0
         self.done_bytes = 0
         self.readers: list[Any] = []
+        self.started = time.monotonic()
 
     def bytes_now(self) -> int:
         live = 0
@@ -92,6 +94,38 @@ class Meter:
     def finished(self, size: int | None, logs: int = 1) -> None:
         self.done_logs += logs
         self.done_bytes += size or 0
+
+    def figures(self, now: float | None = None) -> tuple[str, str, str]:
+        """What the bar shows beside itself: the bytes done (of the total, when known), the rate and the time
+        left. The rate is the mean since the work began, so the first frame has one as soon as a byte is
+        counted; until then the rate and the time left are blank (never ``?`` nor ``-:--:--``), and the
+        time left stays blank when the total is unknown (standard input)."""
+        from rich.filesize import decimal
+
+        done = self.bytes_now()
+        elapsed = (time.monotonic() if now is None else now) - self.started
+        amount = decimal(done) if self.total is None else _of(done, self.total)
+        if done <= 0 or elapsed <= 0:
+            return amount, "", ""
+        rate = done / elapsed
+        left = "" if self.total is None else f"{_clock(max(self.total - done, 0) / rate)} left"
+        return amount, f"{decimal(int(rate))}/s", left
+
+
+def _of(done: int, total: int) -> str:
+    """``3.1/12.0 MB``: the done and the total in the total's unit (as rich's download column)."""
+    from rich.filesize import decimal, pick_unit_and_suffix
+
+    unit, suffix = pick_unit_and_suffix(total, ["bytes", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"], 1000)
+    if unit == 1:
+        return f"{done:,}/{total:,} bytes"
+    return f"{done / unit:,.1f}/{total / unit:,.1f} {suffix}"
+
+
+def _clock(seconds: float) -> str:
+    minutes, second = divmod(int(seconds + 0.5), 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{hours}:{minute:02d}:{second:02d}" if hours else f"{minute}:{second:02d}"
 
 
 _bar: "_Bar | None" = None
@@ -176,28 +210,29 @@ class _Bar:
             return
 
     def _start(self):
-        from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
         from rich.console import Console
 
         meter = self.meter
         columns: list = [TextColumn(meter.label), BarColumn(), TaskProgressColumn()]
         if meter.logs > 1:
-            columns.append(TextColumn("{task.fields[logs]}"))
-        columns += [DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+            columns.append(TextColumn("{task.fields[logs]}", markup=False))
+        columns += [TextColumn(f"{{task.fields[{name}]}}", markup=False) for name in ("amount", "rate", "left")]
         console = Console(stderr=True, force_terminal=True, no_color=not self.color, highlight=False, markup=False, emoji=False)
         progress = Progress(*columns, console=console, transient=True, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
-        task = progress.add_task(meter.label, total=meter.total, logs=self._logs())
+        task = progress.add_task(meter.label, total=meter.total, **self._fields())
         progress.start()
         self.shown = True
         return progress, task
 
-    def _logs(self) -> str:
-        return f"{self.meter.done_logs:,}/{self.meter.logs:,} logs"
+    def _fields(self) -> dict[str, str]:
+        amount, rate, left = self.meter.figures()
+        return {"logs": f"{self.meter.done_logs:,}/{self.meter.logs:,} logs", "amount": amount, "rate": rate, "left": left}
 
     def _draw(self, task) -> None:
         progress = self._progress
-        progress.update(task, completed=self.meter.bytes_now(), logs=self._logs())
+        progress.update(task, completed=self.meter.bytes_now(), **self._fields())
         progress.refresh()
 
     def stop(self) -> None:

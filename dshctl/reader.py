@@ -40,26 +40,12 @@ from .generations.v0 import (
 from .jsvalues import MAX_SAFE_INTEGER, NOT_JSON
 from .model import KNOWN_EVENT_TYPES, Event, Header
 from .source import LineReader, LogRef, TornTail, as_ref
-from .stream import SafeInt
+from .wire import WireEvent, decode_wire_event
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp"})
 _decoder = msgspec.json.Decoder()
 
 
-class _WireEvent(msgspec.Struct, forbid_unknown_fields=True):
-    """The common case of an event line, decoded without a dict in between. Anything else (packed rows,
-    fixture lines, extra keys, wrong types) fails to decode here and takes the general path."""
-
-    type: str
-    seq: int
-    time: SafeInt
-    data: Any
-    sourceEventSeqs: Any = None
-    surfaceOp: Any = None
-    ignorable: Any = None
-
-
-_decode_wire = msgspec.json.Decoder(_WireEvent).decode
 _WIRE_ERRORS = NOT_JSON  # msgspec.ValidationError is a DecodeError, a ValueError
 
 
@@ -158,6 +144,7 @@ class Log:
                 yield from fold_chunks(logical, time_known=lambda: not self.fixture)
             else:
                 for item in self._physical():
+                    assert type(item) is Event  # packed rows are v0/v1's
                     attach_stream(item)
                     yield item
         except DshctlError as exc:
@@ -205,7 +192,7 @@ class Log:
         typed = False  # whether the typed decode applies: known from the first record
         decode_wire_event = self._decode_wire_event
         for lineno, raw in lines:
-            item = None
+            item: Event | PackedRow | None = None
             if typed:
                 if v0 and b'-chunks"' in raw[:30]:
                     item = decode_row_line(raw, lineno)
@@ -222,6 +209,7 @@ class Log:
                 if type(item) is PackedRow:
                     seq, count = item.seq0, item.count
                 else:
+                    assert type(item) is Event  # no problem: it decoded
                     seq, count = item.seq, 1
                 if seq == position:
                     position += count
@@ -233,6 +221,7 @@ class Log:
             if self.salvage:
                 after = self._salvaged(problem, item, position)
                 if after is not None:
+                    assert item is not None  # _salvaged reads on past a record only
                     position = after
                     yield item
                 continue
@@ -254,7 +243,7 @@ class Log:
         its envelope has exactly the known keys and types. ``None`` for anything else, which
         :meth:`_decode_general` then decodes and judges."""
         try:
-            wire = _decode_wire(raw)
+            wire: WireEvent = decode_wire_event(raw)
         except _WIRE_ERRORS:
             return None
         kind = wire.type
@@ -290,7 +279,8 @@ class Log:
         try:
             return self._decode_record(record, lineno, position), None
         except FormatError as exc:
-            return None, exc.located(line=lineno, seq=position)
+            exc.located(line=lineno, seq=position)
+            return None, exc
 
     def _suspect_tail(self, problem: FormatError, item: Event | PackedRow | None, lineno: int) -> _SuspectTail:
         """Damage at ``lineno``: fatal inside a complete zstd frame, or when the damaged record itself
@@ -332,6 +322,8 @@ class Log:
             raise FormatError("record has no string type")
         if self._v0 and kind in ROW_TAGS and "data" in record and ("seq0" in record or self.fixture):
             return decode_row(record, lineno, position, self.fixture)
+        seq: Any
+        time: Any
         if self.fixture:
             seq, time = position, None
         else:

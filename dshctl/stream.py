@@ -38,10 +38,11 @@ are JavaScript's, and live in :mod:`dshctl.jsvalues`.
 from __future__ import annotations
 
 from itertools import accumulate, islice
-from typing import Annotated, Any, Iterable, Iterator, NamedTuple, Union
+from typing import Any, Iterable, Iterator, NamedTuple, cast
 
 import msgspec
 
+from dshctl.build import mypyc_attr
 from dshctl.errors import StreamError
 from dshctl.jsvalues import (
     MAX_SAFE_INTEGER,
@@ -50,6 +51,19 @@ from dshctl.jsvalues import (
     is_lossless_json,
     safe_index,
     safe_int,
+)
+# The record types are declared in dshctl.stream_records, a module left pure (msgspec's class keywords
+# are what mypyc cannot compile), and re-exported here, where every reader takes them from.
+from dshctl.stream_records import (
+    BlockIndex,
+    Members,
+    RawChunk,
+    ReasoningChunks,
+    Record,
+    SafeInt,
+    Stream,
+    TextChunks,
+    ToolCallChunks,
 )
 
 __all__ = [
@@ -88,52 +102,8 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------------
-# Records (§4.2)
+# Records (§4.2): declared in dshctl.stream_records
 
-
-SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
-BlockIndex = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
-Members = Annotated[list[str], msgspec.Meta(min_length=1)]
-
-
-class TextChunks(msgspec.Struct, tag_field="type", tag="text-chunks"):
-    """A run of ``text-delta`` chunks of one block."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    texts: Members
-
-
-class ReasoningChunks(msgspec.Struct, tag_field="type", tag="reasoning-chunks"):
-    """A run of ``reasoning-delta`` chunks of one block."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    texts: Members
-
-
-class ToolCallChunks(msgspec.Struct, tag_field="type", tag="tool-call-chunks", kw_only=True, omit_defaults=True):
-    """A run of ``tool-call-delta`` chunks with one index, one id and the same ``name`` (or none)."""
-
-    time0: SafeInt
-    index: BlockIndex
-    dt: list[SafeInt]
-    id: str
-    name: Union[str, msgspec.UnsetType] = msgspec.UNSET
-    args: Members
-
-
-class RawChunk(msgspec.Struct, tag_field="type", tag="chunk"):
-    """One chunk kept as recorded: every non-delta chunk, and tool-call deltas that cannot be packed."""
-
-    time: SafeInt
-    chunk: dict
-
-
-Record = Union[TextChunks, ReasoningChunks, ToolCallChunks, RawChunk]
-Stream = list[Record]
 
 _RUN_CLASSES = (TextChunks, ReasoningChunks, ToolCallChunks)
 
@@ -167,7 +137,7 @@ def check_shape(records: list[Record]) -> list[Record]:
     ``n`` members has ``n`` times, all within ±``MAX_SAFE_INTEGER``.
     """
     for position, record in enumerate(records):
-        if record.__class__ is RawChunk:
+        if type(record) is RawChunk:
             continue
         members = record_member_count(record)
         if len(record.dt) != members - 1:
@@ -230,7 +200,10 @@ class Accumulator:
     def __len__(self) -> int:
         return len(self._records)
 
-    def push(self, time: int, chunk: dict) -> None:
+    def push(self, time: Any, chunk: Any) -> None:
+        # Any: a time or chunk that is not an int or a dict is refused here with ValueError (the compiled
+        # build would raise TypeError at the call for a narrower annotation)
+        safe_time: int | None
         if time.__class__ is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
             safe_time = time
         else:
@@ -256,19 +229,19 @@ class Accumulator:
                 raise ValueError(f"{kind} text must be a string")
             run_class = TextChunks if kind == "text-delta" else ReasoningChunks
             if records:
-                previous = records[-1]
-                if previous.__class__ is run_class and previous.index == index:
+                last = records[-1]
+                if type(last) is run_class and last.index == index:
                     gap = safe_time - self._last_time
                     if -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER:
-                        previous.dt.append(gap)
-                        previous.texts.append(text)
+                        last.dt.append(gap)
+                        last.texts.append(text)
                         self._last_time = safe_time
                         return
             records.append(run_class(safe_time, index, [], [text]))
             self._last_time = safe_time
             return
 
-        previous = records[-1] if records else None
+        previous: Record | None = records[-1] if records else None
         if kind == "tool-call-delta":
             index = safe_index(chunk.get("index"))
             if index is None:
@@ -288,14 +261,14 @@ class Accumulator:
                 return
             if (
                 previous is not None
-                and previous.__class__ is ToolCallChunks
+                and type(previous) is ToolCallChunks
                 and previous.index == index
                 and previous.id == call_id
                 and previous.name == name
             ):
-                gap = _time_gap(self._last_time, safe_time)
-                if gap is not None:
-                    previous.dt.append(gap)
+                call_gap = _time_gap(self._last_time, safe_time)
+                if call_gap is not None:
+                    previous.dt.append(call_gap)
                     previous.args.append(arguments)
                     self._last_time = safe_time
                     return
@@ -308,37 +281,38 @@ class Accumulator:
             return
         raise ValueError(f"unknown assistant stream chunk type {kind!r}")
 
-    def push_run(self, record: TextChunks | ReasoningChunks | ToolCallChunks) -> None:
+    def push_run(self, record: Any) -> None:
+        # Any: anything but a packed run is refused here with ValueError (see push)
         cls = record.__class__
         if cls not in _RUN_CLASSES:
             raise ValueError(f"push_run takes a packed run, got {cls.__name__}")
         time0 = safe_int(record.time0)
         if time0 is None:
             raise ValueError(f"run time0 must be a safe integer, got {record.time0!r}")
-        members = record.args if cls is ToolCallChunks else record.texts
+        members = record.args if type(record) is ToolCallChunks else record.texts
         if not members or len(record.dt) != len(members) - 1:
             raise ValueError("a run needs at least one member and exactly one dt entry per further member")
-        if cls is ToolCallChunks and (record.id == "" or record.name == ""):
+        if type(record) is ToolCallChunks and (record.id == "" or record.name == ""):
             # Such members are raw records under push's rules; keep push_run equal to pushing the members.
             for time, chunk in iter_members([record]):
                 self.push(time, chunk)
             return
         last_time = time0 + sum(record.dt)
         records = self._records
-        previous = records[-1] if records else None
-        if previous is not None and previous.__class__ is cls and previous.index == record.index:
+        previous: Any = records[-1] if records else None
+        if previous is not None and type(previous) is cls and previous.index == record.index:
             gap = _time_gap(self._last_time, time0)
-            same_call = cls is not ToolCallChunks or (previous.id == record.id and previous.name == record.name)
+            same_call = type(record) is not ToolCallChunks or (previous.id == record.id and previous.name == record.name)
             if gap is not None and same_call:
                 previous.dt.append(gap)
                 previous.dt.extend(record.dt)
-                if cls is ToolCallChunks:
+                if type(record) is ToolCallChunks:
                     previous.args.extend(record.args)
                 else:
                     previous.texts.extend(record.texts)
                 self._last_time = last_time
                 return
-        if cls is ToolCallChunks:
+        if type(record) is ToolCallChunks:
             copy: Record = ToolCallChunks(
                 time0=time0, index=record.index, dt=list(record.dt), id=record.id, name=record.name, args=list(record.args)
             )
@@ -354,17 +328,16 @@ class Accumulator:
 
 def record_member_count(record: Record) -> int:
     """How many timed chunks a record stands for (1 for a raw record)."""
-    cls = record.__class__
-    if cls is RawChunk:
+    if type(record) is RawChunk:
         return 1
-    if cls is ToolCallChunks:
+    if type(record) is ToolCallChunks:
         return len(record.args)
     return len(record.texts)
 
 
 def run_times(record: Record) -> Iterator[int]:
     """The receipt time of each member (a raw record has one)."""
-    if record.__class__ is RawChunk:
+    if type(record) is RawChunk:
         return iter((record.time,))
     return islice(accumulate(record.dt, initial=record.time0), record_member_count(record))
 
@@ -372,13 +345,12 @@ def run_times(record: Record) -> Iterator[int]:
 def iter_members(stream: Iterable[Record]) -> Iterator[tuple[int, dict]]:
     """Expand typed records lazily into timed chunks. Trusts its input (see ``expand_strict``)."""
     for record in stream:
-        cls = record.__class__
-        if cls is RawChunk:
+        if type(record) is RawChunk:
             yield record.time, record.chunk
             continue
         index = record.index
         times = accumulate(record.dt, initial=record.time0)
-        if cls is ToolCallChunks:
+        if type(record) is ToolCallChunks:
             call_id = record.id
             name = record.name
             if name is msgspec.UNSET:
@@ -394,7 +366,7 @@ def iter_members(stream: Iterable[Record]) -> Iterator[tuple[int, dict]]:
                         "argumentsDelta": fragment,
                     }
         else:
-            kind = "text-delta" if cls is TextChunks else "reasoning-delta"
+            kind = "text-delta" if type(record) is TextChunks else "reasoning-delta"
             for time, text in zip(times, record.texts):
                 yield time, {"type": kind, "index": index, "text": text}
 
@@ -437,7 +409,7 @@ def _validated_run_times(record: dict, members: int, position: int, label: str) 
         raise _refuse(position, "safe-integer", f"{label} dt entries must be safe integers, got {bad!r}")
     if len(gaps) != members - 1:
         raise _refuse(position, "dt-length", f"{label} has {members} members but {len(gaps)} dt entries (want {members - 1})")
-    times = list(accumulate(gaps, initial=time0))
+    times = list(accumulate(cast("list[int]", gaps), initial=time0))  # no None: checked above
     if min(times) < -MAX_SAFE_INTEGER or max(times) > MAX_SAFE_INTEGER:
         raise _refuse(position, "member-time", f"{label} member times must stay safe integers")
     return index, times
@@ -494,15 +466,15 @@ def expand_strict(records: Iterable[Any]) -> Iterator[tuple[int, dict]]:
                 yield time, chunk
         elif kind == "chunk":
             _require_exact_keys(record, _RAW_KEYS, position, "chunk")
-            time = safe_int(record["time"])
-            if time is None:
+            raw_time = safe_int(record["time"])
+            if raw_time is None:
                 raise _refuse(position, "safe-integer", f"raw chunk time must be a safe integer, got {record['time']!r}")
             chunk = record["chunk"]
             if not isinstance(chunk, dict):
                 raise _refuse(position, "raw-chunk", "raw chunk must be a non-null, non-array object")
             if not is_lossless_json(chunk):
                 raise _refuse(position, "raw-chunk", "raw chunk must be lossless JSON (no -0, NaN or Infinity)")
-            yield time, chunk
+            yield raw_time, chunk
         else:
             raise _refuse(position, "type", f"unsupported record type {kind!r}")
 
@@ -574,7 +546,7 @@ def _member_time(record: TextChunks | ReasoningChunks | ToolCallChunks, position
 
 def run_first_token_time(record: TextChunks | ReasoningChunks | ToolCallChunks) -> int | None:
     """A named tool-call run → ``time0``; otherwise the time of the first non-empty member."""
-    if record.__class__ is ToolCallChunks:
+    if type(record) is ToolCallChunks:
         if record.name is not msgspec.UNSET:
             return record.time0
         fragments = record.args
@@ -588,7 +560,7 @@ def run_first_token_time(record: TextChunks | ReasoningChunks | ToolCallChunks) 
 
 def run_first_visible_time(record: TextChunks | ReasoningChunks | ToolCallChunks) -> int | None:
     """The time of the first non-whitespace member of a text/reasoning run; tool-call runs have none."""
-    if record.__class__ is ToolCallChunks:
+    if type(record) is ToolCallChunks:
         return None
     search = NON_WHITESPACE.search
     for position, text in enumerate(record.texts):
@@ -600,7 +572,7 @@ def run_first_visible_time(record: TextChunks | ReasoningChunks | ToolCallChunks
 def first_token_time(stream: Iterable[Record]) -> int | None:
     """Receipt time of the first token (``is_token_delta``), or None when the stream has none."""
     for record in stream:
-        if record.__class__ is RawChunk:
+        if type(record) is RawChunk:
             if is_token_delta(record.chunk):
                 return record.time
         else:
@@ -613,7 +585,7 @@ def first_token_time(stream: Iterable[Record]) -> int | None:
 def first_visible_time(stream: Iterable[Record]) -> int | None:
     """Receipt time of the first visible chunk (``is_visible_chunk``), or None."""
     for record in stream:
-        if record.__class__ is RawChunk:
+        if type(record) is RawChunk:
             if is_visible_chunk(record.chunk):
                 return record.time
         else:
@@ -626,11 +598,10 @@ def first_visible_time(stream: Iterable[Record]) -> int | None:
 def has_visible_content(stream: Iterable[Record]) -> bool:
     """Whether any chunk is visible (``is_visible_chunk``)."""
     for record in stream:
-        cls = record.__class__
-        if cls is RawChunk:
+        if type(record) is RawChunk:
             if is_visible_chunk(record.chunk):
                 return True
-        elif cls is not ToolCallChunks:
+        elif type(record) is not ToolCallChunks:
             # One search over the joined run answers "does any member have a non-whitespace character".
             if NON_WHITESPACE.search("".join(record.texts)) is not None:
                 return True
@@ -640,11 +611,10 @@ def has_visible_content(stream: Iterable[Record]) -> bool:
 def has_visible_text(stream: Iterable[Record]) -> bool:
     """Whether any chunk carries visible text (``chunk_has_visible_text``)."""
     for record in stream:
-        cls = record.__class__
-        if cls is TextChunks:
+        if type(record) is TextChunks:
             if NON_WHITESPACE.search("".join(record.texts)) is not None:
                 return True
-        elif cls is RawChunk and chunk_has_visible_text(record.chunk):
+        elif type(record) is RawChunk and chunk_has_visible_text(record.chunk):
             return True
     return False
 
@@ -660,7 +630,7 @@ def last_raw_chunk(stream: list[Record], chunk_type: str) -> dict | None:
     """The last raw chunk of a never-packed type (``usage``, ``finish``, …), scanning backwards."""
     _require_raw_type(chunk_type)
     for record in reversed(stream):
-        if record.__class__ is RawChunk and record.chunk.get("type") == chunk_type:
+        if type(record) is RawChunk and record.chunk.get("type") == chunk_type:
             return record.chunk
     return None
 
@@ -669,18 +639,17 @@ def raw_chunks(stream: Iterable[Record], chunk_type: str) -> Iterator[dict]:
     """Every raw chunk of a never-packed type, in stream order."""
     _require_raw_type(chunk_type)
     for record in stream:
-        if record.__class__ is RawChunk and record.chunk.get("type") == chunk_type:
+        if type(record) is RawChunk and record.chunk.get("type") == chunk_type:
             yield record.chunk
 
 
 def joined_text(stream: Iterable[Record]) -> str:
     """All text-delta fragments (runs and raw) joined in order; reasoning and tool arguments excluded."""
-    parts: list[str] = []
+    parts: list[Any] = []  # a raw delta's text is joined as recorded
     for record in stream:
-        cls = record.__class__
-        if cls is TextChunks:
+        if type(record) is TextChunks:
             parts.append("".join(record.texts))
-        elif cls is RawChunk and record.chunk.get("type") == "text-delta":
+        elif type(record) is RawChunk and record.chunk.get("type") == "text-delta":
             parts.append(record.chunk.get("text"))
     return "".join(parts)
 
@@ -688,7 +657,7 @@ def joined_text(stream: Iterable[Record]) -> str:
 class BlockText(NamedTuple):
     """One content block of a stream as it streamed: its deltas joined (``block_texts``)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index
     type: str
     """``text``, ``reasoning``, ``tool-call``, or another block type (``image`` …) whose text is empty."""
     text: str
@@ -701,6 +670,7 @@ class BlockText(NamedTuple):
 # The per-block walk: the one reading of a stream by content block (§4.6)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the replay builder's _Block extends it
 class StreamBlock:
     """One content block of an attempt, as :func:`walk_blocks` has seen it so far.
 
@@ -748,7 +718,7 @@ class BlockStep(NamedTuple):
 
 
 _RUN_BLOCK_TYPES = {TextChunks: "text", ReasoningChunks: "reasoning", ToolCallChunks: "tool-call"}
-_DELTA_BLOCK_TYPES = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
+_DELTA_BLOCK_TYPES: dict[Any, str] = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
 
 
 def walk_blocks(stream: Iterable[Record], blocks: dict | None = None, new_block=StreamBlock) -> Iterator[BlockStep]:
@@ -772,7 +742,7 @@ def walk_blocks(stream: Iterable[Record], blocks: dict | None = None, new_block=
 
     for record in stream:
         cls = record.__class__
-        if cls is RawChunk:
+        if type(record) is RawChunk:
             chunk = record.chunk
             kind = chunk.get("type")
             index = chunk.get("index")
@@ -817,7 +787,7 @@ def walk_blocks(stream: Iterable[Record], blocks: dict | None = None, new_block=
             if block.ended:
                 continue  # the assembler ignores deltas after the block's end; nobody saw them
             block.streamed = True
-            if cls is ToolCallChunks:
+            if type(record) is ToolCallChunks:
                 name = record.name if record.name is not msgspec.UNSET else None
                 if block.name is None and name:
                     block.name = name
@@ -840,11 +810,13 @@ def block_texts(stream: Iterable[Record]) -> list[BlockText]:
         kind = step.kind
         if kind == DELTA:
             members = step.members
+            assert members is not None and step.block is not None  # a delta step has both
             text = members[0] if len(members) == 1 else "".join(members)
             if isinstance(text, str):
                 parts.setdefault(step.block.index, []).append(text)
         elif kind == END:
             block = step.block
+            assert block is not None  # an end step has its block
             payload = step.payload
             if not block.streamed and isinstance(payload, dict):
                 whole = payload.get("arguments") if block.type == "tool-call" else payload.get("text")

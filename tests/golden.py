@@ -6,7 +6,9 @@ export wrote. ``python tests/golden.py --compare BASE NEW`` lists every case who
 the cases only one side has), exit 1 if any. A restructuring run shows zero differences; a change of
 behaviour shows exactly the cases it meant to change.
 
-``--only REGEX`` keeps the cases whose name matches (quick checks while working).
+``--only REGEX`` keeps the cases whose name matches (quick checks while working). ``--installed`` runs
+the dshctl the interpreter has installed instead of this checkout's (the compiled build: run it with that
+environment's python, e.g. ``/tmp/cvenv/bin/python tests/golden.py --installed OUTDIR``).
 """
 
 from __future__ import annotations
@@ -105,12 +107,19 @@ def run_case(runner, app, argv: list[str], out: Path) -> str:
     return "".join(parts)
 
 
-def generate(outdir: Path, only: str | None) -> int:
+def generate(outdir: Path, only: str | None, installed: bool = False) -> int:
     os.environ.update(ENV)
-    sys.path.insert(0, str(ROOT))
+    if not installed:
+        sys.path.insert(0, str(ROOT))
     from typer.testing import CliRunner
 
+    import dshctl
+    from dshctl.build import describe
     from dshctl.cli import app
+
+    installed_root = str(Path(dshctl.__file__).resolve().parent.parent)  # ROOT, or an installed build's site-packages
+
+    print(f"golden: {describe()}", file=sys.stderr)
 
     try:
         runner = CliRunner(mix_stderr=False)
@@ -136,7 +145,7 @@ def generate(outdir: Path, only: str | None) -> int:
         for case, argv in cases:
             if pattern and not pattern.search(case):
                 continue
-            text = run_case(runner, app, argv, exports).replace(str(tmp_path), "<TMP>").replace(str(ROOT), "<ROOT>")
+            text = run_case(runner, app, argv, exports).replace(str(tmp_path), "<TMP>").replace(installed_root, "<ROOT>").replace(str(ROOT), "<ROOT>")
             text = normalize(text.replace(str(CORPUS), "<CORPUS>"))
             (outdir / (re.sub(r"[^A-Za-z0-9._:-]", "_", case) + ".txt")).write_text(text, encoding="utf-8")
             count += 1
@@ -170,6 +179,7 @@ def main() -> int:
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BASE", "NEW"))
     parser.add_argument("--only", help="only the cases whose name matches this regex")
     parser.add_argument("--show", type=int, default=20, help="diffs to print with --compare")
+    parser.add_argument("--installed", action="store_true", help="run the installed dshctl, not this checkout's")
     args = parser.parse_args()
     if args.compare:
         return compare(*args.compare, args.show)
@@ -177,7 +187,7 @@ def main() -> int:
         parser.error("give OUTDIR or --compare BASE NEW")
     if args.outdir.exists():
         shutil.rmtree(args.outdir)
-    return generate(args.outdir, args.only)
+    return generate(args.outdir, args.only, args.installed)
 
 
 if __name__ == "__main__":

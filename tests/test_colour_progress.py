@@ -25,6 +25,7 @@ from dshctl.terminal import color_wanted
 pytestmark = pytest.mark.serial  # a bar shows after a second: nothing else on the cores meanwhile
 
 TOUR = sample("tour.session.v4.jsonl")
+TORN = sample("torn-tail.session.v4.jsonl")
 ROOT = sample("sessions")
 TMUX = shutil.which("tmux")
 ESC = "\x1b["
@@ -76,6 +77,14 @@ def test_the_colour_rule(monkeypatch, when, env, tty, wanted):
         ["ls", "--color", "always", str(ROOT)],
         ["stats", "--color", "always", str(ROOT)],
         ["images", "--color", "always", str(TOUR)],
+        ["grep", "-c", "--color", "always", "red", str(TOUR), str(TORN)],
+        ["grep", "-l", "--color", "always", "red", str(TOUR)],
+        ["validate", "--color", "always", str(TORN), str(TOUR)],
+        ["--color", "always", "validate", str(TOUR)],
+        ["validate", "--list-rules", "--color", "always"],
+        ["stats", "--by", "turn", "--color", "always", str(TOUR)],
+        ["prices", "--color", "always"],
+        ["sql", "--color", "always", "select count(*) as n from sessions", str(TOUR)],
     ],
 )
 def test_color_always_colours_a_pipe_and_never_does_not(args):
@@ -93,8 +102,8 @@ def _unstyled(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
-def test_force_color_and_no_color():
-    args = ["grep", "red", str(TOUR)]
+@pytest.mark.parametrize("args", [["grep", "red", str(TOUR)], ["validate", str(TORN)], ["stats", str(TOUR)]])
+def test_force_color_and_no_color(args):
     assert ESC not in invoke(*args).stdout  # a pipe: auto means no
     assert ESC in invoke(*args, env={"FORCE_COLOR": "1"}).stdout
     assert ESC in invoke(*args, env={"CLICOLOR_FORCE": "1"}).stdout
@@ -110,6 +119,17 @@ def test_log_text_stays_data_in_colour(tmp_path):
                  ["stats", "--color", "always", str(hostile)]):
         out = invoke(*args).stdout
         assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out, args
+
+
+def test_validate_colours_its_labels_and_keeps_log_text_data(tmp_path):
+    hostile = tmp_path / "red \x1b[2J\x07.session.v4.jsonl"  # a file name is text from outside too
+    hostile.write_bytes(TORN.read_bytes())
+    out = invoke("validate", "--color", "always", str(hostile)).stdout
+    assert "\x1b[2J" not in out and "\x07" not in out and "red ␛[2J␇" in out
+    first = out.splitlines()[0]
+    assert "\x1b[1;33mwarning\x1b[0m" in first and "\x1b[36m[relationships/open-turn]\x1b[0m" in first
+    assert out.splitlines()[-1].startswith("\x1b[1;33m1 log: 1 clean")  # warnings only: the summary in yellow
+    assert ESC not in invoke("validate", str(hostile)).stdout  # a pipe, auto: plain, as golden runs see it
 
 
 def test_a_cast_export_is_coloured_whatever_stdout_is(tmp_path):
@@ -170,6 +190,22 @@ def test_the_bar_draws_on_stderr_only_and_erases_itself(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "stats" in captured.err and "1/2 logs" in captured.err and "kB" in captured.err
+
+
+def test_the_figures_beside_the_bar_are_blank_until_there_is_a_rate(monkeypatch):
+    meter = progress.Meter("stats", 3, 12_000_000)
+    start = meter.started
+    assert meter.figures(start + 1.0) == ("0.0/12.0 MB", "", "")  # nothing counted yet: no rate, no time left
+    meter.finished(3_000_000)
+    assert meter.figures(start + 1.0) == ("3.0/12.0 MB", "3.0 MB/s", "0:03 left")  # the mean since the work began
+    assert meter.figures(start + 1.0)[2] and "?" not in "".join(meter.figures(start + 1.0))
+    unknown = progress.Meter("stats", 1, None)  # standard input: bytes done, a rate, never a time left
+    unknown.finished(2_500)
+    assert unknown.figures(unknown.started + 0.5) == ("2.5 kB", "5.0 kB/s", "")
+    big = progress.Meter("stats", 1, 10_000_000_000)
+    big.finished(1_000_000_000)
+    assert big.figures(big.started + 10) == ("1.0/10.0 GB", "100.0 MB/s", "1:30 left")
+    assert progress.Meter("x", 1, 900).figures() == ("0/900 bytes", "", "")
 
 
 def test_workers_forget_the_parents_meter():
@@ -238,7 +274,8 @@ def pane():
 def test_a_long_read_shows_a_progress_bar_then_the_tables(pane):
     shown = pane(f"{SLOW} | {DSHCTL} stats -", height=120)
     bar = shown.wait(lambda s: "stats ━" in s, "the progress bar")
-    assert "/? bytes" in bar and "┏" not in bar  # standard input: bytes so far of an unknown total; no output yet
+    assert " bytes" in bar and "┏" not in bar  # standard input: bytes so far of an unknown total; no output yet
+    assert "?" not in bar and "-:--" not in bar and "left" not in bar  # no rate yet, and never a time left without a total
     done = shown.wait(lambda s: "EXITED 0" in s, "the end")
     assert "stats ━" not in done  # the bar was erased before the output
     assert "turns · steps" in done and "┏" in done  # a terminal: boxed tables
@@ -313,6 +350,64 @@ def test_a_bar_until_the_output_begins_then_never_again(monkeypatch, capsys):
 def test_grep_shows_a_bar_while_no_hit_has_come_then_its_lines(pane):
     shown = pane(f"{SLOW} | {DSHCTL} grep red -", height=60)
     bar = shown.wait(lambda s: "grep ━" in s, "the progress bar")
-    assert "/? bytes" in bar and "user:" not in bar
+    assert " bytes" in bar and "?" not in bar and "user:" not in bar
     done = shown.wait(lambda s: "EXITED 0" in s, "the end")
     assert "grep ━" not in done and "CI on main is red." in done
+
+
+@tmux_only
+def test_the_first_frame_of_a_bar_is_meaningful(pane, tmp_path):
+    """The first frame a user sees (after a second of reading) has figures or nothing, never rich's
+    placeholders for a rate not yet measured (``?``, ``-:--:--``)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for number in range(1000):
+        shutil.copyfile(TOUR, root / f"s{number}.session.v4.jsonl")  # copies: one file under many names is read once
+    shown = pane(f"{DSHCTL} stats --no-cache -j 1 {shlex.quote(str(root))} >/dev/null", env={"XDG_CACHE_HOME": str(tmp_path)})
+    first = shown.wait(lambda s: "stats ━" in s, "the progress bar")
+    bar = next(line for line in first.splitlines() if "stats ━" in line)
+    assert "?" not in bar and "-:--" not in bar and "/1,000 logs" in bar and "MB" in bar
+    shown.wait(lambda s: "EXITED 0" in s, "the end")
+
+
+COMMANDS_IN_COLOUR = {
+    "validate": f"validate {shlex.quote(str(TORN))}",
+    "stats": f"stats {shlex.quote(str(TOUR))}",
+    "ls": f"ls {shlex.quote(str(ROOT))}",
+    "images": f"images {shlex.quote(str(TOUR))}",
+    "prices": "prices",
+    "replay": f"replay --instant {shlex.quote(str(TOUR))}",
+    "grep": f"grep red {shlex.quote(str(TOUR))}",
+    "grep -l": f"grep -l red {shlex.quote(str(TOUR))}",
+}
+
+
+@tmux_only
+def test_every_command_colours_a_terminal_and_a_forced_pipe_only(pane):
+    """On a real terminal each command is coloured; into a pipe it is plain, unless --color always."""
+    steps = []
+    for name, command in COMMANDS_IN_COLOUR.items():
+        steps += [f"clear; {DSHCTL} {command} 2>/dev/null; echo '=={name} piped'; {DSHCTL} {command} 2>/dev/null | cat;"
+                  f" echo '=={name} always'; {DSHCTL} {command} --color always 2>/dev/null | cat; echo '=={name} end'; sleep 1.5"]
+    seen: dict[str, str] = {}
+    shown = pane("; ".join(steps), width=200, height=200)
+    deadline = time.monotonic() + 120
+    while len(seen) < len(COMMANDS_IN_COLOUR) and time.monotonic() < deadline:
+        screen = shown.text(escapes=True)
+        for name in COMMANDS_IN_COLOUR:
+            if name not in seen and f"=={name} end" in screen:
+                seen[name] = screen
+        time.sleep(0.1)
+    assert set(seen) == set(COMMANDS_IN_COLOUR), f"not finished: {set(COMMANDS_IN_COLOUR) - set(seen)}"
+    for name, screen in seen.items():
+        tty, rest = screen.split(f"=={name} piped", 1)
+        piped, always = rest.split(f"=={name} always", 1)
+        always = always.split(f"=={name} end", 1)[0]
+        assert "\x1b[" in tty, f"{name}: no colour on a terminal"
+        assert "\x1b[" not in _unstyled_prompt(piped), f"{name}: colour into a pipe"
+        assert "\x1b[" in always, f"{name}: --color always ignored in a pipe"
+
+
+def _unstyled_prompt(text: str) -> str:
+    """tmux's capture with escapes ends a line's styles with a reset at times; a reset alone is no colour."""
+    return text.replace("\x1b[0m", "").replace("\x1b[39m", "").replace("\x1b[49m", "")

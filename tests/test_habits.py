@@ -88,17 +88,40 @@ def test_help_command_says_what_dash_dash_help_says():
     assert invoke("help", "stats").stdout == invoke("stats", "--help").stdout
     assert "Commands" in invoke("help").stdout
     result = invoke("help", "nope")
-    assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: no such command 'nope'")
+    assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: no such command: nope (the commands: cat, ls, stats")
+    assert invoke("help", "stas").stderr == "dshctl: error: no such command: stas (did you mean stats?); dshctl help lists the commands\n"
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["stats", "--jsno"], "dshctl: error: no such option: --jsno (did you mean --json, --ndjson or --sort?); dshctl stats --help lists the options"),
+        # the nearest real option or command, as git suggests it: one when one is nearest, never a list of every
+        # option sharing a letter (click offered --jobs, --json or --ndjson for --jsn)
+        (["stats", "--jsn"], "dshctl: error: no such option: --jsn (did you mean --json?); dshctl stats --help lists the options"),
+        (["stats", "--jsno"], "dshctl: error: no such option: --jsno (did you mean --json?); dshctl stats --help lists the options"),
+        (["grep", "--contxt", "2", "x"], "dshctl: error: no such option: --contxt (did you mean --context?); dshctl grep --help lists the options"),
+        (["replay", "--folow"], "dshctl: error: no such option: --folow (did you mean --follow?); dshctl replay --help lists the options"),
+        (["stats", "--no-colour"], "dshctl: error: no such option: --no-colour (did you mean --no-color?); dshctl stats --help lists the options"),
+        (["stats", "--no"], "dshctl: error: no such option: --no (did you mean --no-cache, --no-color or --no-cost?); dshctl stats --help lists the options"),
+        (["images", "--ot", "x"], "dshctl: error: no such option: --ot (did you mean --out?); dshctl images --help lists the options"),
+        (["stats", "--xyz"], "dshctl: error: no such option: --xyz; dshctl stats --help lists the options"),
+        (["grep", "-Z", "x"], "dshctl: error: no such option: -Z; dshctl grep --help lists the options"),
+        (["stas"], "dshctl: error: no such command: stas (did you mean stats?); dshctl --help lists the commands"),
+        (["rep"], "dshctl: error: no such command: rep (did you mean replay?); dshctl --help lists the commands"),
+        (["vaildate"], "dshctl: error: no such command: vaildate (did you mean validate?); dshctl --help lists the commands"),
+        (["nosuch"], "dshctl: error: no such command: nosuch; dshctl --help lists the commands"),
+        (["--colr", "never", "ls"], "dshctl: error: no such option: --colr (did you mean --color?); dshctl --help lists the options"),
+        (["--json", "stats"], "dshctl: error: --json is an option of dshctl stats: give it after the command name; dshctl stats --help lists the options"),
+        (["stats", "--by", "sesion"], "dshctl: error: --by must be one of session, turn, step, day, week, month, project, model, tool, not 'sesion' (did you mean session?)"),
+        (["ls", "--sort", "name"], "dshctl: error: --sort must be one of time, created, size, title, not 'name'"),
+        (["--color", "alway", "ls"], "dshctl: error: --color must be one of auto, always, never, not 'alway' (did you mean always?)"),
+        (["validate", "--format", "sarf"], "dshctl: error: --format must be one of text, json, sarif, junit, not 'sarf' (did you mean sarif?)"),
         (["grep", "-C"], "dshctl: error: option '-C' requires an argument; dshctl grep --help lists the options"),
-        (["nosuch"], "dshctl: error: no such command 'nosuch'; dshctl --help lists the commands"),
-        (["stats", "--top", "x"], "dshctl: error: invalid value for '--top': 'x' is not a valid int; dshctl stats --help lists the options"),
-        (["--colr", "never", "ls"], "dshctl: error: no such option: --colr (did you mean --color or --no-color?); dshctl --help lists the options"),
+        (["stats", "--top", "x"], "dshctl: error: --top takes a whole number, not 'x'"),
+        (["replay", "--speed", "fast"], "dshctl: error: --speed takes a number, not 'fast'"),
+        (["stats", "-jsn"], "dshctl: error: -jsn: -j takes 'sn' as its value (did you mean --json?)"),  # a dash lost
+        (["validate", "--ignore", "codec/tornn-tail"], "dshctl: error: --ignore: unknown rule or level 'codec/tornn-tail' (did you mean codec/torn-tail?)"),
+        (["validate", "--ignore", "foo"], "dshctl: error: --ignore: unknown rule or level 'foo' (see dshctl validate --list-rules)"),
     ],
 )
 def test_usage_errors_read_as_dshctl_errors(args, message):
@@ -107,9 +130,39 @@ def test_usage_errors_read_as_dshctl_errors(args, message):
     assert result.stderr == message + "\n" and result.stdout == ""
 
 
+def test_a_sort_key_gets_the_nearest_key():
+    result = invoke("stats", "--sort", "billed", str(TOUR))
+    assert result.exit_code == 2 and "unknown key 'billed' for --by session (did you mean billedInputTokens?); one of:" in result.stderr
+
+
+def test_a_mistyped_value_is_shown_as_data():
+    result = invoke("ls", "--sort", "\x1b[2Jtime")
+    assert result.exit_code == 2 and "\x1b" not in result.stderr and "must be one of time" in result.stderr
+
+
+def test_a_program_gets_the_same_suggestion():
+    from dshctl import StatsOptions, UsageError
+
+    with pytest.raises(UsageError, match=r"not 'sesion' \(did you mean session\?\)$"):
+        StatsOptions(by="sesion")
+
+
+def test_the_nearest_names():
+    from dshctl.options.suggest import edits, nearest
+
+    assert edits("jsno", "json") == 1 and edits("stas", "stats") == 1 and edits("name", "time") == 4 and edits("kitten", "sitting") == 5
+    assert edits("kitten", "sitting", 2) == 2 and edits("colour", "color") == 2 and edits("", "ab") == 2
+    commands = ["cat", "ls", "stats", "grep", "validate", "images", "replay", "export", "sql", "prices", "help"]
+    assert nearest("s", commands) == ["sql", "stats"]  # one letter: the names it starts
+    assert nearest("imgs", commands) == ["images"] and nearest("exprot", commands) == ["export"]
+    assert nearest("x", commands) == [] and nearest("foo", commands) == [] and nearest("", commands) == []
+    assert nearest("--JSON", ["--json", "--ndjson"]) == ["--json"]  # case and dashes aside
+    assert nearest("--jsn", ["-j", "--jobs", "--json"]) == ["--json"]
+
+
 def test_usage_errors_in_a_fresh_process_too():
     result = subprocess.run([sys.executable, "-m", "dshctl", "ls", "--sort", "name"], capture_output=True, text=True, cwd=REPO, timeout=60)
-    assert result.returncode == 2 and result.stderr.startswith("dshctl: error: invalid value for '--sort'") and "Usage:" not in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("dshctl: error: --sort must be one of") and "Usage:" not in result.stderr
 
 
 # -------------------------------------------------------------------------------------------- --export -

@@ -414,7 +414,7 @@ def test_extracts_each_distinct_image_once(tmp_path, v4_log):
     dup = next(r for r in doc["images"] if r["seq"] == 8 and r["n"] == 0)
     assert dup["path"] == str(out / "4-1.jpg") and dup["error"] is None
     assert doc["summary"]["written"] == 3 and doc["summary"]["duplicate"] == 9
-    assert (os.stat(out / "0-0.png").st_mode & 0o777) == 0o600
+    assert (os.stat(out / "0-0.png").st_mode & 0o777) == 0o666 & ~_umask()
 
 
 def test_all_writes_every_reference(tmp_path, v4_log):
@@ -761,3 +761,105 @@ def test_two_images_with_one_original_name_get_free_names(tmp_path):
     assert again.exit_code == 0, again.output
     assert [r["status"] for r in manifest(again)["images"]] == ["present", "duplicate", "present", "duplicate"]
     assert set(os.listdir(out)) == {"ci-failure.png", "ci-failure-2.png"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Files as other tools write them; a store that is none
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
+@pytest.mark.parametrize("force", [False, True])
+def test_extracted_images_get_the_mode_every_tool_gives(tmp_path, v4_log, mask, force):
+    """0666 less the umask (as cp, curl and unzip write a file), not a private 0600; the directory made
+    for them as mkdir makes it."""
+    store = make_store(tmp_path / "home", PNG, PNG2, JPEG)
+    out = tmp_path / "out"
+    old = os.umask(mask)
+    try:
+        result = invoke(str(v4_log), "--out", str(out), "--store", str(store), *(["--force"] if force else []))
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert os.listdir(out) and {os.stat(out / name).st_mode & 0o777 for name in os.listdir(out)} == {0o666 & ~mask}
+    assert os.stat(out).st_mode & 0o777 == 0o777 & ~mask
+
+
+def test_an_image_appears_whole_or_not_at_all(tmp_path, v4_log, monkeypatch):
+    """The bytes are written to a temporary file first and linked to the name once whole: a write that
+    fails half-way leaves no file under the image's name, and no temporary file."""
+    store = make_store(tmp_path / "home", PNG, PNG2, JPEG)
+    out = tmp_path / "out"
+    out.mkdir()
+    seen: list[str] = []
+    real_write = os.write
+
+    def failing_write(fd, data):
+        seen.extend(os.listdir(out))
+        real_write(fd, bytes(data[:10]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", failing_write)
+    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), *SEQ_NAMES)
+    monkeypatch.undo()
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
+    assert seen and all(name.startswith(".dshctl-") for name in seen)  # nothing under an image's name while written
+    assert os.listdir(out) == []
+
+
+def test_a_taken_name_is_never_overwritten_by_the_link(tmp_path, v4_log):
+    store = make_store(tmp_path / "home", PNG, PNG2, JPEG)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "0-0.png").write_bytes(b"mine")
+    (out / "3-0.png").symlink_to(tmp_path / "elsewhere")
+    result = invoke(str(v4_log), "--out", str(out), "--store", str(store), *SEQ_NAMES, "--json")
+    assert result.exit_code == 1
+    statuses: dict[str, str] = {}
+    for r in manifest(result)["images"]:
+        if r["path"]:
+            statuses.setdefault(r["path"].rsplit("/", 1)[-1], r["status"])
+    assert statuses["0-0.png"] == statuses["3-0.png"] == "exists"
+    assert (out / "0-0.png").read_bytes() == b"mine" and not (tmp_path / "elsewhere").exists()
+    assert not [name for name in os.listdir(out) if name.startswith(".dshctl-")]
+
+
+def test_a_store_option_on_what_holds_no_store_is_a_usage_error(tmp_path):
+    """A git objects directory, a folder of photos named media, a ZIP that is no export: status 2 saying so,
+    where it listed "0 objects" with status 0."""
+    git = tmp_path / "repo" / ".git" / "objects"
+    (git / "ab").mkdir(parents=True)
+    (git / "ab" / ("c" * 38)).write_bytes(b"x")
+    (git / "pack").mkdir()
+    photos = tmp_path / "media"
+    photos.mkdir()
+    (photos / "holiday.jpg").write_bytes(JPEG)
+    archive = tmp_path / "photos.zip"
+    import zipfile
+
+    with zipfile.ZipFile(archive, "w") as written:
+        written.writestr("holiday.jpg", JPEG)
+    for store, why in ((tmp_path / "repo" / ".git", f"2 entries in {git}, none of them an object (<2 hex>/<64 hex>)"),
+                       (photos, f"1 entry in {photos}, none of them an export image (sha256:<64 hex>.<ext>)"),
+                       (archive, "a ZIP with neither session.jsonl nor images under media/, so not a dsh session export")):
+        result = invoke("--store", str(store))
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines() == [f"dshctl: error: --store {store}: holds no attachment store: {why}"]
+
+
+def test_an_empty_store_is_a_store_of_no_objects(tmp_path):
+    home = tmp_path / "home"
+    (home / "attachments" / "v1" / "objects" / "ab").mkdir(parents=True)  # its objects removed, its folder kept
+    (home / "attachments" / "v1" / "objects" / ".tmp-write").write_bytes(b"")
+    result = invoke("--store", str(home), "--json")
+    assert result.exit_code == 0, result.output
+    assert manifest(result)["summary"] == {"objects": 0, "verified": 0, "failed": 0}
+    store = make_store(tmp_path / "other", PNG)
+    (store / "v1" / "objects" / "notes.txt").write_text("kept by hand")
+    listed = invoke("--store", str(store), "--json")
+    assert listed.exit_code == 0 and manifest(listed)["summary"]["verified"] == 1

@@ -40,10 +40,16 @@ def _frame(data: bytes, *, sized: bool = True, level: int = 3) -> bytes:
     return stream.compress(data) + stream.flush()
 
 
+class WalkingReader(LineReader):
+    """A reader whose every zstd file takes the structural walk, as standard input does (a subclass, not
+    a swapped method: the compiled build's attributes are read-only)."""
+
+    def _zstd_lines(self, first: bytes):
+        return self._zstd_walk(first)
+
+
 def _outcome(path, *, walk: bool, max_line_bytes: int | None = None) -> dict:
-    reader = LineReader(resolve(str(path))[0], max_line_bytes=max_line_bytes)
-    if walk:
-        reader._zstd_lines = reader._zstd_walk  # type: ignore[method-assign]
+    reader = (WalkingReader if walk else LineReader)(resolve(str(path))[0], max_line_bytes=max_line_bytes)
     lines: list = []
     torn_at_yield: list = []
     error = None

@@ -54,6 +54,9 @@ class ExportResult(msgspec.Struct, kw_only=True):
     rows: dict[str, int] = {}
     dataset_rows: dict[str, int] = {}
     spans: int = 0
+    outside: int = 0
+    """Logs left unread: their sessions are outside ``--since`` / ``--until`` (a dataset keeps any rows
+    of theirs that an earlier run wrote)."""
     created: str | None = None
     """Parquet: the outermost directory this run made (the dataset's or an ancestor), else None."""
     failures: list[LogFailure] = []
@@ -130,6 +133,9 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
                 raise outcome
             result.failures.append(LogFailure(ref.display, outcome))
             continue
+        if outcome is None:  # standard input, read: its session is outside --since / --until
+            result.outside += 1
+            continue
         result.warnings.extend((ref.display, text) for text in outcome.warnings)
         done.append(outcome)
     return done
@@ -149,6 +155,7 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
     if any(ref.path is None for ref in refs):
         raise UsageError("export --format parquet cannot read standard input: a dataset names each log by its path")
     result = ExportResult(out=str(directory), format="parquet")
+    refs = _in_window(refs, options, result)
     created = _first_missing(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -162,6 +169,15 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
         raise
     result.created = None if created is None else str(created)
     return result
+
+
+def _in_window(refs: list, options: ExportOptions, result: ExportResult) -> list:
+    """The logs whose sessions ``--since`` / ``--until`` keep (their header's ``createdAt``, as stats
+    reads it), chosen before the incremental plan, so the rows of a log outside are neither read nor
+    dropped; standard input is checked as it is read (:func:`~dshctl.export.otlp.trace_log`)."""
+    kept = [ref for ref in refs if not options.window.excludes(ref)]
+    result.outside += len(refs) - len(kept)
+    return kept
 
 
 def _first_missing(directory: Path) -> Path | None:
@@ -239,11 +255,12 @@ def _otlp(paths: list[str], options: ExportOptions, progress: bool, stdout: Bina
     if target is not None:
         _refuse_the_logs_themselves(target, refs)
     result = ExportResult(out=out, format="otlp")
+    refs = _in_window(refs, options, result)
     spool = Path(tempfile.mkdtemp(prefix="dshctl-otlp-"))
     try:
         # the file is refused (it exists, without --force) before any log is read; it takes its name at the end
         with (new_binary_file(target, force=options.force) if target is not None else nullcontext(stdout)) as handle:
-            done = _read_all(O.reader_for(spool, _prices(options), options.include_content, refs), refs, options, progress,
+            done = _read_all(O.reader_for(spool, _prices(options), options.include_content, refs, options.window), refs, options, progress,
                              result, single=len(refs) == 1)
             result.read = len(done)
             result.spans = O.write_traces(done, handle)
@@ -280,6 +297,7 @@ def run_export(paths: list[str], options: ExportOptions) -> int:
     if options.quiet:  # no summary note; the logs' failures and warnings are still told
         return result.status
     failed = f"; {len(result.failures):,} unreadable" if result.failures else ""
+    failed += f"; {counted(result.outside, 'log')} outside --since/--until" if result.outside else ""
     if result.format == "parquet":
         tables = " · ".join(f"{name} {count:,}" for name, count in result.dataset_rows.items())
         missing = f"; {len(result.missing):,} no longer on disk (--prune removes their rows)" if result.missing else ""

@@ -591,13 +591,16 @@ class TraceResult(msgspec.Struct, kw_only=True):
 NO_TIME = "no event times: a span needs a time, so this session is left out of the traces"
 
 
-def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict) -> TraceResult:
+def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict, window=None) -> TraceResult | None:
     from ..options.window import created_ms
     from ..reader import open_log
     from .rows import LogPass
 
     log = open_log(ref)
     header = log.header
+    if window is not None and not window.holds(header.createdAt):  # standard input outside --since/--until
+        log.close()
+        return None
     key = header.id if isinstance(header.id, str) and header.id else log.display
     spool = Path(spool_dir) / f"{names[log.display]}.otlp"
     extras = Extras(content)
@@ -625,9 +628,9 @@ def trace_log(ref, *, spool_dir: str, prices, content: bool, names: dict) -> Tra
     )
 
 
-def reader_for(spool_dir: Path, prices, content: bool, refs: list):
+def reader_for(spool_dir: Path, prices, content: bool, refs: list, window=None):
     names = {ref.display: f"log{index:06d}" for index, ref in enumerate(refs)}
-    return partial(trace_log, spool_dir=str(spool_dir), prices=prices, content=content, names=names)
+    return partial(trace_log, spool_dir=str(spool_dir), prices=prices, content=content, names=names, window=window)
 
 
 # -- the file ------------------------------------------------------------------------------------------------

@@ -230,10 +230,12 @@ def duckdb_zone(zone) -> str:
     return f"GMT{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def connect(datasets: list[Path], zone, aliases: _Aliases):
+def connect(datasets: list[Path], zone, aliases: _Aliases, window=None):
     """DuckDB with the five tables as views over the datasets' Parquet files: per dataset one scan with
     its own partitioning, the datasets combined by column name. DuckDB's refusals (a file that is not
-    Parquet, a zone it does not know) are usage errors, one line."""
+    Parquet, a zone it does not know) are usage errors, one line. ``window`` (``--since`` / ``--until``):
+    only the sessions it holds, by their ``created_at`` (the header's ``createdAt``; none: outside, as
+    stats has it), and in the other tables the rows of their logs (``path``)."""
     import duckdb
 
     read = [_Dataset(directory) for directory in datasets]
@@ -246,9 +248,12 @@ def connect(datasets: list[Path], zone, aliases: _Aliases):
             raise UsageError(f"--tz: DuckDB does not know the time zone {name!r}") from None
         roots = [aliases.root(dataset.directory, index) for index, dataset in enumerate(read)]
         partitions = {dataset.partition_by for dataset in read if dataset.partition_by is not None}
+        bodies = {}
         for table in TABLES:
             scans = [scan for dataset, root in zip(read, roots) if (scan := dataset.scan(table, root)) is not None]
-            body = " UNION ALL BY NAME ".join(f"({scan})" for scan in scans) if scans else _empty_select(table, partitions)
+            bodies[table] = " UNION ALL BY NAME ".join(f"({scan})" for scan in scans) if scans else _empty_select(table, partitions)
+        for table, body in bodies.items():
+            body = _windowed(table, body, bodies["sessions"], window)
             try:
                 con.execute(f"CREATE VIEW {table} AS {body}")
             except duckdb.Error as exc:
@@ -257,6 +262,22 @@ def connect(datasets: list[Path], zone, aliases: _Aliases):
         con.close()
         raise
     return con
+
+
+def _windowed(table: str, body: str, sessions: str, window) -> str:
+    """A table's rows inside ``window``: the sessions whose ``created_at`` it holds, and the other tables'
+    rows of those sessions' logs."""
+    if window is None or not window.bounded:
+        return body
+    bounds = ["created_at IS NOT NULL"]
+    if window.since_ms is not None:
+        bounds.append(f"epoch_ms(created_at) >= {int(window.since_ms)}")
+    if window.until_ms is not None:
+        bounds.append(f"epoch_ms(created_at) < {int(window.until_ms)}")
+    inside = " AND ".join(bounds)
+    if table == "sessions":
+        return f"SELECT * FROM ({body}) WHERE {inside}"
+    return f"SELECT * FROM ({body}) WHERE path IN (SELECT path FROM ({sessions}) WHERE {inside})"
 
 
 def query_rows(query: str, paths: list[str], options: SqlOptions) -> SqlResult:
@@ -298,7 +319,7 @@ class _cursor:
             self.tables = _tables(self.paths, self.options, self.progress)
             if self.tables.cached is not None:
                 self._hold(self.tables.cached)
-            self.con = connect(self.tables.datasets, self.options.zone, self.aliases)
+            self.con = connect(self.tables.datasets, self.options.zone, self.aliases, self.options.window)
             try:
                 cursor = self.con.execute(self.query)
             except duckdb.Error as exc:

@@ -25,14 +25,15 @@ reader stays lenient and notes it on the event; ``dshctl validate`` reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import msgspec
 
 from ..errors import FormatError
 from ..jsvalues import NOT_JSON, is_plain_safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
-from ..stream import Accumulator, BlockIndex, Members, ReasoningChunks, SafeInt, TextChunks, ToolCallChunks
+from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
+from .v0_rows import WIRE_ROW_DECODERS, TextRowData, ToolRowData, WireTextRow, WireToolRow
 
 ROW_TAGS = ("text-chunks", "reasoning-chunks", "tool-call-chunks")
 
@@ -50,28 +51,6 @@ class PackedRow:
     last_time: int
 
 
-_Seq = BlockIndex
-"""A seq is bounded as a block index is: a non-negative safe integer."""
-
-
-class _TextRowData(msgspec.Struct, forbid_unknown_fields=True):
-    turn: int | float
-    step: int | float
-    index: BlockIndex
-    dt: list[SafeInt]
-    texts: Members
-
-
-class _ToolRowData(msgspec.Struct, forbid_unknown_fields=True):
-    turn: int | float
-    step: int | float
-    index: BlockIndex
-    id: str
-    dt: list[SafeInt]
-    args: Members
-    name: str | msgspec.UnsetType = msgspec.UNSET
-
-
 def decode_row(row: dict, line: int, position: int, fixture: bool) -> PackedRow:
     """Decode one packed row (exact key sets, FORMAT §2.4). ``position`` is the seq it must start at,
     used when the fixture form omitted ``seq0``/``time0``. Member types and ranges are checked by
@@ -81,7 +60,9 @@ def decode_row(row: dict, line: int, position: int, fixture: bool) -> PackedRow:
     if row.keys() != envelope_keys:
         raise _bad_row(tag, line, f"envelope keys {sorted(row)}")
     try:
-        data = msgspec.convert(row["data"], _ToolRowData if tag == "tool-call-chunks" else _TextRowData)
+        data: TextRowData | ToolRowData = (
+            msgspec.convert(row["data"], ToolRowData) if tag == "tool-call-chunks" else msgspec.convert(row["data"], TextRowData)
+        )
     except msgspec.ValidationError as exc:
         raise _bad_row(tag, line, str(exc))
     if "seq0" in row:
@@ -97,15 +78,16 @@ def _bad_row(tag: str, line: int, why: str) -> FormatError:
     return FormatError(f"malformed {tag} storage row: {why}", line=line)
 
 
-def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowData", line: int) -> PackedRow:
-    members = data.args if tag == "tool-call-chunks" else data.texts
+def _packed_row(tag: str, seq0: int, time0: int, data: TextRowData | ToolRowData, line: int) -> PackedRow:
+    members = data.args if type(data) is ToolRowData else data.texts  # type: ignore[union-attr]  # the tag chose the type
     dt = data.dt
     if len(dt) != len(members) - 1:
         raise _bad_row(tag, line, "dt must hold one safe integer per member after the first")
     last_time = time0 + sum(dt)
     if not is_plain_safe_int(last_time) or not is_plain_safe_int(seq0 + len(members) - 1):
         raise _bad_row(tag, line, "member seq or time leaves the safe-integer range")
-    if tag == "tool-call-chunks":
+    record: TextChunks | ReasoningChunks | ToolCallChunks
+    if type(data) is ToolRowData:
         record = ToolCallChunks(time0=time0, index=data.index, dt=dt, id=data.id, name=data.name, args=members)
     elif tag == "text-chunks":
         record = TextChunks(time0=time0, index=data.index, dt=dt, texts=members)
@@ -114,26 +96,7 @@ def _packed_row(tag: str, seq0: int, time0: int, data: "_TextRowData | _ToolRowD
     return PackedRow(record, seq0, len(members), data.turn, data.step, line, last_time)
 
 
-class _WireTextRow(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
-    seq0: _Seq
-    time0: SafeInt
-    data: _TextRowData
-
-
-class _WireToolRow(msgspec.Struct, forbid_unknown_fields=True):
-    type: str
-    seq0: _Seq
-    time0: SafeInt
-    data: _ToolRowData
-
-
 _ROW_PREFIX = b'{"type":"'
-_wire_row_decoders = {
-    b"text-chunks": msgspec.json.Decoder(_WireTextRow).decode,
-    b"reasoning-chunks": msgspec.json.Decoder(_WireTextRow).decode,
-    b"tool-call-chunks": msgspec.json.Decoder(_WireToolRow).decode,
-}
 
 
 def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
@@ -143,11 +106,11 @@ def decode_row_line(raw: bytes, line: int) -> PackedRow | None:
     if not raw.startswith(_ROW_PREFIX):
         return None
     tag_end = raw.find(b'"', 9, 27)
-    decode = _wire_row_decoders.get(raw[9:tag_end]) if tag_end > 0 else None
+    decode = WIRE_ROW_DECODERS.get(raw[9:tag_end]) if tag_end > 0 else None
     if decode is None:
         return None
     try:
-        wire = decode(raw)
+        wire: WireTextRow | WireToolRow = decode(raw)
     except NOT_JSON:
         return None
     if wire.type.encode() != raw[9:tag_end]:
@@ -176,7 +139,7 @@ class LegacyNormalizer:
     def legacy_id(self, seq: int) -> str:
         return f"legacy-message:{self.session_id}:{seq}"
 
-    UNTOUCHED = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "llm/retry-started", "session/title"})
+    UNTOUCHED: ClassVar[frozenset[str]] = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "llm/retry-started", "session/title"})
     """Frequent types no legacy rule touches: skipped without a call's worth of checks."""
 
     def normalize(self, event: Event) -> None:
@@ -188,7 +151,7 @@ class LegacyNormalizer:
         data = event.data
         if not isinstance(data, dict):
             return
-        rule = self._RULES.get(kind)
+        rule = _LEGACY_RULES.get(kind)
         if rule is not None:
             rule(self, event, data)
 
@@ -234,7 +197,7 @@ class LegacyNormalizer:
             message_id = self.legacy_id(event.seq)
             op = event.surfaceOp
             if isinstance(op, dict) and op.get("op") == "replace":
-                message_id = self.tool_result_ids.get(op.get("start"), message_id)
+                message_id = self.tool_result_ids.get(op.get("start"), message_id)  # type: ignore[arg-type]  # any key: a miss
             rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
             rest["message"] = {
                 "id": message_id,
@@ -306,21 +269,23 @@ class LegacyNormalizer:
         elif kind in _SIMPLE_TURN_END and set(reason) != {"kind"}:
             event.note(f"turn/end reason {kind!r} carries extra keys")
 
-    _RULES: dict[str, Callable[[LegacyNormalizer, Event, dict], None]] = {
-        "turn/start": _turn_start,
-        "turn/end": _turn_end,
-        "steering/message": _steering_message,
-        "user/message": _user_message,
-        "assistant/message": _assistant_message,
-        "tool/result": _tool_result,
-        "llm/retry": _llm_retry,
-        "compaction/start": _compaction_start,
-        "compaction/summary": _compaction_summary,
-        "compaction/end": _compaction_end,
-        "session/end-seed": _end_seed,
-        "request/header": _request_header,
-    }
-    """The legacy rule of each event type that has one (FORMAT §2.5), by its (renamed) type."""
+
+_LEGACY_RULES: dict[str, Callable[[LegacyNormalizer, Event, dict], None]] = {
+    "turn/start": LegacyNormalizer._turn_start,
+    "turn/end": LegacyNormalizer._turn_end,
+    "steering/message": LegacyNormalizer._steering_message,
+    "user/message": LegacyNormalizer._user_message,
+    "assistant/message": LegacyNormalizer._assistant_message,
+    "tool/result": LegacyNormalizer._tool_result,
+    "llm/retry": LegacyNormalizer._llm_retry,
+    "compaction/start": LegacyNormalizer._compaction_start,
+    "compaction/summary": LegacyNormalizer._compaction_summary,
+    "compaction/end": LegacyNormalizer._compaction_end,
+    "session/end-seed": LegacyNormalizer._end_seed,
+    "request/header": LegacyNormalizer._request_header,
+}
+"""The legacy rule of each event type that has one (FORMAT §2.5), by its (renamed) type. Beside the class,
+not in its body: mypyc makes an unannotated class-body name of a compiled class an instance attribute."""
 
 
 # ---------------------------------------------------------------------------

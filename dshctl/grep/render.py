@@ -34,12 +34,12 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
     for result in results:
         if result.count or result.groups:
             output_begins()  # a bar shown while no hit had come is erased before the first
-        if mode == "files":
+        if mode == "files":  # ripgrep's colours: the path magenta
             if result.count:
-                out.write(visible_line(result.path) + "\n")
+                out.write(_path(result.path, color) + "\n")
         elif mode == "counts":
             if result.count:
-                out.write(f"{visible_line(result.path)}:{result.count}\n")
+                out.write(f"{_path(result.path, color)}:{result.count}\n")
         else:
             for group in result.groups:
                 if context and not first:
@@ -71,6 +71,11 @@ def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool) -> str:
     if with_path:
         fields.insert(0, _paint(visible_line(result.path), _MAGENTA) if color else visible_line(result.path))
     return ":".join(fields)
+
+
+def _path(path: str, color: bool) -> str:
+    shown = visible_line(path)
+    return _paint(shown, _MAGENTA) if color else shown
 
 
 def _body(text: str, spans: Iterable[tuple[int, int]], color: bool) -> str:

@@ -3,9 +3,9 @@ that creates files only inside the output directory.
 
 Nothing read from a log is executed, fetched, or used as a path: an id must match
 ``sha256:[0-9a-f]{64}`` before it touches the filesystem, display names are reduced to a safe base name,
-and output files are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW``
-(``--force``: a private temporary file renamed over the target, which replaces a symlink instead of
-following it).
+and output files are created relative to the output directory with ``O_CREAT|O_EXCL|O_NOFOLLOW``, as a
+temporary file linked to its name once whole (``--force``: renamed over the target, which replaces a
+symlink instead of following it).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ class Writer:
         out = self.out
         try:
             if not out.exists() and not out.is_symlink():
-                os.mkdir(out, 0o700)
+                os.mkdir(out, 0o777)  # as mkdir makes it: the umask decides
             fd = os.open(out, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         except OSError as exc:
             raise UsageError(f"--out {out}: {exc.strerror or exc}") from None
@@ -269,28 +269,46 @@ class Writer:
             os.close(fd)
 
     def write(self, name: str, data: bytes) -> tuple[str, str | None]:
-        """``("written", None)`` or ``("exists", why)``. Other OS errors raise."""
+        """``("written", None)`` or ``("exists", why)``. Other OS errors raise.
+
+        The bytes go to a temporary file first, created as every tool creates a file (mode 0666 less the
+        umask), and appear under ``name`` whole or not at all: linked there, which fails on a name taken
+        (never an overwrite); with ``--force`` renamed over it. A file system without hard links gets
+        the file created under ``name`` itself, exclusively."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-        if not self.force:
-            try:
-                fd = os.open(name, flags, 0o600, dir_fd=self.fd)
-            except FileExistsError:
-                return "exists", f"{name} already exists in {self.out} (--force overwrites)"
-            self._fill(fd, name, data)
-            return "written", None
         temporary = f".dshctl-{secrets.token_hex(8)}.tmp"
         fd = self._open_new(temporary, flags)
         self._fill(fd, temporary, data)
+        if self.force:
+            try:
+                os.replace(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            except OSError as exc:
+                _unlink(temporary, self.fd)
+                return "exists", f"{name} cannot be replaced: {exc.strerror or exc}"
+            return "written", None
         try:
-            os.replace(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        except OSError as exc:
+            os.link(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+        except FileExistsError:
+            return "exists", f"{name} already exists in {self.out} (--force overwrites)"
+        except (OSError, NotImplementedError):
+            return self._write_in_place(name, data, flags)
+        finally:
             _unlink(temporary, self.fd)
-            return "exists", f"{name} cannot be replaced: {exc.strerror or exc}"
+        return "written", None
+
+    def _write_in_place(self, name: str, data: bytes, flags: int) -> tuple[str, str | None]:
+        try:
+            fd = os.open(name, flags, 0o666, dir_fd=self.fd)
+        except FileExistsError:
+            return "exists", f"{name} already exists in {self.out} (--force overwrites)"
+        except OSError as exc:
+            raise SourceError(f"cannot write in {self.out}: {exc.strerror or exc}") from None
+        self._fill(fd, name, data)
         return "written", None
 
     def _open_new(self, name: str, flags: int) -> int:
         try:
-            return os.open(name, flags, 0o600, dir_fd=self.fd)
+            return os.open(name, flags, 0o666, dir_fd=self.fd)
         except OSError as exc:
             raise SourceError(f"cannot write in {self.out}: {exc.strerror or exc}") from None
 

@@ -113,6 +113,8 @@ class Store:
     _opened: bool = False
     missing: str | None = None
     _media: Any = None
+    archive: Any = None
+    """A ``zip`` store held open rather than named by ``path``: the export ZIP read from standard input."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": str(self.path), "from": self.how}
@@ -158,7 +160,7 @@ class Store:
         from ..source.zipped import ZipMedia
 
         if self._media is None:
-            self._media = ZipMedia(self.path)  # a hostile archive is refused here, status 2
+            self._media = ZipMedia(self.archive or self.path)  # a hostile archive is refused here, status 2
         ext = MEDIA_EXTENSIONS.get(media_type) if isinstance(media_type, str) else None
         exts = [ext] if ext is not None else sorted(set(MEDIA_EXTENSIONS.values()))
         names = [f"media/{prefix}{digest}.{e}" for e in exts for prefix in ("sha256:", "sha256_")]
@@ -180,7 +182,7 @@ class Store:
             from ..source.zipped import ZipMedia
 
             if self._media is None:
-                self._media = ZipMedia(self.path)
+                self._media = ZipMedia(self.archive or self.path)
             names = [name.removeprefix("media/") for name in self._media.names()]
         elif self.kind == "media":
             names = _entry_names(self.path, dirs=False)
@@ -318,7 +320,17 @@ def _looks_like(path: Path, pattern: re.Pattern, *, dirs: bool) -> bool:
 
 def detect_store(path: Path, *, how: str) -> Store:
     """The store a ``--store DIR`` names: a DSH home, its ``attachments`` or ``attachments/v1`` or
-    ``…/v1/objects`` directory, an unzipped export, or an export's ``media`` directory."""
+    ``…/v1/objects`` directory, an unzipped export, or an export's ``media`` directory. A directory laid
+    out as a store but holding other things and no object (a git ``objects`` directory) holds none: a
+    usage error, as is anything else; an empty store is a store (of 0 objects)."""
+    store = _detected(path, how)
+    foreign = _holds_no_store(store)
+    if foreign is not None:
+        raise UsageError(f"--store {path}: holds no attachment store: {foreign}")
+    return store
+
+
+def _detected(path: Path, how: str) -> Store:
     from ..source.zipped import is_zip
 
     if path.is_file() and is_zip(path):
@@ -340,9 +352,45 @@ def detect_store(path: Path, *, how: str) -> Store:
     )
 
 
-def default_store(log_path: Path | None) -> Store:
-    """The export's ``media/`` when the log sits in an unzipped export, else ``$DSH_HOME/attachments``
-    (a blank ``DSH_HOME`` is unset), else ``~/.dsh/attachments``."""
+def _holds_no_store(store: Store) -> str | None:
+    """Why ``store`` is no store (None when it is one): it holds no object, and holds other things
+    besides (hidden entries and empty ``<2 hex>`` directories are passed over). Stops at the first object."""
+    if store.kind == "zip":
+        from ..source.zipped import ZipMedia
+
+        store._media = media = ZipMedia(store.path)  # a hostile archive is refused here, status 2
+        if media.is_export() or any(_MEDIA_NAME.fullmatch(name.removeprefix("media/")) for name in media.names()):
+            return None
+        return "a ZIP with neither session.jsonl nor images under media/, so not a dsh session export"
+    others = 0
+    if store.kind == "media":
+        for name in _entry_names(store.path, dirs=False) + _entry_names(store.path, dirs=True):
+            if _MEDIA_NAME.fullmatch(name):
+                return None
+            others += not name.startswith(".")
+        what = "an export image (sha256:<64 hex>.<ext>)"
+    else:
+        for name in _entry_names(store.path, dirs=True):
+            if not _TWO_HEX.fullmatch(name):
+                others += not name.startswith(".")
+                continue
+            for entry in _entry_names(store.path / name, dirs=False) + _entry_names(store.path / name, dirs=True):
+                if entry.startswith(name) and re.fullmatch(r"[0-9a-f]{64}", entry):
+                    return None
+                others += not entry.startswith(".")
+        others += sum(not name.startswith(".") for name in _entry_names(store.path, dirs=False))
+        what = "an object (<2 hex>/<64 hex>)"
+    if not others:
+        return None  # an empty store
+    return f"{others} entr{'y' if others == 1 else 'ies'} in {store.path}, none of them {what}"
+
+
+def default_store(log_path: Path | None, archive: Any = None) -> Store:
+    """The export's ``media/`` when the log sits in an export (unzipped, a ZIP, or ``archive``: the export ZIP
+    read from standard input), else ``$DSH_HOME/attachments`` (a blank ``DSH_HOME`` is unset), else
+    ``~/.dsh/attachments``."""
+    if archive is not None:
+        return Store("zip", Path(archive.display), "export", archive=archive)
     if log_path is not None:
         from ..source.zipped import is_zip
 

@@ -258,7 +258,9 @@ def _within_choices(options: Options, fields: dict[str, Option]) -> None:
     for name, declared in fields.items():
         value = getattr(options, name)
         if declared.choices is not None and value not in declared.choices and not (value is None and declared.default is None):
-            raise UsageError(f"{declared.long} must be one of {', '.join(map(str, declared.choices))}")
+            from .suggest import not_a_choice
+
+            raise UsageError(not_a_choice(declared.long, value, declared.choices))
 
 
 def _project_with_latest(options: Any, fields: dict[str, Option]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import COLOR, JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PLAIN, PRICES, QUIET, TSV, TZ, VERBOSE, Options, option
+from .base import COLOR, JOBS, JSON, NDJSON, NO_COLOR, NO_COST, PLAIN, PRICES, QUIET, SINCE, TSV, TZ, UNTIL, VERBOSE, Options, option
 
 FORMATS = ("parquet", "otlp")
 PARTITIONS = ("day", "month", "project")
@@ -37,6 +37,10 @@ class ExportOptions(Options):
         False, "--include-content", help="otlp: put messages, tool arguments and results into the spans (opt-in attributes)."
     )
     force: bool = option(False, "--force", help="otlp: overwrite an existing FILE.")
+    since: str | int | None = SINCE.with_help(
+        SINCE.help.replace("Only sessions", "Only the sessions") + " A dataset keeps the rows an earlier run wrote of the others."
+    )
+    until: str | int | None = UNTIL.with_help(UNTIL.help.replace("Only sessions", "Only the sessions"))
     jobs: int | None = JOBS
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns and attributes left empty.")
@@ -72,6 +76,10 @@ class SqlOptions(Options):
         "Time zone of the query (date_trunc, strftime, casts of the TIMESTAMPTZ columns; IANA name; default: local, "
         "as stats --by day and DuckDB itself)."
     )
+    since: str | int | None = SINCE.with_help(
+        SINCE.help.replace("Only sessions", "Only the rows of sessions") + " Every table is filtered, the datasets' too."
+    )
+    until: str | int | None = UNTIL.with_help(UNTIL.help.replace("Only sessions", "Only the rows of sessions"))
     jobs: int | None = JOBS
     prices: str | None = PRICES
     no_cost: bool = NO_COST.with_help("No costs: cost columns left empty.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from .base import JOBS, PROJECT_FILTER, STRICT, PathOptions, option
+from .base import JOBS, PROJECT_FILTER, SINCE, STRICT, UNTIL, PathOptions, option
 
 FORMATS = ("text", "json", "sarif", "junit")
 """``--format``: the renderings of :mod:`dshctl.validate.formats`."""
@@ -17,6 +17,8 @@ class ValidateOptions(PathOptions):
     max_errors: int | None = option(None, "--max-errors", metavar="N", help="Stop reporting a log after N error findings.")
     ignore: tuple[str, ...] = option((), "--ignore", metavar="RULE", help="Skip a rule id or a whole level (repeatable).")
     list_rules: bool = option(False, "--list-rules", help="List every rule: id, level, what it checks, dsh source.")
+    since: str | int | None = SINCE.with_help(SINCE.help.replace("Only sessions", "Only the logs of sessions"))
+    until: str | int | None = UNTIL.with_help(UNTIL.help.replace("Only sessions", "Only the logs of sessions"))
     jobs: int | None = JOBS
     project: str | None = PROJECT_FILTER
 
@@ -40,6 +42,9 @@ def _ignored(values: tuple[str, ...]) -> frozenset[str]:
             if not name:
                 continue
             if name not in RULES and name not in LEVELS:
-                raise UsageError(f"--ignore: unknown rule or level {name!r} (see dshctl validate --list-rules)")
+                from .suggest import did_you_mean
+
+                near = did_you_mean(name, [*RULES, *LEVELS])
+                raise UsageError(f"--ignore: unknown rule or level {name!r}{near or ' (see dshctl validate --list-rules)'}")
             out.add(name)
     return frozenset(out)

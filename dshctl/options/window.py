@@ -15,8 +15,8 @@ Values: an ISO 8601 date or date-time, epoch milliseconds, or an age —
 A session is inside a window when its ``createdAt`` is a positive epoch-ms integer with
 ``since <= createdAt < until``. One without such a time — missing, not an integer, a boolean, ``0``
 (dsh's test fixtures carry ``createdAt: 0``) or negative — is outside every window: nothing says when it
-was created, so neither bound can hold it. ``stats``, ``grep`` and ``ls`` all apply this rule
-(:meth:`Window.holds`).
+was created, so neither bound can hold it. ``stats``, ``grep``, ``ls``, ``validate``, ``export`` and ``sql``
+all apply this rule (:meth:`Window.holds`; ``sql`` to the ``created_at`` of its ``sessions`` table).
 """
 
 from __future__ import annotations
@@ -68,6 +68,28 @@ class Window(NamedTuple):
             return os.stat(ref.path).st_mtime_ns // 1_000_000 < since_ms - MTIME_SLACK_MS
         except OSError:
             return False
+
+
+    def excludes(self, ref) -> bool:
+        """True when the log ``ref`` names holds a session outside the window, found before reading it:
+        last written well before ``--since`` (:meth:`written_before`), or a header whose ``createdAt``
+        the window does not hold. False when the window is open, for standard input (its header can only
+        be read once, by the command), and for a log whose header cannot be read: reading it says why."""
+        if not self.bounded:
+            return False
+        if self.written_before(ref):
+            return True
+        if ref.path is None:
+            return False
+        from ..errors import DshctlError
+        from ..reader import open_log
+
+        try:
+            with open_log(ref) as log:
+                created = log.header.createdAt
+        except (DshctlError, OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
+            return False
+        return not self.holds(created)
 
 
 def created_ms(created: Any) -> int | None:

@@ -582,7 +582,7 @@ def session_figures(timeline: Timeline, *, options: HtmlOptions | None = None, o
     """dsh's per-turn figures of the timeline's log, read again, by turn number, for a timeline not built
     from a :class:`FiguresLog` ({} when the log cannot be read again: standard input is read once)."""
     log = timeline.log
-    if log.ref.path is None:
+    if log.ref.reads_stdin:
         if on_note is not None:
             on_note("per-turn figures need a log file; standard input is read once")
         return {}
@@ -613,14 +613,15 @@ def _images(timeline: Timeline, store_dir: Path | None, on_note) -> dict:
     from ..reader import open_log
 
     log = timeline.log
-    if log.ref.path is None:
+    if log.ref.reads_stdin:
         if on_note is not None:
             on_note("--embed-images needs a log file; standard input is read once")
         return {"refs": {}, "pictures": {}}
     from ..options import ReplayOptions
 
     how = ReplayOptions.fields["store"].long
-    store = detect_store(store_dir, how=how) if store_dir is not None else default_store(Path(log.ref.path))
+    log_path = None if log.ref.path is None else Path(log.ref.path)
+    store = detect_store(store_dir, how=how) if store_dir is not None else default_store(log_path, archive=log.ref.archive)
     scan = scan_log(open_log(log.ref, salvage=log.salvage))
     refs: dict[tuple, list[str]] = {}
     pictures: dict[str, str] = {}

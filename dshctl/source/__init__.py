@@ -5,6 +5,8 @@
   (FORMAT.md §1.2–§1.4, §1.10, Appendix A); :func:`as_ref` for library callers.
 * :mod:`.lines` — :class:`LineReader`: one log → ``(physical line number, bytes)`` with bounded memory,
   split on LF only, the torn tail reported in :class:`TornTail` (FORMAT.md §1.6–§1.8, §8.5).
+* :mod:`.zipped` — a dsh Web UI export ZIP read in place; :mod:`.stdin` — standard input as a PATH (a log
+  streamed, or an export ZIP held whole).
 * :mod:`.zstd` — the zstd half of the reader: frames decoded by a fast path and a structural walk
   that agree to the byte.
 

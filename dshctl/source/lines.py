@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import BinaryIO, Iterator
 
+from dshctl.build import mypyc_attr
 from dshctl.errors import SourceError, UsageError, os_error_reason
 from dshctl.humanize import format_byte_limit
 from dshctl.progress import unwatch, watch
@@ -77,6 +78,7 @@ def max_line_bytes_from_env() -> int:
     return int(match.group(1)) * scale
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # FollowingLineReader's _open and _read override it
 class LineReader(ZstdFrames):
     """Iterate complete LF-terminated lines of one log with bounded memory.
 
@@ -153,7 +155,11 @@ class LineReader(ZstdFrames):
         self._started = True
         return self._iterate()
 
-    iter_lines = __iter__
+    def iter_lines(self) -> Iterator[tuple[int, bytes]]:
+        """The same as ``iter(reader)``. A method, not ``iter_lines = __iter__``: compiled, that alias
+        became an instance attribute whose default mypyc 2.4 looks up in the module's globals, failing
+        and leaving a KeyError set, which surfaced later as an unrelated error."""
+        return self.__iter__()
 
     # -- reading --------------------------------------------------------------
 
@@ -163,14 +169,14 @@ class LineReader(ZstdFrames):
     def _open(self) -> BinaryIO:
         if self.ref.problem is not None:
             raise self.ref.problem
-        if self.ref.path is None:
-            self._owns_file = False
-            return sys.stdin.buffer
-        if self.ref.member is not None:  # a log inside a web export ZIP: inflated as it is read
+        if self.ref.member is not None:  # a log inside a web export ZIP (a file, or held from stdin): inflated as read
             from dshctl.source.zipped import open_member
 
             self._owns_file = True
             return open_member(self.ref)
+        if self.ref.path is None:
+            self._owns_file = False
+            return sys.stdin.buffer
         try:
             file = open(self.ref.path, "rb")
         except OSError as exc:

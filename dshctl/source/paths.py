@@ -20,7 +20,7 @@ from typing import Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
-from dshctl.source.zipped import NotAnExport, ZipMember, export_members, is_zip
+from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, ZipMember, export_members, is_zip
 
 __all__ = [
     "MAX_SUPPORTED_GENERATION",
@@ -199,6 +199,14 @@ class LogRef:
     problem: DshctlError | None = field(default=None, compare=False)
     member: "ZipMember | None" = None
     """A log inside a dsh Web UI export ZIP at ``path`` (:mod:`dshctl.source.zipped`): the member read."""
+    archive: "HeldArchive | None" = field(default=None, compare=False, repr=False)
+    """The export ZIP read from standard input that holds ``member`` (``path`` is then None)."""
+
+    @property
+    def reads_stdin(self) -> bool:
+        """Whether reading this log reads standard input as it arrives (an export ZIP from standard input
+        is held whole: its members can be read again)."""
+        return self.path is None and self.archive is None
 
     @property
     def location(self) -> str:
@@ -211,7 +219,10 @@ class LogRef:
 def resolve(spec: str) -> list[LogRef]:
     """Turn a command-line argument into the logs it names.
 
-    * ``-`` → stdin.
+    * ``-`` → stdin: streamed as it arrives, or, when it starts as a ZIP does, read whole and taken as an
+      export ZIP (:mod:`dshctl.source.stdin`).
+    * ``ZIP!member`` (no such file, and ``ZIP`` an export ZIP or ``-``) → that one log of the export, as
+      commands name its members (:func:`_zip_member`).
     * no such path, but a session id or a unique prefix of one under the sessions root
       (:func:`find_session`) → that session directory.
     * a file (any name) → that file; a ZIP (by its bytes) → the logs of a dsh Web UI export, read in
@@ -231,9 +242,7 @@ def resolve(spec: str) -> list[LogRef]:
     Results other than stdin are sorted by path.
     """
     if spec == "-":
-        if sys.stdin is None:  # the process started with standard input closed
-            raise SourceError("standard input is closed", file="<stdin>")
-        return [LogRef(path=None, display="<stdin>", generation_from_name=None, session_dir=None)]
+        return _stdin_refs()
     if spec == "":
         raise SourceError("no such file or directory", file=spec)
     path = Path(spec)
@@ -243,6 +252,10 @@ def resolve(spec: str) -> list[LogRef]:
     except OSError as exc:  # e.g. permission denied on a parent, name too long
         raise SourceError(os_error_reason(exc), file=spec) from None
     if not exists:
+        if "!" in spec:
+            member = _zip_member(spec)
+            if member is not None:
+                return member
         if not _may_be_session_id(spec):
             raise SourceError("no such file or directory", file=spec)
         path = find_session(spec)
@@ -260,6 +273,46 @@ def resolve(spec: str) -> list[LogRef]:
             )
         ]
     return _resolve_dir(path, spec)
+
+
+def _stdin_refs() -> list[LogRef]:
+    """``-``: the log on standard input, or the logs of the export ZIP on it (``<stdin>!session.jsonl``…)."""
+    if sys.stdin is None:  # the process started with standard input closed
+        raise SourceError("standard input is closed", file="<stdin>")
+    from dshctl.source.stdin import STDIN, stdin_archive
+
+    archive = stdin_archive()
+    if archive is not None:
+        return zip_refs(archive, STDIN)
+    return [LogRef(path=None, display=STDIN, generation_from_name=None, session_dir=None)]
+
+
+def _zip_member(spec: str) -> list[LogRef] | None:
+    """``ZIP!member``, as commands name an export's logs, given back: the one log ``member`` of the export
+    ZIP ``ZIP`` (a file, or standard input's: ``-`` or ``<stdin>``); None when no ``!`` of ``spec`` follows
+    an export ZIP's name (a real file whose name holds ``!`` was found before this is asked). An unknown
+    member is an error listing the export's logs."""
+    for mark in (index for index, char in enumerate(spec) if char == "!" and index > 0):
+        archive_spec, name = spec[:mark], spec[mark + 1:]
+        if archive_spec in ("-", "<stdin>"):  # standard input's ZIP, named as commands name its members
+            refs, archive_spec = _stdin_refs(), "<stdin>"
+            if refs[0].member is None:
+                raise SourceError("standard input holds no ZIP, so it has no member " + repr(name), file=spec)
+        elif os.path.isfile(archive_spec) and is_zip(Path(archive_spec)):
+            refs = zip_refs(Path(archive_spec), archive_spec)
+        else:
+            continue
+        chosen = [ref for ref in refs if ref.member is not None and ref.member.name == name]
+        if chosen:
+            return chosen
+        raise SourceError(f"the export holds no log {name!r}; its logs: {_member_list(refs)}", file=archive_spec)
+    return None
+
+
+def _member_list(refs: list[LogRef], shown: int = 10) -> str:
+    names = [ref.member.name for ref in refs if ref.member is not None]
+    listed = ", ".join(names[:shown])
+    return listed + (f" and {len(names) - shown} more ({len(names)} in all)" if len(names) > shown else "")
 
 
 def _may_be_session_id(spec: str) -> bool:
@@ -379,11 +432,15 @@ def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]
     return sorted(refs, key=_sort_key)
 
 
-def zip_refs(path: Path, display: str) -> list[LogRef]:
+def zip_refs(archive: Archive, display: str) -> list[LogRef]:
     """The logs of a dsh Web UI export ZIP, read in place: ``ZIP!session.jsonl``, then
-    ``ZIP!subagents/<id>/session.jsonl`` (:func:`~dshctl.source.zipped.export_members`)."""
-    return [LogRef(path=path, display=f"{display}!{member.name}", generation_from_name=None, session_dir=None, member=member)
-            for member in export_members(path, display)]
+    ``ZIP!subagents/<id>/session.jsonl`` (:func:`~dshctl.source.zipped.export_members`). ``archive`` is the
+    ZIP's path, or the archive held from standard input (the refs' ``path`` is then None)."""
+    held = archive if isinstance(archive, HeldArchive) else None
+    path = None if held is not None else archive
+    return [LogRef(path=path, display=f"{display}!{member.name}", generation_from_name=None, session_dir=None, member=member,
+                   archive=held)
+            for member in export_members(archive, display)]
 
 
 def _folder_zip(path: Path, display: str) -> list[LogRef]:
@@ -531,11 +588,9 @@ def _has_non_scratch_entries(entries: list[tuple[str, bool]]) -> bool:
 
 def _sort_key(ref: LogRef) -> tuple[str, int, str]:
     """By path; an export ZIP's logs together, its root first (as :func:`zip_refs` lists them)."""
-    if ref.path is None:
-        return ("", 0, "")
     if ref.member is None:
-        return (str(ref.path), 0, "")
-    return (str(ref.path), 0 if ref.member.name == "session.jsonl" else 1, ref.member.name)
+        return ("" if ref.path is None else str(ref.path), 0, "")
+    return ("" if ref.path is None else str(ref.path), 0 if ref.member.name == "session.jsonl" else 1, ref.member.name)
 
 
 # --------------------------------------------------------------------------- session ids

@@ -14,21 +14,28 @@ is read: a member name that is absolute or holds ``..``, two members of one name
 bytes overlap (one compressed run inflated as many files), an encrypted member, and a member declaring
 more than :data:`MAX_RATIO` times its compressed size (beyond :data:`RATIO_FLOOR`): a zip bomb. What is
 inflated is bounded too: never more than a member declares (:class:`_Member`), each a bounded read.
+
+An archive is a path, or a :class:`HeldArchive`: an export read whole from standard input
+(:mod:`dshctl.source.stdin`), whose members every reader opens from one shared ``ZipFile``. ``zipfile`` is
+imported where an archive is first opened, not when a command starts (a log that is no ZIP never needs it).
 """
 
 from __future__ import annotations
 
 import re
-import zipfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Iterator, Union
+
+if TYPE_CHECKING:
+    import zipfile
 
 from dshctl.errors import SourceError, os_error_reason
 
-__all__ = ["MAX_RATIO", "RATIO_FLOOR", "ROOT_MEMBER", "ZIP_MAGIC", "NotAnExport", "ZipMedia", "ZipMember", "export_members",
-           "is_zip", "open_member"]
+__all__ = ["MAX_RATIO", "RATIO_FLOOR", "ROOT_MEMBER", "ZIP_MAGIC", "Archive", "HeldArchive", "NotAnExport", "ZipMedia",
+           "ZipMember", "export_members", "is_zip", "open_member"]
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 """A ZIP starts with a local file header, or (empty) with the end of its central directory."""
@@ -56,6 +63,56 @@ class ZipMember:
     compressed: int
 
 
+_UNREADABLE = (EOFError, ValueError)  # with zipfile.BadZipFile and zipfile.LargeZipFile, once imported
+
+
+def _zipfile():
+    import zipfile
+
+    return zipfile
+
+
+def _unreadable_zip() -> tuple[type[BaseException], ...]:
+    zipfile = _zipfile()
+    return (zipfile.BadZipFile, zipfile.LargeZipFile, *_UNREADABLE)
+
+
+class HeldArchive:
+    """An export ZIP held open, not named by a path: the bytes of standard input, in memory or in an
+    unlinked temporary file (:mod:`dshctl.source.stdin`). One ``ZipFile`` over it serves every member
+    read, so concurrent readers share its lock; it is never closed before the process ends."""
+
+    def __init__(self, file: BinaryIO, display: str) -> None:
+        self.file, self.display = file, display
+        try:
+            self.zip = _zipfile().ZipFile(file)
+        except _unreadable_zip() as exc:
+            raise SourceError(f"not a readable ZIP: {exc}", file=display) from None
+        except OSError as exc:
+            raise SourceError(os_error_reason(exc), file=display) from None
+
+
+Archive = Union[Path, HeldArchive]
+"""Where an export's bytes are: a ZIP file's path, or an archive held open (standard input)."""
+
+
+@contextmanager
+def _opened(archive: Archive, display: str) -> Iterator["zipfile.ZipFile"]:
+    """The archive's ``ZipFile``: opened from its path for the block (unreadable: :class:`SourceError`),
+    or the held one, left open."""
+    if isinstance(archive, HeldArchive):
+        yield archive.zip
+        return
+    try:
+        opened = _zipfile().ZipFile(archive)
+    except _unreadable_zip() as exc:
+        raise SourceError(f"not a readable ZIP: {exc}", file=display) from None
+    except OSError as exc:
+        raise SourceError(os_error_reason(exc), file=display) from None
+    with opened:
+        yield opened
+
+
 def is_zip(path: Path) -> bool:
     """Whether the file at ``path`` starts as a ZIP does (by its bytes, never its name)."""
     try:
@@ -65,10 +122,10 @@ def is_zip(path: Path) -> bool:
         return False
 
 
-def export_members(path: Path, display: str) -> list[ZipMember]:
-    """The logs of the export at ``path``: the root's ``session.jsonl``, then each
+def export_members(archive: Archive, display: str) -> list[ZipMember]:
+    """The logs of the export ``archive``: the root's ``session.jsonl``, then each
     ``subagents/<id>/session.jsonl`` by name."""
-    infos = _checked_members(path, display)
+    infos = _checked_members(archive, display)
     names = {info.filename: info for info in infos}
     if ROOT_MEMBER not in names:
         raise NotAnExport(
@@ -80,15 +137,10 @@ def export_members(path: Path, display: str) -> list[ZipMember]:
     return [ZipMember(name, names[name].file_size, names[name].compress_size) for name in chosen]
 
 
-def _checked_members(path: Path, display: str) -> list[zipfile.ZipInfo]:
+def _checked_members(archive: Archive, display: str) -> list["zipfile.ZipInfo"]:
     """The archive's members, once every rule of a sound archive holds (see the module docstring)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
-        raise SourceError(f"not a readable ZIP: {exc}", file=display) from None
-    except OSError as exc:
-        raise SourceError(os_error_reason(exc), file=display) from None
+    with _opened(archive, display) as opened:
+        infos = opened.infolist()
     seen: set[str] = set()
     for info in infos:
         name = info.filename
@@ -118,7 +170,7 @@ def _check_name(name: str, display: str) -> None:
         raise SourceError(f"ZIP member name {name!r} holds a NUL: a hostile archive, not read", file=display)
 
 
-def _check_no_overlap(infos: list[zipfile.ZipInfo], display: str) -> None:
+def _check_no_overlap(infos: list["zipfile.ZipInfo"], display: str) -> None:
     """Each member's stored bytes end before the next member's header starts: overlapping members make
     one compressed run inflate as many files."""
     ordered = sorted((info for info in infos if not info.is_dir()), key=lambda info: info.header_offset)
@@ -131,26 +183,34 @@ def _check_no_overlap(infos: list[zipfile.ZipInfo], display: str) -> None:
 
 
 def open_member(ref) -> BinaryIO:
-    """A stream of the member ``ref`` names, inflated as it is read."""
+    """A stream of the member ``ref`` names, inflated as it is read: from the archive it holds
+    (``ref.archive``, standard input's), else from the ZIP file at ``ref.path``."""
     member = ref.member
-    try:
-        archive = zipfile.ZipFile(ref.path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
-        raise SourceError(f"not a readable ZIP: {exc}", file=ref.display) from None
-    except OSError as exc:
-        raise SourceError(os_error_reason(exc), file=ref.display) from None
+    held = ref.archive
+    zipfile = _zipfile()
+    if held is not None:
+        archive = held.zip
+    else:
+        try:
+            archive = zipfile.ZipFile(ref.path)
+        except _unreadable_zip() as exc:
+            raise SourceError(f"not a readable ZIP: {exc}", file=ref.display) from None
+        except OSError as exc:
+            raise SourceError(os_error_reason(exc), file=ref.display) from None
     try:
         info = archive.getinfo(member.name)
         if (info.file_size, info.compress_size) != (member.size, member.compressed):
             raise SourceError("the ZIP changed since it was listed", file=ref.display)
         stream = archive.open(info)
     except SourceError:
-        archive.close()
+        if held is None:
+            archive.close()
         raise
     except (KeyError, zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, ValueError) as exc:
-        archive.close()
+        if held is None:
+            archive.close()
         raise SourceError(f"cannot read the ZIP member: {exc}", file=ref.display) from None
-    return _Member(archive, stream, member.size, ref.display)
+    return _Member(None if held is not None else archive, stream, member.size, ref.display)
 
 
 class _Member:
@@ -158,14 +218,15 @@ class _Member:
     never more in all than the member declares; zipfile's and zlib's errors (a bad CRC, damaged deflate
     data) raised as :class:`~dshctl.errors.SourceError`. It does not seek: a zstd member is walked."""
 
-    def __init__(self, archive: zipfile.ZipFile, stream, declared: int, display: str) -> None:
+    def __init__(self, archive: "zipfile.ZipFile | None", stream, declared: int, display: str) -> None:
+        """``archive``: the ``ZipFile`` this stream owns and closes with it (None: a held archive's)."""
         self._archive, self._stream, self._left, self._display = archive, stream, declared, display
 
     def read(self, size: int = -1) -> bytes:
         want = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
         try:
             data = self._stream.read(want)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        except (_zipfile().BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
             raise SourceError(f"damaged ZIP member: {exc}", file=self._display) from None
         except OSError as exc:
             raise SourceError(f"read failed: {os_error_reason(exc)}", file=self._display) from None
@@ -181,19 +242,25 @@ class _Member:
         try:
             self._stream.close()
         finally:
-            self._archive.close()
+            if self._archive is not None:
+                self._archive.close()
 
 
 class ZipMedia:
     """The ``media/`` members of an export ZIP (its images), read by name, each at most ``limit`` bytes;
     the archive's rules are checked once, as for its logs."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._infos = {info.filename: info for info in _checked_members(path, str(path))}
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        self.display = archive.display if isinstance(archive, HeldArchive) else str(archive)
+        self._infos = {info.filename: info for info in _checked_members(archive, self.display)}
 
     def names(self) -> list[str]:
         return sorted(name for name, info in self._infos.items() if name.startswith("media/") and not info.is_dir())
+
+    def is_export(self) -> bool:
+        """Whether the archive holds a session (``session.jsonl``), as a dsh export does."""
+        return ROOT_MEMBER in self._infos
 
     def read(self, name: str, limit: int) -> tuple[str, bytes | None]:
         """``("ok", bytes)``, ``("missing", None)`` or ``("large", None)`` (more than ``limit`` bytes)."""
@@ -202,9 +269,10 @@ class ZipMedia:
             return "missing", None
         if info.file_size > limit:
             return "large", None
+        zipfile = _zipfile()
         try:
-            with zipfile.ZipFile(self.path) as archive, archive.open(info) as stream:
+            with _opened(self.archive, self.display) as archive, archive.open(info) as stream:
                 data = stream.read(limit + 1)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError, ValueError) as exc:
-            raise SourceError(f"damaged ZIP member {name!r}: {exc}", file=str(self.path)) from None
+            raise SourceError(f"damaged ZIP member {name!r}: {exc}", file=self.display) from None
         return ("ok", data) if len(data) <= limit else ("large", None)

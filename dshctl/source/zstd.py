@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 
 import zstandard
 
+from dshctl.build import mypyc_attr
 from dshctl.errors import SourceError
 
 __all__ = ["MAX_BLOCKS_PER_CALL", "ZSTD_BLOCK_MAX", "ZSTD_MAGIC", "ZstdFrames"]
@@ -48,6 +49,7 @@ _SINGLE_SEGMENT_FLAG = 0x20
 _DICTIONARY_ID_BYTES = (0, 1, 2, 4)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled calls to its host's methods must honour overrides
 class ZstdFrames:
     """The zstd half of :class:`~dshctl.source.lines.LineReader`: a mixin without state of its own.
 

@@ -188,6 +188,15 @@ def _owner(shares: list[SettlementFigures]) -> SettlementFigures:
     return shares[0]
 
 
+def _first_visible_ms(stream: list, start: int) -> int | None:
+    """From ``step/start`` (``start``) to the first visible chunk of a settlement's stream; a chunk time of
+    0 beside a real start is a placeholder (unknown)."""
+    visible = first_visible_time(stream)
+    if visible is None or (visible == 0 and start > 0):
+        return None
+    return max(0, visible - start)
+
+
 def _finish_and_failure(stream: list) -> tuple[str | None, str | None]:
     """(finish kind, failure code) of the last raw finish chunk of a stream."""
     chunk = last_raw_chunk(stream, "finish") if stream else None
@@ -254,190 +263,96 @@ _NO_BUCKETS: dict[str, Any] = {
 # -- turns and steps ---------------------------------------------------------------------------------
 
 
-class StepFigures:
-    """Per (turn, step) figures. Timing fields stay None until something contributes."""
+class CallFigures:
+    """What a step and each of its settlements count alike (``StatsFold(keep_settlements=True)`` keeps a
+    settlement's share of its step): the fold adds a contribution to the step and, through the same
+    method, to the settlement it belongs to, so each rule has one home and the shares add up to the step.
+    Timing fields stay None until something contributes."""
 
     __slots__ = (
-        "turn",
-        "step",
-        "started",
-        "ended",
-        "start",
-        "end",
-        "request_point",
-        "attempts",
-        "messages",
-        "failed_attempts",
-        "retries",
-        "retry_time",
-        "backoff_ms",
-        "llm_ms",
-        "ttft_ms",
-        "generation_ms",
-        "decode_ms",
-        "decode_tokens",
-        "tokens",
-        "tool_calls",
-        "tool_ms",
-        "finish",
-        "failure",
-        "interrupted",
-        "route",
-        "first_any",
-        "provider_ttft_ms",
-        "first_visible_ms",
-        "max_gap_ms",
-        "stalls",
-        "stall_ms",
-        "waste_input",
-        "waste_output",
+        "route", "retries", "backoff_ms", "llm_ms", "ttft_ms", "generation_ms", "decode_ms", "decode_tokens",
+        "tool_calls", "tool_ms", "tool_names", "finish", "failure", "interrupted", "provider_ttft_ms",
+        "first_visible_ms", "max_gap_ms", "stalls", "stall_ms", "failed_attempts", "waste_input", "waste_output",
         "waste_ms",
-        "inherited",
-        "reasoning_tokens",
-        "tool_names",
-        "shares",
-        "calls",
-        "call_time",
-        "cost",
     )
 
-    def __init__(self, turn: Any, step: Any):
-        self.turn = turn
-        self.step = step
-        self.started = False
-        self.ended = False
-        self.start: int | None = None
-        self.end: int | None = None
-        self.request_point: int | None = None
-        self.attempts = 0
-        self.messages = 0
-        self.failed_attempts = 0
+    def __init__(self, route: str | None) -> None:
+        self.route = route
         self.retries = 0
-        self.retry_time: int | None = None
         self.backoff_ms: int | None = None
         self.llm_ms: int | None = None
         self.ttft_ms: int | None = None
         self.generation_ms: int | None = None
         self.decode_ms: int | None = None
         self.decode_tokens: int | float | None = None
-        self.tokens: list[int] | None = None  # meter contribution: uncached, output, read, write
         self.tool_calls = 0
         self.tool_ms: int | None = None
+        self.tool_names: list[str] = []
         self.finish: str | None = None
         self.failure: str | None = None
         self.interrupted = False
-        self.route: str | None = None
-        self.first_any: int | None = None
         self.provider_ttft_ms: int | None = None
         self.first_visible_ms: int | None = None
         self.max_gap_ms: int | None = None
         self.stalls = 0
         self.stall_ms = 0
+        self.failed_attempts = 0
         self.waste_input = 0
         self.waste_output = 0
         self.waste_ms: int | None = None
-        self.inherited = False
-        self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
-        self.tool_names: list[str] = []
-        self.shares: list[SettlementFigures] | None = None  # per settlement, when the fold keeps them
-        self.calls: list[ToolCallFigures] | None = None  # per tool call, when the fold keeps them
-        self.call_time: int | None = None  # when its model call was made: step/start, a retry's llm/retry-started
-        self.cost: CostTally | None = None  # the meter's share priced call by call (with prices)
 
-    def row(self, timed: bool, priced: bool) -> StepRecord:
-        return StepRecord(
-            turn=self.turn,
-            step=self.step,
-            attempts=self.attempts,
-            retries=self.retries,
-            ttft_ms=self.ttft_ms,
-            llm_ms=self.llm_ms,
-            generation_ms=self.generation_ms,
-            decode_ms=self.decode_ms,
-            decode_tokens=self.decode_tokens,
-            tokens_per_second=rate(self.decode_tokens, self.decode_ms),
-            **_bucket_fields(self.tokens),
-            tool_calls=self.tool_calls,
-            tool_ms=_timed_sum(self.tool_ms, timed),
-            finish_reason=self.finish,
-            failure_code=self.failure,
-            interrupted=self.interrupted,
-            ended=self.ended,
-            inherited=self.inherited,
-            model=self.route,
-            reasoning_tokens=self.reasoning_tokens,
-            tools=self.tool_names,
-            costs=(self.cost or CostTally()).record() if priced else UNSET,
-            dshctl=StepOwnFigures(
-                provider_ttft_ms=self.provider_ttft_ms,
-                first_visible_ms=self.first_visible_ms,
-                max_gap_ms=self.max_gap_ms,
-                stalls=self.stalls,
-                stall_ms=self.stall_ms,
-                failed_attempts=self.failed_attempts,
-                wasted_billed_input_tokens=self.waste_input,
-                wasted_output_tokens=self.waste_output,
-                wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
-                backoff_ms=_timed_sum(self.backoff_ms, timed),
-            ),
-        )
+    def add_backoff(self, span: int) -> None:
+        self.backoff_ms = (self.backoff_ms or 0) + span
 
+    def add_tool_call(self, name: str | None) -> None:
+        self.tool_calls += 1
+        self.tool_names.append(name if name is not None else "?")
 
-class SettlementFigures:
-    """One settlement's share of its step's figures (``StatsFold(keep_settlements=True)``): the fold adds
-    to it whatever it adds to the step while this is the step's latest settlement."""
+    def add_tool_ms(self, span: int) -> None:
+        self.tool_ms = (self.tool_ms or 0) + span
 
-    __slots__ = (
-        "attempt", "retry", "outcome", "seq", "route", "requested", "settled", "buckets", "reasoning", "billed",
-        "finish", "failure", "interrupted", "llm_ms", "ttft_ms", "generation_ms", "decode_ms", "decode_tokens",
-        "tool_calls", "tool_ms", "tool_names", "retries", "backoff_ms", "provider_ttft_ms", "first_visible_ms",
-        "max_gap_ms", "stalls", "stall_ms", "waste_input", "waste_output", "waste_ms", "failed", "charge",
-    )
+    def add_failed_attempt(self, wasted_input: int | None, wasted_output: int, wasted_ms: int | None) -> None:
+        """An attempt that ended without a message: its tokens (None without usage) and its time wasted."""
+        self.failed_attempts += 1
+        if wasted_input is not None:
+            self.waste_input += wasted_input
+            self.waste_output += wasted_output
+        if wasted_ms is not None:
+            self.waste_ms = (self.waste_ms or 0) + wasted_ms
 
-    def __init__(self, attempt: int, retry: int, outcome: str, seq: int, route: str | None, requested: int | None,
-                 settled: int | None):
-        self.attempt = attempt
-        self.retry = retry
-        self.outcome = outcome
-        self.seq = seq
-        self.route = route
-        self.requested = requested
-        self.settled = settled
-        self.buckets: tuple | None = None  # the usage sample (uncached, output, read, write)
-        self.reasoning: int | None = None
-        self.billed = False  # the meter counts the sample (no later sample of the step replaced it)
-        self.charge: tuple | None = None  # what the sample cost at its call's time (with prices)
-        self.finish: str | None = None
-        self.failure: str | None = None
-        self.interrupted = False
-        self.llm_ms: int | None = None
-        self.ttft_ms: int | None = None
-        self.generation_ms: int | None = None
-        self.decode_ms: int | None = None
-        self.decode_tokens: Any = None
-        self.tool_calls = 0
-        self.tool_ms: int | None = None
-        self.tool_names: list[str] = []
-        self.retries = 0
-        self.backoff_ms: int | None = None
-        self.provider_ttft_ms: int | None = None
-        self.first_visible_ms: int | None = None
-        self.max_gap_ms: Any = None
-        self.stalls = 0
-        self.stall_ms = 0
-        self.waste_input = 0
-        self.waste_output = 0
-        self.waste_ms: int | None = None
-        self.failed = False
+    def add_timing(self, span: int, ttft: int | None, generation: int | None, decode_tokens: int | float | None) -> None:
+        """dsh's step readings on the message that closes the open step: its model time, and with a first
+        token its time to it and the generation after it, which with the message's output tokens is the
+        decode time and tokens."""
+        self.llm_ms = (self.llm_ms or 0) + span
+        if ttft is None or generation is None:
+            return
+        self.ttft_ms = (self.ttft_ms or 0) + ttft
+        self.generation_ms = (self.generation_ms or 0) + generation
+        if decode_tokens is not None:
+            self.decode_ms = (self.decode_ms or 0) + generation
+            self.decode_tokens = (self.decode_tokens or 0) + decode_tokens
 
-    def row(self, step: "StepFigures", timed: bool, pricing: Any, *, owner: bool) -> SettlementRecord:
-        sample = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
-        tokens = list(sample) if sample is not None else None
-        reasoning = self.reasoning if self.billed else (0 if self.reasoning is not None else None)
-        return SettlementRecord(
+    def add_gaps(self, top: int, runs: list[list[int]]) -> None:
+        """One attempt's inter-token gaps: the largest (``top``, of ``runs``), and those over the stall
+        threshold."""
+        if self.max_gap_ms is None or top > self.max_gap_ms:
+            self.max_gap_ms = max(0, top)
+        if top > STALL_MS:
+            for gaps in runs:
+                for gap in gaps:
+                    if gap > STALL_MS:
+                        self.stalls += 1
+                        self.stall_ms += gap
+
+    def step_row(self, record_type: Any, step: "StepFigures", timed: bool, *, attempts: int, tokens: Sequence[int] | None,
+                 reasoning: int | None, ended: bool, costs: Any, **extra: Any) -> Any:
+        """The record (a :class:`StepRecord` or a :class:`SettlementRecord`, ``record_type``) of these
+        figures, in step ``step``; what differs between a step and its settlement is passed."""
+        return record_type(
             turn=step.turn,
             step=step.step,
-            attempts=1,
+            attempts=attempts,
             retries=self.retries,
             ttft_ms=self.ttft_ms,
             llm_ms=self.llm_ms,
@@ -451,24 +366,97 @@ class SettlementFigures:
             finish_reason=self.finish,
             failure_code=self.failure,
             interrupted=self.interrupted,
-            ended=step.ended and owner,
+            ended=ended,
             inherited=step.inherited,
             model=self.route,
             reasoning_tokens=reasoning,
             tools=self.tool_names,
-            costs=UNSET if pricing is None else self._cost(tokens).record(),
+            costs=costs,
             dshctl=StepOwnFigures(
                 provider_ttft_ms=self.provider_ttft_ms,
                 first_visible_ms=self.first_visible_ms,
                 max_gap_ms=self.max_gap_ms,
                 stalls=self.stalls,
                 stall_ms=self.stall_ms,
-                failed_attempts=int(self.failed),
+                failed_attempts=self.failed_attempts,
                 wasted_billed_input_tokens=self.waste_input,
                 wasted_output_tokens=self.waste_output,
                 wasted_attempt_ms=_timed_sum(self.waste_ms, timed),
                 backoff_ms=_timed_sum(self.backoff_ms, timed),
             ),
+            **extra,
+        )
+
+
+def _with_share(step: "StepFigures", share: "SettlementFigures | None") -> "tuple[CallFigures, ...]":
+    """What a contribution to a step counts in: the step, and the settlement it belongs to (when kept)."""
+    return (step,) if share is None else (step, share)
+
+
+class StepFigures(CallFigures):
+    """Per (turn, step) figures: what its settlements count too (:class:`CallFigures`), and the step's own."""
+
+    __slots__ = (
+        "turn", "step", "started", "ended", "start", "end", "request_point", "attempts", "messages", "retry_time",
+        "tokens", "first_any", "inherited", "reasoning_tokens", "shares", "calls", "call_time", "cost",
+    )
+
+    def __init__(self, turn: Any, step: Any):
+        super().__init__(None)
+        self.turn = turn
+        self.step = step
+        self.started = False
+        self.ended = False
+        self.start: int | None = None
+        self.end: int | None = None
+        self.request_point: int | None = None
+        self.attempts = 0
+        self.messages = 0
+        self.retry_time: int | None = None
+        self.tokens: list[int] | None = None  # meter contribution: uncached, output, read, write
+        self.first_any: int | None = None
+        self.inherited = False
+        self.reasoning_tokens: int | None = None  # the meter's share, where usage reports reasoningTokens
+        self.shares: list[SettlementFigures] | None = None  # per settlement, when the fold keeps them
+        self.calls: list[ToolCallFigures] | None = None  # per tool call, when the fold keeps them
+        self.call_time: int | None = None  # when its model call was made: step/start, a retry's llm/retry-started
+        self.cost: CostTally | None = None  # the meter's share priced call by call (with prices)
+
+    def row(self, timed: bool, priced: bool) -> StepRecord:
+        row: StepRecord = self.step_row(
+            StepRecord, self, timed, attempts=self.attempts, tokens=self.tokens, reasoning=self.reasoning_tokens,
+            ended=self.ended, costs=(self.cost or CostTally()).record() if priced else UNSET,
+        )
+        return row
+
+
+class SettlementFigures(CallFigures):
+    """One settlement's share of its step's figures (``StatsFold(keep_settlements=True)``): the fold adds
+    to it whatever it adds to the step while this is the step's latest settlement."""
+
+    __slots__ = ("attempt", "retry", "outcome", "seq", "requested", "settled", "buckets", "reasoning", "billed", "charge")
+
+    def __init__(self, attempt: int, retry: int, outcome: str, seq: int, route: str | None, requested: int | None,
+                 settled: int | None):
+        super().__init__(route)
+        self.attempt = attempt
+        self.retry = retry
+        self.outcome = outcome
+        self.seq = seq
+        self.requested = requested
+        self.settled = settled
+        self.buckets: tuple | None = None  # the usage sample (uncached, output, read, write)
+        self.reasoning: int | None = None
+        self.billed = False  # the meter counts the sample (no later sample of the step replaced it)
+        self.charge: tuple | None = None  # what the sample cost at its call's time (with prices)
+
+    def row(self, step: "StepFigures", timed: bool, pricing: Any, *, owner: bool) -> SettlementRecord:
+        sample = self.buckets if self.billed else (_NO_TOKENS if self.buckets is not None else None)
+        tokens = list(sample) if sample is not None else None
+        row: SettlementRecord = self.step_row(
+            SettlementRecord, step, timed, attempts=1, tokens=tokens,
+            reasoning=self.reasoning if self.billed else (0 if self.reasoning is not None else None),
+            ended=step.ended and owner, costs=UNSET if pricing is None else self._cost(tokens).record(),
             attempt=self.attempt,
             retry=self.retry,
             outcome=self.outcome,
@@ -477,6 +465,7 @@ class SettlementFigures:
             requested_at=self.requested if timed else None,
             settled_at=self.settled if timed else None,
         )
+        return row
 
     def _cost(self, tokens: list[int] | None) -> CostTally:
         """The settlement's share of its step's cost: its sample's charge while the meter counts it."""
@@ -937,6 +926,10 @@ class StatsFold:
         shares = record.shares
         return shares[-1] if shares else None
 
+    def _counted(self, record: StepFigures) -> tuple[CallFigures, ...]:
+        """What a contribution to the step ``record`` counts in: the step, and its latest settlement."""
+        return _with_share(record, self._share(record) if self.keep_settlements else None)
+
     def _observe_step(self, step: StepFigures) -> None:
         """A finished step's observations, and its row when the steps are kept."""
         observed = self.observed
@@ -1105,11 +1098,9 @@ class StatsFold:
     def _retry(self, event: Event) -> None:
         self.own.retries += 1
         record = self._step(*_turn_and_step(event))
-        record.retries += 1
         record.retry_time = event.time
-        share = self._share(record) if self.keep_settlements else None
-        if share is not None:
-            share.retries += 1
+        for figures in self._counted(record):
+            figures.retries += 1
 
     def _retry_started(self, event: Event) -> None:
         key = _turn_and_step(event)
@@ -1118,12 +1109,10 @@ class StatsFold:
         record = self._step(*key)
         if record.retry_time is not None and event.time is not None:
             span = max(0, event.time - record.retry_time)
-            record.backoff_ms = (record.backoff_ms or 0) + span
             self.own.backoff_ms += span
             record.retry_time = None
-            share = self._share(record) if self.keep_settlements else None
-            if share is not None:
-                share.backoff_ms = (share.backoff_ms or 0) + span
+            for figures in self._counted(record):
+                figures.add_backoff(span)
         if event.time is not None:
             record.request_point = event.time
             record.call_time = event.time  # the retried call is made now
@@ -1134,16 +1123,13 @@ class StatsFold:
         name = data.get("name") if isinstance(data, dict) else None
         name = name if isinstance(name, str) else None
         record = self._step(*_turn_and_step(event))
-        record.tool_calls += 1
-        record.tool_names.append(name if name is not None else "?")
         self.own.tool_calls += 1
         self.own.tool(name).calls += 1
         call = None
+        share = self._share(record) if self.keep_settlements else None
+        for figures in _with_share(record, share):
+            figures.add_tool_call(name)
         if self.keep_settlements:
-            share = self._share(record)
-            if share is not None:
-                share.tool_calls += 1
-                share.tool_names.append(name if name is not None else "?")
             call = ToolCallFigures(event.seq, call_id, name, record.route, event.time, share)
             if record.calls is None:
                 record.calls = []
@@ -1175,11 +1161,9 @@ class StatsFold:
         span = max(0, event.time - dispatched)
         if call is not None:
             call.span = span
-            share = call.share
-            if share is not None:
-                share.tool_ms = (share.tool_ms or 0) + span
+        for figures in _with_share(record, call.share if call is not None else None):
+            figures.add_tool_ms(span)
         self.dsh.tool_ms += span
-        record.tool_ms = (record.tool_ms or 0) + span
         tool.tool_ms += span
         self.own.model(record.route).tool_ms += span
         _append(self.observed.tool_ms, name, span)
@@ -1291,27 +1275,23 @@ class StatsFold:
             self.meter011.add(key, buckets)
             self.context.tokens = buckets[0] + buckets[2] + buckets[3]
         kind, code = _finish_and_failure(stream)
-        record.finish = kind
-        record.failure = code
-        if share is not None:
-            share.finish = kind
-            share.failure = code
+        for figures in _with_share(record, share):
+            figures.finish = kind
+            figures.failure = code
         if stream:
+            # the step's are its first attempt's (with a first token, with a visible chunk); each settlement's its own
+            point = record.request_point
+            provider = max(0, first - point) if first is not None and point is not None else None
             if record.first_any is None and first is not None:
                 record.first_any = first
-                if record.request_point is not None:
-                    record.provider_ttft_ms = max(0, first - record.request_point)
+                record.provider_ttft_ms = provider
+            wanted = share is not None or record.first_visible_ms is None
+            visible = _first_visible_ms(stream, record.start) if wanted and record.start is not None else None
             if share is not None:
-                if first is not None and record.request_point is not None:
-                    share.provider_ttft_ms = max(0, first - record.request_point)
-                if record.start is not None:
-                    visible = first_visible_time(stream)
-                    if visible is not None and not (visible == 0 and record.start > 0):
-                        share.first_visible_ms = max(0, visible - record.start)
-            if record.first_visible_ms is None and record.start is not None:
-                visible = first_visible_time(stream)
-                if visible is not None and not (visible == 0 and record.start > 0):
-                    record.first_visible_ms = max(0, visible - record.start)
+                share.provider_ttft_ms = provider
+                share.first_visible_ms = visible
+            if record.first_visible_ms is None:
+                record.first_visible_ms = visible
             self._gaps(stream, record, share)
         return buckets
 
@@ -1329,28 +1309,19 @@ class StatsFold:
         own = self.own
         route = own.header_route
         buckets = self._settlement_common(event, stream, record, usage, route, first)
-        own.failed_attempts += 1
-        record.failed_attempts += 1
         if record.route is None:
             record.route = route
-        share = self._share(record) if self.keep_settlements else None
-        if share is not None:
-            share.failed = True
-        if buckets is not None:
-            wasted_in = buckets[0] + buckets[2] + buckets[3]
-            record.waste_input += wasted_in
-            record.waste_output += buckets[1]
+        wasted_in = buckets[0] + buckets[2] + buckets[3] if buckets is not None else None
+        wasted_out = buckets[1] if buckets is not None else 0
+        span = max(0, event.time - record.request_point) if event.time is not None and record.request_point is not None else None
+        own.failed_attempts += 1
+        if wasted_in is not None:
             own.waste_input += wasted_in
-            own.waste_output += buckets[1]
-            if share is not None:
-                share.waste_input += wasted_in
-                share.waste_output += buckets[1]
-        if event.time is not None and record.request_point is not None:
-            span = max(0, event.time - record.request_point)
-            record.waste_ms = (record.waste_ms or 0) + span
+            own.waste_output += wasted_out
+        if span is not None:
             own.waste_ms += span
-            if share is not None:
-                share.waste_ms = (share.waste_ms or 0) + span
+        for figures in self._counted(record):
+            figures.add_failed_attempt(wasted_in, wasted_out, span)
 
     def _message(self, event: Event) -> None:
         stream = event.stream or []
@@ -1370,7 +1341,11 @@ class StatsFold:
             record.interrupted = True
             own.interrupted_messages += 1
         own_first = self._first_token(stream, event)
-        timed_share: tuple | None = None  # this message's (llm, ttft, generation, decode ms, decode tokens)
+        # dsh's step readings on this message: its model time, time to first token, generation, decode tokens
+        span: int | None = None
+        ttft: int | None = None
+        generation: int | None = None
+        decoded: int | float | None = None
         # dsh sessionStats
         dsh = self.dsh
         if dsh.open_key == key:
@@ -1381,30 +1356,23 @@ class StatsFold:
                 first = dsh.open_first if dsh.open_first is not None else own_first
                 span = max(0, time - start)
                 dsh.llm_ms += span
-                record.llm_ms = (record.llm_ms or 0) + span
                 model.llm_ms += span
-                timed_share = (span, None, None, None, None)
                 if first is not None:
                     ttft = max(0, first - start)
                     dsh.ttft_ms += ttft
                     dsh.ttft_steps += 1
                     _append(self.observed.model_ttft, route, ttft)
-                    record.ttft_ms = (record.ttft_ms or 0) + ttft
                     generation = max(0, time - first)
-                    record.generation_ms = (record.generation_ms or 0) + generation
                     model.ttft_ms += ttft
                     model.ttft_steps += 1
-                    timed_share = (span, ttft, generation, None, None)
                     usage = data.get("usage")
                     output = usage.get("outputTokens") if usage.__class__ is dict else None
                     if (output.__class__ is int or output.__class__ is float) and 0 <= output < _INF:
                         dsh.decode_ms += generation
                         dsh.decode_tokens += output
-                        record.decode_ms = (record.decode_ms or 0) + generation
-                        record.decode_tokens = (record.decode_tokens or 0) + output
                         model.decode_ms += generation
                         model.decode_tokens += output
-                        timed_share = (span, ttft, generation, generation, output)
+                        decoded = output
         usage = data.get("usage")
         if usage is None and stream:
             chunk = last_raw_chunk(stream, "usage")
@@ -1413,8 +1381,9 @@ class StatsFold:
         share = self._share(record) if self.keep_settlements else None
         if share is not None:
             share.interrupted = data.get("interrupted") is True
-            if timed_share is not None:
-                share.llm_ms, share.ttft_ms, share.generation_ms, share.decode_ms, share.decode_tokens = timed_share
+        if span is not None:
+            for figures in _with_share(record, share):
+                figures.add_timing(span, ttft, generation, decoded)
 
     # -- inter-token gaps (dshctl) --------------------------------------------------------------------------
 
@@ -1478,19 +1447,8 @@ class StatsFold:
                 runs.append(between)
         if keep and runs:
             top = max(max(gaps) for gaps in runs)
-            if record.max_gap_ms is None or top > record.max_gap_ms:
-                record.max_gap_ms = max(0, top)
-            if share is not None:
-                share.max_gap_ms = max(0, top)
-            if top > STALL_MS:
-                for gaps in runs:
-                    for gap in gaps:
-                        if gap > STALL_MS:
-                            record.stalls += 1
-                            record.stall_ms += gap
-                            if share is not None:
-                                share.stalls += 1
-                                share.stall_ms += gap
+            for figures in _with_share(record, share):
+                figures.add_gaps(top, runs)
 
     # -- results ---------------------------------------------------------------------------------------------
 

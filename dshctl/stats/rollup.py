@@ -426,8 +426,10 @@ def check_sort_key(by: str, key: str | None) -> None:
     keys = SORT_KEYS[sort_table(by)]
     if key in keys or (key == COST_SORT and by != "tool"):
         return
+    from ..options.suggest import did_you_mean
+
     listed = keys if by == "tool" else keys + (COST_SORT,)
-    raise UsageError(f"--sort: unknown key {key!r} for --by {by}; one of: {', '.join(listed)}")
+    raise UsageError(f"--sort: unknown key {key!r} for --by {by}{did_you_mean(key, listed)}; one of: {', '.join(listed)}")
 
 
 def cost_total(row: Record) -> Any:

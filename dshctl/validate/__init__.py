@@ -50,14 +50,14 @@ def validate_log(source: str | os.PathLike | LogRef, options: ValidateOptions | 
     ``options``: what ``--ignore`` skips and where ``--max-errors`` stops."""
     options = options or ValidateOptions()
     ignore, max_errors = options.ignored, options.max_errors
-    if isinstance(source, LogRef) and source.path is not None:
+    if isinstance(source, LogRef) and not source.reads_stdin:
         return _validate_ref(source, ignore=ignore, max_errors=max_errors)
     spec = source.display if isinstance(source, LogRef) else os.fspath(source)
     spooled: list[str] = []
     try:
         try:
             ref = as_ref(source)
-            if ref.path is None:  # standard input: validation reads a log twice
+            if ref.reads_stdin:  # standard input: validation reads a log twice
                 ref = _spool_stdin(spooled)
         except DshctlError as exc:
             return _unresolved(exc, exc.file or spec, ignore)
@@ -148,8 +148,12 @@ def _cut(codec) -> int | None:
     return None
 
 
-def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, progress: bool = False) -> list[LogReport]:
-    """Resolve every path (files, session directories, roots, ``-``) and validate each log."""
+def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, progress: bool = False,
+                   outside: list[str] | None = None) -> list[LogReport]:
+    """Resolve every path (files, session directories, roots, ``-``) and validate each log: those of the
+    sessions inside ``--since`` / ``--until`` (as stats reads them: the header's ``createdAt``); the others
+    are left out, their names appended to ``outside``. A log whose header cannot be read is validated
+    whatever the window (its findings say why)."""
     from dshctl.many import map_logs
     from dshctl.source import sessions_root
 
@@ -172,18 +176,27 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
             reports[len(refs) + len(reports)] = _unresolved(exc, exc.file or spec, ignore)
             continue
         for ref in found:
-            if ref.path is None:
+            if ref.reads_stdin:
                 ref = _spool_stdin(spooled)
-            key = (ref.path.resolve(), ref.member) if ref.display != "<stdin>" else "-"
+            key = "-" if ref.display == "<stdin>" else (ref.path.resolve() if ref.path is not None else "-", ref.member)
             if key in seen:
                 continue
             seen.add(key)
+            if options.window.written_before(ref):  # left unopened, as stats leaves it
+                if outside is not None:
+                    outside.append(ref.display)
+                continue
             refs.append(ref)
-    func = functools.partial(validate_log, options=options)
+    func = functools.partial(_validate_in_window, options=options) if options.window.bounded else \
+        functools.partial(validate_log, options=options)
     results = []
     try:
         for ref, result in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="validating",
                                     color=options.color_when):
+            if result is None:  # its session is outside --since / --until
+                if outside is not None:
+                    outside.append(ref.display)
+                continue
             if isinstance(result, DshctlError):
                 col = Collector(ref.display, ignore=ignore)
                 col.add("codec/read", result.message, line=result.line)
@@ -193,6 +206,13 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
         _unlink_all(spooled)
     # the paths that could not be resolved come first, then every log in argument order
     return list(reports.values()) + results
+
+
+def _validate_in_window(ref: LogRef, options: ValidateOptions) -> LogReport | None:
+    """:func:`validate_log` of a log whose session is inside ``--since`` / ``--until``; None for one
+    outside (:meth:`~dshctl.options.window.Window.excludes`: its header is read first, so a log outside
+    costs no more than that; a header that cannot be read leaves the log to be validated)."""
+    return None if options.window.excludes(ref) else validate_log(ref, options)
 
 
 def _spool_stdin(spooled: list[str]) -> LogRef:
@@ -231,10 +251,12 @@ def run_validate(paths: list[str], options: ValidateOptions) -> int:
     """The ``dshctl validate`` command body; returns the exit status."""
     output_format = options.format
     if options.list_rules:
-        sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text"))
+        sys.stdout.write(render_rules(output_format if output_format in ("json", "sarif") else "text", color=options.colored))
         return EXIT_OK
     started = time.perf_counter()
-    reports = validate_paths(chosen_logs(paths, options), options, progress=True)
+    outside: list[str] = []
+    reports = validate_paths(chosen_logs(paths, options), options, progress=True, outside=outside)
     elapsed = time.perf_counter() - started
-    sys.stdout.write(render(reports, output_format, options.strict, elapsed))
+    sys.stdout.write(render(reports, output_format, options.strict, elapsed, color=options.colored,
+                            outside=len(outside) if options.window.bounded else None))
     return exit_status(reports, options.strict)

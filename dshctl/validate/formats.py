@@ -45,47 +45,75 @@ def _ordered(report: LogReport) -> list[Finding]:
     return sorted(report.findings, key=lambda f: (f.line is None, f.line or 0, f.seq if f.seq is not None else -1))
 
 
-def render(reports: list[LogReport], output_format: str, strict: bool, elapsed: float | None = None) -> str:
+def render(reports: list[LogReport], output_format: str, strict: bool, elapsed: float | None = None, *, color: bool = False,
+           outside: int | None = None) -> str:
     """The findings in one format. Messages quote log values: text and JUnit show control characters as
-    pictures (XML 1.0 cannot carry them at all), JSON and SARIF keep the values, escaped."""
+    pictures (XML 1.0 cannot carry them at all), JSON and SARIF keep the values, escaped. ``color``: the
+    text in colour (the command's ``--color`` answer; the other formats are data, never coloured).
+    ``outside``: with ``--since`` / ``--until``, how many logs were left out (text and json say so)."""
     if output_format == "json":
-        return _json(reports, strict, elapsed)
+        return _json(reports, strict, elapsed, outside)
     if output_format == "sarif":
         return _sarif(reports, strict)
     if output_format == "junit":
         return _junit(reports, strict, elapsed)
-    return _text(reports, strict)
+    return _text(reports, strict, color, outside)
 
 
 # --------------------------------------------------------------------------- text
 
+_LEVEL_STYLES = {"error": "1;31", "unreadable": "1;31", "warning": "1;33"}
+"""A finding's label in colour, as compilers show theirs: errors bold red, warnings bold yellow; the
+location is bold, the rule id cyan, notes dim."""
 
-def _text(reports: list[LogReport], strict: bool) -> str:
+
+def _painter(color: bool):
+    """``paint(code, text)``: ``text`` as one safe line (log text is data: its control characters become
+    pictures first), in SGR ``code`` when ``color``."""
+
+    def paint(code: str, text: object) -> str:
+        shown = visible_line(text)
+        return f"\x1b[{code}m{shown}\x1b[0m" if color and shown else shown
+
+    return paint
+
+
+def _text(reports: list[LogReport], strict: bool, color: bool = False, outside: int | None = None) -> str:
+    paint = _painter(color)
     out: list[str] = []
     for report in reports:
         for finding in _ordered(report):
             severity = "error" if strict and finding.severity == "warning" else finding.severity
             label = "unreadable" if finding.fatal else severity
-            out.append(f"{finding.location()}: {label} [{finding.rule}] {finding.message}")
+            out.append(f"{paint('1', finding.location())}: {paint(_LEVEL_STYLES.get(label, '1'), label)} "
+                       f"{paint('36', f'[{finding.rule}]')} {visible_line(finding.message)}")
         if report.suppressed:
-            out.append(f"{report.file}: {report.suppressed} more finding(s) suppressed (--max-errors or per-rule limit)")
+            out.append(f"{paint('1', report.file)}: "
+                       + paint("2", f"{report.suppressed} more finding(s) suppressed (--max-errors or per-rule limit)"))
         if report.skipped_levels:
-            out.append(f"{report.file}: note: levels not run: {', '.join(report.skipped_levels)}")
-    out.append(summary_line(reports, strict))
-    return "\n".join(visible_line(line) for line in out) + "\n"
+            out.append(f"{paint('1', report.file)}: " + paint("2", f"note: levels not run: {', '.join(report.skipped_levels)}"))
+    statuses = [report.status(strict) for report in reports]
+    failed = STATUS_ERRORS in statuses or STATUS_UNREADABLE in statuses
+    warned = any(report.warnings for report in reports)
+    line = summary_line(reports, strict) + (f"; {outside} outside --since/--until" if outside else "")
+    out.append(paint("1;31" if failed else "1;33" if warned else "1;32", line))
+    return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------- json
 
 
-def _json(reports: list[LogReport], strict: bool, elapsed: float | None) -> str:
+def _json(reports: list[LogReport], strict: bool, elapsed: float | None, outside: int | None = None) -> str:
     from dshctl.output import to_json
 
+    counts = summary(reports, strict)
+    if outside is not None:  # only with --since / --until: the logs of sessions outside were not validated
+        counts["outsideWindow"] = outside
     document = {
         "tool": "dshctl",
         "version": __version__,
         "strict": strict,
-        "summary": summary(reports, strict),
+        "summary": counts,
         "logs": [r.to_json(strict) for r in reports],
     }
     if elapsed is not None:
@@ -97,8 +125,9 @@ def _json(reports: list[LogReport], strict: bool, elapsed: float | None) -> str:
 
 
 def _uri(file: str) -> str:
-    if file.startswith("<"):
-        return quote(file.strip("<>"))
+    if file.startswith("<"):  # <stdin>, or a member of the ZIP on it: <stdin>!session.jsonl
+        name, _, member = file[1:].partition(">")
+        return quote(name + member)
     path = Path(file)
     if path.is_absolute():
         return path.as_uri()
@@ -260,7 +289,7 @@ def _classname(report: LogReport, level: str) -> str:
 # --------------------------------------------------------------------------- --list-rules
 
 
-def render_rules(output_format: str, ignore: Iterable[str] = ()) -> str:
+def render_rules(output_format: str, ignore: Iterable[str] = (), *, color: bool = False) -> str:
     rules = list(RULES.values())
     if output_format == "json":
         from dshctl.output import to_json
@@ -276,10 +305,11 @@ def render_rules(output_format: str, ignore: Iterable[str] = ()) -> str:
         return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": {
             "name": "dshctl", "version": __version__, "informationUri": INFO_URI,
             "rules": [_sarif_rule(r) for r in rules]}}, "results": []}]}, indent=2) + "\n"
+    paint = _painter(color)
     out = []
     for level in LEVELS:
         beyond = " (beyond dsh's load)" if level in ("stream", "settlement", "grammar") else ""
-        out.append(f"{level}{beyond}")
+        out.append(paint("1", f"{level}{beyond}"))
         for rule in rules:
             if rule.level != level:
                 continue
@@ -288,7 +318,7 @@ def render_rules(output_format: str, ignore: Iterable[str] = ()) -> str:
                 tags.append("unreadable")
             if rule.damage:
                 tags.append("damage: exit 2 when committed, warning in the droppable tail")
-            out.append(f"  {rule.id}  [{'; '.join(tags)}]")
+            out.append(f"  {paint('36', rule.id)}  [{'; '.join(tags)}]")
             out.append(f"      {rule.summary}")
             out.append(f"      dsh: {rule.source}; FORMAT.md {rule.section}")
         out.append("")
