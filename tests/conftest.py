@@ -27,6 +27,9 @@ CORPUS_NAMED = os.environ.get("DSHCTL_CORPUS")
 CORPUS = Path(CORPUS_NAMED) if CORPUS_NAMED else REPO.parent / "shared" / "corpus"
 HAS_CORPUS = CORPUS.is_dir()
 NO_CORPUS = f"the corpus is not at {CORPUS} (set DSHCTL_CORPUS to dsh's fixtures, shared/corpus)"
+MACHINE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+"""The user's cache directory, before the run points ``XDG_CACHE_HOME`` at its own (dshctl's caches);
+for what the tests download, checked, and may keep across runs (dsh's npm packages)."""
 
 
 class MissingSample(LookupError):
@@ -83,6 +86,24 @@ def corpus_files(*patterns: str, names: bool = False) -> list:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "corpus: reads dsh's fixtures (../shared/corpus or $DSHCTL_CORPUS); "
                             "skipped where they are absent")
+    config.addinivalue_line("markers", "serial: times what it watches (a terminal, a browser, a process writing): "
+                            "under pytest-xdist, no other test runs meanwhile")
+    if not hasattr(config, "workerinput"):  # the run itself (xdist's controller, or a run without it)
+        import tempfile
+
+        # the workers start after this and inherit the variable: one directory of locks for the run
+        os.environ[_LOCKS] = config._dshctl_locks = tempfile.mkdtemp(prefix="dshctl-test-locks-")
+        os.environ[_SIZE] = repr({name: os.environ.get(name) for name in ("COLUMNS", "LINES")})
+    elif _SIZE in os.environ:
+        # an xdist worker has COLUMNS=80 and LINES=24 set; the processes a test starts must see the
+        # terminal size variables of the run's own environment (a tmux pane's size, not 80 columns)
+        import ast
+
+        for name, value in ast.literal_eval(os.environ[_SIZE]).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     if CORPUS_NAMED and not HAS_CORPUS:
         raise pytest.UsageError(f"DSHCTL_CORPUS={CORPUS_NAMED} is not a directory")
     # dshctl's caches (stats, listings, sql) go to a directory of this run's own, shared by its tests and
@@ -90,12 +111,63 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_CACHE_HOME"] = config._dshctl_cache = tempfile.mkdtemp(prefix="dshctl-test-cache-")
+    _build_each_app_once()
+
+
+def _build_each_app_once() -> None:
+    """typer's ``CliRunner.invoke(app)`` turns the typer app into its click command anew on every call
+    (~50 ms for dshctl's: most of an in-process run of a small log, and of the suite's time); the
+    command is the same each time (built from the functions registered at import), so build it once per
+    app."""
+    import typer.testing
+
+    build = typer.testing._get_command
+    built: dict[int, tuple] = {}
+
+    def get_command(app):
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))  # the app kept, so that its id is never another's
+        return built[id(app)][1]
+
+    typer.testing._get_command = get_command
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     import shutil
 
     shutil.rmtree(getattr(config, "_dshctl_cache", ""), ignore_errors=True)
+    shutil.rmtree(getattr(config, "_dshctl_locks", ""), ignore_errors=True)
+
+
+_LOCKS = "DSHCTL_TEST_LOCKS"
+_SIZE = "DSHCTL_TEST_TERMINAL_SIZE"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Under pytest-xdist (``-n``), a test marked ``serial`` runs while no other test does: every test
+    holds the run's room lock, shared, from its setup to its teardown (the module fixtures it sets up
+    or tears down too: a module's processes all started at once); a serial one holds it exclusively.
+    Whoever holds the gate is next in: a serial test waiting at it keeps new tests out until the
+    running ones end."""
+    if not hasattr(item.config, "workerinput") or _LOCKS not in os.environ:
+        return (yield)
+    import fcntl
+
+    serial = item.get_closest_marker("serial") is not None
+    locks = Path(os.environ[_LOCKS])
+    with open(locks / "gate", "a") as gate, open(locks / "room", "a") as room:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(room, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        finally:
+            if not serial:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

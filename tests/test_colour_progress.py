@@ -22,6 +22,8 @@ from conftest import REPO, invoke as run_cli, sample
 from dshctl import progress
 from dshctl.terminal import color_wanted
 
+pytestmark = pytest.mark.serial  # a bar shows after a second: nothing else on the cores meanwhile
+
 TOUR = sample("tour.session.v4.jsonl")
 TORN = sample("torn-tail.session.v4.jsonl")
 ROOT = sample("sessions")

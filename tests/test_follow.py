@@ -20,6 +20,8 @@ from conftest import REPO, SAMPLES, sigint_on_import
 from dshctl.follow import follow_target
 from grow import Grower, batches, zstd_frames
 
+pytestmark = pytest.mark.serial  # a writer and a follower racing: nothing else on the cores meanwhile
+
 DSHCTL = [sys.executable, "-m", "dshctl.cli"]
 
 # each command's follow form and the non-follow form its final output must equal

@@ -487,6 +487,7 @@ def _worker_count(pid: int) -> int:
         return 0
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and forks workers")
 def test_ctrl_c_ends_a_runaway_regex_in_worker_processes(tmp_path):
     """A catastrophic pattern never ends on long text; Ctrl-C (SIGINT to the process group, as a terminal

@@ -113,9 +113,11 @@ def _item(step, seq: int):
     return PackedRow(record=step, seq0=seq, count=members, turn=1, step=1, line=seq, last_time=step.time0 + sum(step.dt))
 
 
-def _watch(sequence):
+def _watch(sequence, whole=True):
     """Feed the steps of one attempt to the live preview; yield what was queued and what the screen
-    would show after each step, with the whole text of the attempt so far."""
+    would show after each step, with the whole text of the attempt so far (without ``whole``, the
+    accumulator's records instead: the definition reads them all, too slow to run after each step of a
+    long attempt)."""
     arrivals = queue.SimpleQueue()
     queued: list[str] = []
 
@@ -128,7 +130,7 @@ def _watch(sequence):
     for seq, step in enumerate(sequence):
         preview.observe(_item(step, seq))
         timeline.extend(len(queued) + 1)
-        yield queued, timeline.preview, whole_preview_text(preview.accumulator.records)
+        yield queued, timeline.preview, whole_preview_text(preview.accumulator.records) if whole else preview.accumulator.records
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -142,8 +144,9 @@ def test_the_screen_keeps_the_tail_of_the_whole_text(sequence):
 def test_a_long_attempt_is_queued_once_and_kept_bounded():
     """Every delta is queued as the text it adds, not as a copy of the whole attempt so far."""
     sequence = [(n, {"type": "text-delta", "index": 0, "text": f"token {n:05}\n" if n % 7 == 0 else f"token {n:05} "}) for n in range(20_000)]
-    for queued, shown, whole in _watch(sequence):
+    for queued, shown, records in _watch(sequence, whole=False):
         pass
+    whole = whole_preview_text(records)
     assert len(whole) > 3 * PREVIEW_LIMIT
     assert sum(len(entry) for entry in queued) == len(whole)
     assert len(shown) <= PREVIEW_LIMIT and shown == bounded_tail(whole) and whole.endswith(shown)

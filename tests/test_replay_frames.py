@@ -166,6 +166,7 @@ def test_output_that_repeats_what_it_replaces_is_the_reference_output(tmp_path):
             assert any(text == "" for _, text in new)  # a fragment that changed nothing on screen writes nothing
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 @pytest.mark.parametrize("cols,rows", [(100, 40), (7, 5)])
 def test_a_repetition_past_the_comparison_limit_redraws_from_further_up(tmp_path, cols, rows):

@@ -25,6 +25,8 @@ from html_logs import (CROSSED_KEY, CROSSED_TOKEN, DROPPED, MESSAGES, SAMPLES, T
                         interleaved_log, logs_to_compare, message, one_turn, tool_result, without_layout, write_log)
 from test_replay_parallel import GENERATIONS
 
+pytestmark = pytest.mark.serial  # a page playing in time: nothing else on the cores meanwhile
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--no-first-run", "--disable-default-apps", "--disable-extensions", "--metrics-recording-only", "--mute-audio"]

@@ -340,6 +340,7 @@ def _tmux_screen(command: str, cols: int, rows: int) -> str:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 @pytest.mark.parametrize("cols,rows", [(100, 40), (60, 12)])
 def test_the_cast_played_in_a_terminal_ends_on_the_transcript(tmp_path, cols, rows):

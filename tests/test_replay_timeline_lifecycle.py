@@ -65,6 +65,7 @@ def test_close_frees_the_temporary_file_in_tmpdir_and_closes_the_log(tmp_path, m
     assert kept._spill is None and again.log.reader._file is None
 
 
+@pytest.mark.serial
 def test_close_ends_a_background_build():
     timeline = Timeline(open_log(str(SAMPLE)))
     source = timeline._source

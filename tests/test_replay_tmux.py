@@ -24,7 +24,7 @@ from dshctl.humanize import format_clock
 SAMPLE = sample("tour.session.v4.jsonl.zstd")
 TMUX = shutil.which("tmux")
 
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+pytestmark = [pytest.mark.skipif(TMUX is None, reason="tmux is not installed"), pytest.mark.serial]
 
 
 class Pane:

@@ -32,7 +32,7 @@ import pytest
 
 import dsh_packages
 import mutate
-from conftest import CORPUS
+from conftest import CORPUS, MACHINE_CACHE
 from dshctl.model import KNOWN_EVENT_TYPES
 from dshctl.source import LineReader, resolve
 from dshctl.validate import validate_log
@@ -141,10 +141,11 @@ export class AssistantStreamAccumulator {
 
 @pytest.fixture(scope="module")
 def packages() -> Path:
-    """The unpacked packages: where DSHCTL_DSH_PACKAGES says, else fetched (and checked) into the cache."""
+    """The unpacked packages: where DSHCTL_DSH_PACKAGES says, else fetched (and checked) into the user's
+    cache, once (not the run's own cache directory, which would fetch them on every run)."""
     named = os.environ.get("DSHCTL_DSH_PACKAGES")
     if not named:
-        return dsh_packages.ensure()
+        return dsh_packages.ensure(MACHINE_CACHE / "dshctl")
     missing = [name for name in NAMES if not (Path(named) / name / "package.json").is_file()]
     assert not missing, f"DSHCTL_DSH_PACKAGES={named} lacks {', '.join(missing)} (python3 tests/dsh_packages.py prints a directory that has them)"
     return Path(named)

@@ -7,6 +7,7 @@ the same torn tail, the same frame counts.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
@@ -24,8 +25,15 @@ def _line(i: int, width: int) -> bytes:
     return b'{"type":"turn/start","seq":%d,"time":1,"data":{"t":"%s"}}\n' % (i, b"x" * width)
 
 
+@functools.cache
+def _compressor(level: int, sized: bool) -> zstandard.ZstdCompressor:
+    # one per setting: a new one at level 19 spends ~0.2 s setting up its tables, a reused one ~nothing
+    # (each frame is compressed anew: the bytes are the same)
+    return zstandard.ZstdCompressor(level=level, write_checksum=True, write_content_size=sized)
+
+
 def _frame(data: bytes, *, sized: bool = True, level: int = 3) -> bytes:
-    compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, write_content_size=sized)
+    compressor = _compressor(level, sized)
     if sized:
         return compressor.compress(data)
     stream = compressor.compressobj()  # a streaming compressor does not know the size up front
