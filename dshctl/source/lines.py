@@ -108,6 +108,9 @@ class LineReader(ZstdFrames):
     after iteration in that case. A reader iterates once.
     """
 
+    overlap = True
+    """Whether a large zstd file may be decoded ahead by a reader thread (:mod:`dshctl.source.overlap`)."""
+
     def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None, salvage: bool = False):
         self.ref = ref
         self.salvage = salvage
@@ -221,6 +224,10 @@ class LineReader(ZstdFrames):
         """The fast path for a file, which can seek back to re-read a frame with the walk; the walk
         for standard input."""
         if self.ref.path is not None and self._file.seekable():  # type: ignore[union-attr]
+            from dshctl.source.overlap import overlap_applies, overlapped_lines
+
+            if overlap_applies(self):
+                return overlapped_lines(self, first)
             return self._zstd_fast(first)
         return self._zstd_walk(first)
 
