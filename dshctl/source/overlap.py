@@ -27,7 +27,7 @@ import queue
 import re
 import threading
 from array import array
-from itertools import accumulate, count
+from itertools import accumulate, count, islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
@@ -43,9 +43,9 @@ __all__ = ["OVERLAP_MIN_BYTES", "overlap_applies", "overlapped_lines"]
 
 OVERLAP_MIN_BYTES = 4 << 20
 """Logs smaller than this (on disk) are read by the fast path alone: a thread would not pay for itself."""
-READ_BYTES = 1 << 20
+READ_BYTES = 512 << 10
 """Compressed bytes the thread reads at a time."""
-BATCH_DECODED = 2 << 20
+BATCH_DECODED = 1 << 20
 """About this many decoded bytes make one batch (the main thread splits them in one call)."""
 QUEUE_BATCHES = 2
 """Batches decoded ahead of the main thread: memory stays a few batches whatever the log's size."""
@@ -91,7 +91,7 @@ class _Handoff(NamedTuple):
 
 
 class _Failed(NamedTuple):
-    error: OSError
+    error: BaseException  # an OSError reading the file, or anything else the thread met
 
 
 _Item = _Batch | _Handoff | _Failed
@@ -105,7 +105,7 @@ def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, 
     try:
         while True:
             item = prefetch.next()
-            if type(item) is _Batch:
+            if isinstance(item, _Batch):
                 reader.bytes_read = item.end
                 decoded = item.decoded
                 if len(decoded) > reader.max_line_bytes:
@@ -130,14 +130,16 @@ def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, 
                 else:
                     yield from zip(count(start), lines)
                     reader.frames += item.frames
-            elif type(item) is _Handoff:
+            elif isinstance(item, _Handoff):
                 prefetch.stop()
                 # the walk from there: what the thread could not vouch for, or the end of the file
                 yield from reader._walk_from(item.offset, item.frames_before + 1)
                 return
             else:
-                assert isinstance(item, _Failed)
-                raise reader._error(f"read failed: {os_error_reason(item.error)}")
+                error = item.error
+                if isinstance(error, OSError):
+                    raise reader._error(f"read failed: {os_error_reason(error)}") from None
+                raise error
     finally:
         prefetch.stop()
 
@@ -159,7 +161,12 @@ class _Prefetch:
         self.thread.start()
 
     def next(self) -> _Item:
-        return self.queue.get()
+        while True:
+            try:
+                return self.queue.get(timeout=0.5)
+            except queue.Empty:
+                if not self.thread.is_alive() and self.queue.empty():  # never: the thread always says why it ended
+                    return _Failed(RuntimeError("the zstd reader thread ended without a word"))
 
     def stop(self) -> None:
         """End the thread (the caller stopped, or an error): it leaves at its next put."""
@@ -185,7 +192,7 @@ class _Prefetch:
     def _run(self) -> None:
         try:
             self._decode_all()
-        except OSError as exc:
+        except BaseException as exc:  # told to the main thread, which raises it there
             self._put(_Failed(exc))
 
     def _decode_all(self) -> None:
@@ -273,26 +280,39 @@ class _Prefetch:
 
     def _declared_sizes(self, data: bytes, starts: list[int]) -> list[int]:
         """Each segment's declared frame size, or 0 where it is not a frame the batches take as it is:
-        not the zstd magic, a reserved or unused header bit, a window larger than a streaming decoder
-        accepts, no declared size, or blocks (RFC 8878 §3.1.1.2) that do not end where the segment does
-        (the decoder would not say: it ignores what follows a frame)."""
-        sizes = []
+        a reserved or unused header bit, a window larger than a streaming decoder accepts, no declared
+        size, or blocks (RFC 8878 §3.1.1.2) that do not end where the segment does (the decoder would
+        not say: it ignores what follows a frame). The loop is the thread's Python work per frame."""
+        sizes: list[int] = []
+        add = sizes.append
         header_sizes = _HEADER_SIZES
-        for index in range(len(starts) - 1):
-            start = starts[index]
-            end = starts[index + 1]
-            size = 0
-            if end - start > 8 and data[start] == _ZSTD_MAGIC_BYTE:
-                descriptor = data[start + 4]
-                header_end = start + header_sizes[descriptor]
-                if (not descriptor & 0x18 and header_end + 3 <= end
-                        and (descriptor & 0x20 or data[start + 5] <= _WINDOW_BYTE_MAX)):
-                    size_bytes = _SIZE_FIELD_BYTES[descriptor]
-                    if size_bytes and _blocks_end(data, header_end, end) + (4 if descriptor & 0x04 else 0) == end:
-                        size = int.from_bytes(data[header_end - size_bytes : header_end], "little")
-                        if size_bytes == 2:
-                            size += 256
-            sizes.append(size)
+        size_field_bytes = _SIZE_FIELD_BYTES
+        window_max = _WINDOW_BYTE_MAX
+        for start, end in zip(starts, islice(starts, 1, None)):
+            if end - start < 12:
+                add(0)
+                continue
+            descriptor = data[start + 4]
+            field = size_field_bytes[descriptor]
+            if descriptor & 0x18 or not field or not descriptor & 0x20 and data[start + 5] > window_max:
+                add(0)
+                continue
+            at = start + header_sizes[descriptor]
+            block = data[at] | data[at + 1] << 8 | data[at + 2] << 16
+            if block & 1 and block & 6 != 6:  # one block, the common case
+                blocks_end = at + (4 if block & 6 == 2 else 3 + (block >> 3))
+                if block >> 3 > ZSTD_BLOCK_MAX:
+                    blocks_end = -1
+            else:
+                blocks_end = _blocks_end(data, at, end)
+            if blocks_end + (4 if descriptor & 0x04 else 0) != end:
+                add(0)
+            elif field == 1:
+                add(data[at - 1])
+            elif field == 2:
+                add((data[at - 2] | data[at - 1] << 8) + 256)
+            else:
+                add(int.from_bytes(data[at - field : at], "little"))
         return sizes
 
     def _decode_run(self, data: bytes, starts: list[int], sizes: list[int], begin: int, end: int, decompress) -> bytes | None:
