@@ -156,21 +156,20 @@ def _default_root_logs() -> list:
 
 
 def _table_columns(full_ids: bool, id_width: int, copies: bool):
-    """The listing's columns: on a terminal the short id stays whole and the cwd and title are cut with
-    "…" (the start of a cwd, the end of a title); with ``--full-ids`` the whole id stays on one line (other
-    columns are hidden first) and cwds and titles fold instead. Rows of one session (copies of a log) each
-    name their log."""
+    """The listing's columns: on a terminal the id stays whole (the short one, or with ``--long`` the whole
+    one, other columns hidden first) and the cwd and title are cut with "…" on one line (the start of a
+    cwd, the end of a title). Rows of one session (copies of a log) each name their log, cut around what
+    tells them apart. TSV gives machine values: the whole id, ISO times, milliseconds, bytes."""
     from .tables import number, text
 
     if full_ids:
-        first = [text("id", fold=True, least=id_width), text("cwd", fold=True, drop=1)]
-        title = text("title", fold=True, drop=6)
+        key = text("id", fold=True, least=id_width)
     else:
-        first = [text("id", cut="start", least=ID_LEAST), text("cwd", cut="start", least=12, drop=1)]
-        title = text("title", cut="end", least=20, drop=6)
-    log = [text("log", cut="middle", least=16, drop=7)] if copies else []
-    return [first[0], *log, first[1], text("created", drop=5), number("turns", drop=4), number("duration", drop=3),
-            number("gen", drop=0), text("zstd", drop=0), number("size", drop=2), title]
+        key = text("id", cut="start", least=ID_LEAST)
+    log = [text("log", cut="distinct", least=16, drop=7)] if copies else []
+    return [key, *log, text("cwd", cut="start", least=12, drop=1), text("created", drop=5), number("turns", drop=4),
+            number("duration", drop=3, tsv="duration ms"), number("gen", drop=0), text("zstd", drop=0),
+            number("size", drop=2, tsv="bytes"), text("title", cut="end", least=20, drop=6)]
 
 
 ID_LEAST = 24
@@ -179,18 +178,22 @@ cut at its start."""
 
 
 def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]:
-    """A listing row as the table shows it; ``name`` names its session (a short id, or the path); ``log``
-    is its log's distinct path when the listing holds copies of a session."""
+    """A listing row as the table shows it (and, in TSV, its machine values); ``name`` names its session
+    (a short id, or the path); ``log`` is its log's distinct path when the listing holds copies of a
+    session."""
+    from .tables import Cell, iso_moment
+
     return [
-        name(row["id"], row["path"]),
+        Cell(name(row["id"], row["path"]), row["id"] or row["path"]),
         *([log] if log is not None else []),
         row["cwd"],
-        utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "",
-        "" if row["turns"] is None else f"{row['turns']:,}",
-        "" if row["durationMs"] is None else format_duration(row["durationMs"]),
-        f"v{row['generation']}" if row["generation"] is not None else "",
-        "yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
-        format_bytes(row["bytes"]),
+        Cell(utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "", iso_moment(row["createdAt"])),
+        Cell("" if row["turns"] is None else f"{row['turns']:,}", row["turns"]),
+        Cell("" if row["durationMs"] is None else format_duration(row["durationMs"]), row["durationMs"]),
+        Cell(f"v{row['generation']}" if row["generation"] is not None else "", row["generation"]),
+        Cell("yes" if row["compression"] == "zstd" else "no" if row["compression"] else "",
+             None if not row["compression"] else row["compression"] == "zstd"),
+        Cell(format_bytes(row["bytes"]), row["bytes"]),
         row["title"] if not row["error"] else f"(unreadable: {row['error']})",
     ]
 

@@ -4,7 +4,12 @@
   hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
 * ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
   spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
-* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line.
+* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line;
+  a cell that is a :class:`Cell` gives its machine value there (whole numbers, milliseconds, ISO times,
+  empty for none) where the other forms show it as people read it (``12.2K``, ``1m05s``, ``14:13``, ``—``).
+
+A column may be shown in some forms only (``forms``): a mark beside a row's key on a terminal (``⑂``
+after a session id) is a column of its own in a pipe, so the key there is what dshctl takes back.
 
 ``auto`` (the default) is ``box`` on a terminal and ``plain`` elsewhere (:func:`table_form`).
 
@@ -17,7 +22,7 @@ table never imports it.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from .stdio import color_wanted, is_terminal, terminal_width
@@ -102,7 +107,10 @@ class Column:
     Plain and TSV tables never fold, cut or hide.
     ``drop``: when the table is still too wide, columns are hidden in increasing ``drop`` order
     (``None``: never), and a footer names them. A ``(header, justify)`` pair is a number when
-    right-justified, else text that may fold."""
+    right-justified, else text that may fold.
+    ``tsv``: the header in TSV when its values are in other units there (``LLM ms``). ``beside``: on a
+    terminal the column has no box of its own, its cells follow the previous column's after a space (a
+    mark); in plain and TSV it is a column. ``forms``: the forms that show the column (default all)."""
 
     header: str
     justify: str = "left"
@@ -111,6 +119,9 @@ class Column:
     drop: int | None = None
     least: int | None = None
     cut: str | None = None
+    tsv: str | None = None
+    beside: bool = False
+    forms: tuple[str, ...] = ("box", "plain", "tsv")
 
     @property
     def narrows(self) -> bool:
@@ -118,14 +129,57 @@ class Column:
         return self.fold or self.cut is not None
 
 
-def number(header: str, drop: int | None = None) -> Column:
-    return Column(header, "right", number=True, drop=drop)
+def number(header: str, drop: int | None = None, *, tsv: str | None = None, forms: tuple[str, ...] | None = None) -> Column:
+    return Column(header, "right", number=True, drop=drop, tsv=tsv, forms=forms or Column.forms)
 
 
-def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None, cut: str | None = None) -> Column:
-    if cut not in (None, "end", "start", "middle"):
-        raise ValueError(f"cut is 'end', 'start', 'middle' or None, not {cut!r}")
-    return Column(header, "left", fold=fold and cut is None, drop=drop, least=least, cut=cut)
+CUTS = (None, "end", "start", "middle", "distinct")
+"""How a ``cut`` column loses characters: at its end (titles), its start (a cwd), its middle (a path),
+or around what tells its cells apart (``distinct``: file names of copies of one session, which share a
+start and an end, ``tour.session.v4.jsonl.zstd`` beside ``tour.session.v2.jsonl.zstd``)."""
+
+
+def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None, cut: str | None = None,
+         tsv: str | None = None, beside: bool = False, forms: tuple[str, ...] | None = None) -> Column:
+    if cut not in CUTS:
+        raise ValueError(f"cut is one of {CUTS}, not {cut!r}")
+    return Column(header, "left", fold=fold and cut is None, drop=drop, least=least, cut=cut, tsv=tsv, beside=beside,
+                  forms=forms or Column.forms)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell shown as ``text`` and given as ``raw`` in TSV (:func:`raw_text`): a figure as a machine
+    reads it, ``None`` for none (an empty field)."""
+
+    text: str
+    raw: Any = None
+
+
+def raw_text(value: Any) -> str:
+    """A machine value as a TSV field: integers whole, other numbers as JavaScript prints them (no
+    trailing ``.0``), booleans ``true``/``false``, none (``None``, NaN) empty, text one line."""
+    import math
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ""
+        return str(int(value)) if value.is_integer() else repr(value)
+    return visible_line(value)
+
+
+def iso_moment(ms: Any) -> str | None:
+    """Epoch milliseconds as an ISO 8601 UTC time with milliseconds (a TSV time): ``2026-09-21T14:13:05.120Z``."""
+    from .humanize import utc_moment
+
+    moment = utc_moment(ms, "%Y-%m-%dT%H:%M:%S")
+    return None if moment is None else f"{moment}.{ms % 1000:03d}Z"
 
 
 FOLD_MIN = 8
@@ -304,13 +358,17 @@ def print_table(
 ) -> None:
     """A table on stdout in ``form`` (:func:`table_form`): the title in bold above it, the caption below
     (TSV: neither). ``columns`` are :class:`Column` (or ``(header, justify)`` pairs); every cell is
-    literal text (:func:`text_cell`). Boxed, the table fits the terminal's width as :func:`layout`
+    literal text (:func:`text_cell`), or a :class:`Cell` whose machine value TSV gives. Boxed, the table fits the terminal's width as :func:`layout`
     says, with a footer naming hidden columns; plain and TSV, each row is one line, whatever its length.
     ``listing``: the command's only table, whose caption (a count) is shown on a terminal only, so that
     every line a pipe reads is the header or a row."""
     specs = [_as_column(column) for column in columns]
-    cells = [[visible_line(cell) for cell in row] for row in rows]
     form = table_form(form)
+    if form == "tsv":
+        cells = [[raw_text(cell.raw) if isinstance(cell, Cell) else _tsv_field(visible_line(cell)) for cell in row] for row in rows]
+    else:
+        cells = [[visible_line(cell.text if isinstance(cell, Cell) else cell) for cell in row] for row in rows]
+    specs, cells = _in_form(form, specs, cells)
     if listing and form != "box":
         caption = None
     if form == "tsv":
@@ -319,6 +377,31 @@ def print_table(
         _print_plain(title, specs, cells, caption, color)
     else:
         _print_box(title, specs, cells, caption, color)
+
+
+def _tsv_field(cell: str) -> str:
+    return "" if cell == NULL_CELL else cell
+
+
+def _in_form(form: str, specs: list[Column], cells: list[list[str]]) -> tuple[list[Column], list[list[str]]]:
+    """The columns ``form`` shows, and on a terminal each ``beside`` column's cells after the cells of the
+    column before it."""
+    keep = [i for i, spec in enumerate(specs) if form in spec.forms]
+    if form == "box":
+        merged: list[int] = []
+        joined = [list(row) for row in cells]
+        for i in keep:
+            if specs[i].beside and merged:
+                for row in joined:
+                    if row[i]:
+                        row[merged[-1]] = f"{row[merged[-1]]} {row[i]}" if row[merged[-1]] else row[i]
+            else:
+                merged.append(i)
+        return [specs[i] for i in merged], [[row[i] for i in merged] for row in joined]
+    if form == "tsv":
+        return ([replace(specs[i], header=specs[i].tsv or specs[i].header) for i in keep],
+                [[row[i] for i in keep] for row in cells])
+    return [specs[i] for i in keep], [[row[i] for i in keep] for row in cells]
 
 
 def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
@@ -333,8 +416,9 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         spec = specs[i]
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
+    shared = {i: _shared_ends([row[i] for row in cells]) for i in fitted.shown if specs[i].cut == "distinct"}
     for row in cells:
-        table.add_row(*[text_cell(_cut(row[i], fitted.widths[i], specs[i].cut)) for i in fitted.shown])
+        table.add_row(*[text_cell(_cut(row[i], fitted.widths[i], specs[i].cut, shared.get(i))) for i in fitted.shown])
     if title:
         _print_line(out, title, "bold")
     out.print(table)
@@ -344,20 +428,50 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
 
 
-def _cut(cell: str, width: int, side: str | None) -> str:
+def _shared_ends(cells: list[str]) -> tuple[int, int]:
+    """How many characters the distinct cells of a column all start with, and all end with."""
+    import os
+
+    values = sorted({cell for cell in cells if cell and cell != NULL_CELL})
+    if len(values) < 2:
+        return 0, 0
+    start = len(os.path.commonprefix(values))
+    end = len(os.path.commonprefix([value[::-1] for value in values]))
+    return start, min(end, min(len(value) for value in values) - start)
+
+
+def _cut(cell: str, width: int, side: str | None, shared: tuple[int, int] | None = None) -> str:
     """A cell of a ``cut`` column that fits ``width`` cells: "…" where it was cut (its end, its start,
-    or its middle)."""
+    its middle, or around the part that tells it from the column's other cells, ``shared`` being how
+    many characters they all start and end with)."""
     from rich.cells import cell_len
 
     if side is None or cell_len(cell) <= width:
         return cell
-    if side == "middle":
+    if side == "distinct" and shared and any(shared):
+        return _cut_around(cell, width, *shared)
+    if side in ("middle", "distinct"):
         head = _fitting(cell, (width - 1) // 2)
         tail = _fitting(cell[::-1], width - 1 - cell_len(head))[::-1]
         return head + ELLIPSIS + tail
     if side == "end":
         return _fitting(cell, width - 1).rstrip() + ELLIPSIS
     return ELLIPSIS + _fitting(cell[::-1], width - 1)[::-1].lstrip()
+
+
+def _cut_around(cell: str, width: int, start: int, end: int) -> str:
+    """``cell`` cut to ``width`` keeping its distinct part (after the ``start`` characters every cell
+    shares, before the ``end`` ones): the shared start goes first, then the shared end."""
+    from rich.cells import cell_len
+
+    kept = _fitting(cell[::-1], width - 1)[::-1]  # the end, cut at the start
+    if cell_len(cell) - len(kept) <= start:
+        return ELLIPSIS + kept
+    if start == 0:
+        return _fitting(cell, width - 1) + ELLIPSIS
+    room, distinct = width - 2, len(cell) - start - end
+    first = max(1, start - max(0, (room - distinct) // 2))  # the distinct part amid its context
+    return ELLIPSIS + _fitting(cell[first:], room) + ELLIPSIS
 
 
 def _fitting(text: str, room: int) -> str:
@@ -400,10 +514,10 @@ def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]],
 
 
 def _print_tsv(specs: list[Column], cells: list[list[str]]) -> None:
-    """Tab-separated: the header line, then a line per row; a cell the table shows as "—" is empty.
-    Cells hold no tab or line break (they are shown as pictures, ␉ ␊)."""
+    """Tab-separated: the header line, then a line per row; a cell the table shows as "—" is empty, a
+    :class:`Cell` is its machine value. Cells hold no tab or line break (they are shown as pictures, ␉ ␊)."""
     lines = ["\t".join(spec.header for spec in specs)]
-    lines += ["\t".join("" if cell == NULL_CELL else cell for cell in row) for row in cells]
+    lines += ["\t".join(row) for row in cells]
     sys.stdout.write("\n".join(lines) + "\n")
 
 

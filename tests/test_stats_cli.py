@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -189,7 +190,7 @@ def test_table_marks_seeded_sessions(tmp_path):
     # the inherited turn 1: 100 billed in, 10 out
     assert "inherited ⑂" in single.stdout and "1 turn(s) · 1 step(s) · in 100 · out 10" in single.stdout
     turns = invoke(write(tmp_path, "child", "v0"), "--by", "turn").stdout
-    assert "1 ⑂" in turns and "⑂ inherited from the parent session" in turns
+    assert re.search(r"^ +1  ⑂ ", turns, re.M) and "⑂ inherited from the parent session" in turns  # a column of its own in a pipe
 
 
 def test_samples_sessions_aggregate_counts_the_fork_prefix_once():

@@ -219,16 +219,34 @@ def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
         assert names == order[: len(names)], names  # the least asked-for first
 
 
+ROUTE = "deepseek-official/deepseek-v4-flash"
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("args, narrowest", [(["stats", str(ROOT)], 60), (["stats", "--by", "model", str(ROOT)], 80)],
-                         ids=["model-table", "model-rollup"])
-def test_a_model_route_stays_on_one_line(width, args, narrowest):
+@pytest.mark.parametrize("args", [["stats", str(ROOT)], ["stats", "--by", "model", str(ROOT)]], ids=["model-table", "model-rollup"])
+def test_a_model_route_stays_on_one_line(width, args):
+    """Whole on one line at every width (the 60-column rollup folded it): other columns hide first, the
+    rollup's tokens too; its cost stays."""
     out = run(*args, columns=width, terminal=True).stdout
     table = out.split("per model", 1)[1]
-    routes = [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
-    if width >= narrowest:  # a rollup at 60 has only its key, tokens and cost left: the route folds
-        assert routes[0] == "deepseek-official/deepseek-v4-flash", table  # whole: other columns hid first
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines() if line.startswith("│")]
+    assert rows[0][0] == ROUTE, table  # whole: other columns hid first
+    assert all(row[0] for row in rows)  # no continuation line: nothing folded
+    if "--by" in args:
+        assert rows[0][-1].endswith("USD") and rows[-1][0] == "total"
     assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
+    for form in ("--plain", "--tsv"):
+        assert f"\n{ROUTE}" in run(*args, form, columns=width).stdout
+
+
+def test_a_route_longer_than_the_terminal_is_cut_in_its_middle_never_folded():
+    from dshctl.tables import layout, _cut, text, number
+
+    route = "a-provider-with-a-long-name/a-model-with-an-even-longer-name-v4"
+    columns = [text("model", cut="middle", least=len(route)), number("cost")]
+    fitted = layout(columns, [[route, "0.0078 USD"]], 40)
+    cut = _cut(route, fitted.widths[0], "middle")
+    assert len(cut) == fitted.widths[0] < len(route) and cut.startswith("a-provider") and cut.endswith("-v4") and "…" in cut
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -270,6 +288,202 @@ def test_images_at_60_columns_hide_columns_and_break_no_header():
     assert len(piped.splitlines()) == 5 and "reference(s)" not in piped  # the header and a line per reference
     assert "4 reference(s) to 2 image(s)" in out  # the count on a terminal
     assert "2 verified" in run("images", "--store", str(STORE)).stdout  # a finding, not a count: kept in a pipe
+
+
+@pytest.mark.parametrize("form", ["--plain", "--tsv"])
+def test_plain_and_tsv_cells_are_whole_never_cut(form, tmp_path):
+    """A pipe's cells are whole: the images table cut a long name at 48 characters and a problem at 80."""
+    name = "a-screenshot-of-the-failing-ci-job-taken-on-the-first-of-december-at-night.png"
+    log = tmp_path / "long.session.v4.jsonl"
+    log.write_text(TOUR.read_text().replace('"ci-failure.png"', json.dumps(name)).replace('"bytes":86', '"bytes":86' + '0' * 60))
+    out = run("images", "--store", str(STORE), str(log), form).stdout
+    problems = {ref["error"] for ref in json.loads(run("images", "--store", str(STORE), str(log), "--json").stdout)["images"]} - {None}
+    assert problems and all(len(problem) > 80 for problem in problems)
+    lines = out.splitlines()
+    assert sum(name in line for line in lines) == 2  # whole, on its two rows
+    assert all(any(problem in line for line in lines) for problem in problems)
+    assert "…" not in out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("command", ["stats", "ls"])
+def test_the_log_column_keeps_what_tells_copies_apart(command, width, tmp_path):
+    """Copies of one session whose file names share a long start and end: the log column is cut around
+    what differs (it cut ``tour.sess…jsonl.zstd``, the same for both), whole in a pipe."""
+    names = [f"exported-from-the-laptop-2026-12-01.tour.session.{g}.jsonl.zstd" for g in ("v2", "v4")]
+    for name, source in zip(names, ("tour.session.v2.jsonl.zstd", "tour.session.v4.jsonl.zstd")):
+        (tmp_path / name).write_bytes((SAMPLES / source).read_bytes())
+    out = run(command, str(tmp_path), columns=width, terminal=True).stdout.split("└", 1)[0]  # the first table
+    header = [line for line in out.splitlines() if line.startswith("┃")][-1]
+    cells = [line.split("│") for line in out.splitlines() if line.startswith("│")]
+    at = [cell.strip() for cell in header.split("┃")].index("log")
+    logs = [row[at].strip() for row in cells if row[at].strip()]
+    assert len(logs) == 2 and {("v2" in log, "v4" in log) for log in logs} == {(True, False), (False, True)}, out
+    if width < 120:
+        assert all("…" in log for log in logs), out  # cut, as the terminal is narrow
+    for form in ("--plain", "--tsv"):
+        piped = run(command, str(tmp_path), form).stdout
+        assert all(name in piped for name in names)
+
+
+def test_the_fork_mark_has_a_column_of_its_own_in_a_pipe():
+    """In TSV and plain the session field is an id alone (dshctl and awk take it back); on a terminal the
+    mark follows the id."""
+    document = json.loads(run("stats", "--json", str(ROOT)).stdout)
+    seeded = {s["id"] for s in document["sessions"] if s["seeded"]}
+    tsv = [line.split("\t") for line in run("stats", "--tsv", str(ROOT)).stdout.split("\n\n")[0].splitlines()]
+    assert tsv[0][:2] == ["session", "fork"]
+    assert {row[0] for row in tsv[1:]} == {s["id"] for s in document["sessions"]}  # whole ids, nothing else
+    assert {row[0] for row in tsv[1:] if row[1] == "true"} == seeded and {row[1] for row in tsv[1:]} == {"true", "false"}
+    plain = [line.split() for line in run("stats", str(ROOT)).stdout.split("sessions\n", 1)[1].splitlines()[1:4]]
+    assert all("⑂" not in row[0] for row in plain) and sorted(row[1] for row in plain) == ["-", "-", "⑂"]
+    for shown in [row[0] for row in plain] + [row[0] for row in tsv[1:]]:  # each is a PATH dshctl opens
+        opened = run("stats", "--json", shown, env={"DSH_HOME": str(SAMPLES)})
+        assert opened.exit_code == 0 and json.loads(opened.stdout)["sessions"][0]["id"].startswith(shown), opened.output
+    boxed = run("stats", str(ROOT), columns=120, terminal=True).stdout
+    assert re.search(r"│ b4d2f6a8 ⑂ +│", boxed), boxed
+    turns = [line.split("\t") for line in run("stats", "--by", "turn", "--tsv", str(ROOT)).stdout.split("\n\n")[0].splitlines()]
+    assert turns[0][:3] == ["session", "turn", "inherited"] and all(row[1].isdigit() for row in turns[1:])
+    assert {row[2] for row in turns[1:]} == {"true", "false"}
+
+
+def _tsv(*args: str, table: int = 0) -> list[dict[str, str]]:
+    lines = run(*args, "--tsv").stdout.split("\n\n")[table].splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+
+
+def _iso(ms: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def test_tsv_cells_are_machine_values():
+    """Whole numbers, milliseconds, ISO times, empty for none — never 84.7K, 6.1s, 14:13, v4, — or -."""
+    sessions = {s["id"]: s for s in json.loads(run("stats", "--json", str(ROOT)).stdout)["sessions"]}
+    for row in _tsv("stats", str(ROOT)):
+        session = sessions[row["session"]]
+        assert row["created"] == _iso(session["createdAt"])
+        assert row["billed in"] == str(session["billedInputTokens"]) and row["out"] == str(session["outputTokens"])
+        assert row["LLM ms"] == str(session["llmMs"]) and row["gen"] == str(session["generation"])
+        assert float(row["tok/s"]) == pytest.approx(session["tokensPerSecond"]) and row["cwd"] == (session["cwd"] or "")
+        assert float(row["cost"]) == session["costs"]["total"] and row["currency"] == session["costs"]["currency"]
+    listing = {r["id"]: r for r in json.loads(run("ls", "--json", str(ROOT)).stdout)["sessions"]}
+    for row in _tsv("ls", str(ROOT)):
+        entry = listing[row["id"]]
+        assert row["bytes"] == str(entry["bytes"]) and row["duration ms"] == str(entry["durationMs"])
+        assert row["created"] == _iso(entry["createdAt"]) and row["zstd"] == "true" and row["gen"] == "4"
+    total = json.loads(run("stats", "--by", "day", "--tz", "UTC", "--json", str(ROOT)).stdout)["total"]
+    (last,) = [row for row in _tsv("stats", "--by", "day", "--tz", "UTC", str(ROOT)) if row["day"] == "total"]
+    assert last["in+out"] == str(total["billedInputTokens"] + total["outputTokens"]) and last["LLM ms"] == str(total["llmMs"])
+    turns = _tsv("stats", "--by", "step", str(TOUR))
+    assert {"attempts", "retries", "TTFT ms", "total ms", "gen ms"} <= set(turns[0])
+    prices = _tsv("prices", str(TOUR), table=-1)
+    assert {row["since"] for row in prices} >= {"", "2026-08-16T16:00:00Z"} and {row["out"] for row in prices} >= {"0.28", "1.32"}
+    for name, args in TABLE_COMMANDS:
+        for table in run(*args, "--tsv").stdout.split("\n\n"):
+            if table.startswith("figure\tvalue\n"):
+                continue  # dsh's figures as sentences (the man page says so; --json has each figure)
+            for line in table.splitlines()[1:]:
+                for cell in line.split("\t"):
+                    assert cell not in ("-", "—") and not re.fullmatch(r"[\d.]+[KM]|[\d.]+m?s|v\d+|\d+:\d\d", cell), (name, cell, line)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_prices_read_at_any_width_and_never_fold_a_key(width):
+    out = run("prices", str(TOUR), columns=width, terminal=True).stdout
+    document = json.loads(run("prices", "--json", str(TOUR)).stdout)
+    names = {*document["prices"], *document["aliases"], *document["aliases"].values(), *document["providers"],
+             *(route["route"] for route in document["routes"])} | {f"{p}/<model>" for p in document["providers"].values()}
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX), out
+    for line in out.splitlines():
+        if line.startswith("│"):
+            for cell in line.strip("│").split("│"):
+                cell = cell.strip()
+                if "deepseek" in cell:
+                    assert cell in names or "…" in cell, (cell, out)  # a key whole, or cut: never a fold's piece
+    assert "deepseek/deepseek-v4-flash (USD)" in out.splitlines()  # a price key titles its table
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in out.split("deepseek/deepseek-v4-flash (USD)")[1].splitlines()
+            if line.startswith("│")]
+    rates = {cell for row in rows for cell in row}
+    assert {"0.0028", "0.14", "0.28", "1.32"} <= rates  # each rate a cell of its own
+    assert any(row[0] == "2026-08-16T16:00Z" for row in rows)
+    piped = plain_rows(run("prices", str(TOUR)).stdout.split("window's rates)\n", 1)[1])
+    assert piped[0] == ["price key", "since", "hours", "in", "cache read", "cache write", "out", "currency"]
+    assert all(row[0] == "deepseek/deepseek-v4-flash" and len(row) == 8 for row in piped[1:])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name, args", [*TABLE_COMMANDS, ("ls-long", ["ls", "--long", str(ROOT)])],
+                         ids=[name for name, _ in TABLE_COMMANDS] + ["ls-long"])
+def test_a_header_never_breaks_inside_a_word(name, args, width):
+    """Every word of a boxed header is a word of the header a pipe shows whole."""
+    words = {word for line in run(*args).stdout.splitlines() for header in re.split(r"\s{2,}", line.strip()) for word in header.split()}
+    for header in _headers(run(*args, columns=width, terminal=True).stdout):
+        assert set(header) <= words, (header, width)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_ls_long_cuts_titles_on_one_line(width, tmp_path):
+    root = tmp_path / "sessions"
+    _copy_session(root, "session-64c38c41-1961-4698-b2f5-3f1d5e6a7b8c", "a reasoning window title that is long enough to be cut here")
+    _copy_session(root, "session-64c38c41-2222-4698-b2f5-3f1d5e6a7b8c", "short")
+    out = run("ls", "--long", str(root), columns=width, terminal=True).stdout
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(body) == 2, out  # one line per row: neither the id nor the title folds
+    if width >= 80:
+        assert "title" in out.splitlines()[1] and ("…" in body[0] or "cut here" in body[0])
+
+
+def _man_text() -> str:
+    text = (Path(__file__).parent.parent / "man" / "dshctl.1").read_text()
+    text = re.sub(r"\\f[BIRP]", "", text).replace("\\-", "-").replace("\\(em", "—").replace("\\[u2026]", "…")
+    return " ".join(line for line in text.splitlines() if not line.startswith("."))
+
+
+def _drop_order(columns) -> list[str]:
+    from dshctl.tables import _as_column
+
+    specs = [_as_column(column) for column in columns]
+    return [spec.header for spec in sorted((s for s in specs if s.drop is not None and s.drop < 99), key=lambda s: s.drop)]
+
+
+def test_the_man_page_says_the_hide_order_the_code_has(monkeypatch):
+    """TABLES lists each table's columns in the order they hide; it is the code's drop order."""
+    import dshctl.tables as tables
+    from dshctl.ls import _table_columns
+
+    seen: dict[str, list] = {}
+    real = tables.print_table
+    monkeypatch.setattr(tables, "print_table", lambda title, columns, *a, **k: (seen.setdefault(title, columns), real(title, columns, *a, **k)))
+    for args in (["stats", str(ROOT)], ["stats", "--by", "turn", str(ROOT)], ["stats", "--by", "step", str(ROOT)],
+                 ["stats", "--by", "day", str(ROOT)], ["stats", "--by", "tool", str(ROOT)]):
+        run(*args)
+    man = _man_text()
+
+    def listed(label: str, end: str) -> list[str]:
+        found = re.search(re.escape(label) + r" (.*?)" + re.escape(end), man)
+        assert found, label
+        return [name.strip() for name in re.split(r",| and ", found.group(1)) if name.strip()]
+
+    sessions = _drop_order(seen["sessions"]) + ["log"]
+    assert listed("Hidden first on a terminal in stats: sessions —", " (session, out and cost stay)") == sessions
+    assert listed("per turn —", "; per step") == _drop_order(seen["per turn"])
+    assert listed("per step —", "; per model") == _drop_order(next(c for t, c in seen.items() if t.startswith("per step")))
+    assert listed("per model —", "; percentiles") == _drop_order(seen["per model (dshctl)"])
+    assert listed("percentiles —", "; rollups") == _drop_order(next(c for t, c in seen.items() if t.startswith("percentiles")))
+    assert listed("rollups —", " (in+out is") == _drop_order(seen["per day"])
+    assert listed("per tool —", ". Always shown") == _drop_order(seen["per tool"])
+    assert listed("In ls:", " (the id stays)") == _drop_order(_table_columns(False, 16, True))
+
+
+def test_the_man_page_says_the_order_rows_are_in():
+    man = _man_text()
+    assert "as ls --sort created lists them" in man and "ls' own default is the time each log was last written" in man
+    ls_default = plain_rows(run("ls", "--sort", "created", str(ROOT)).stdout)
+    stats_default = plain_rows(run("stats", str(ROOT)).stdout.split("sessions\n", 1)[1])
+    assert [row[0] for row in ls_default[1:]] == [row[0] for row in stats_default[1:]]
 
 
 def test_the_layout_never_narrows_a_column_below_its_header_word():

@@ -102,7 +102,7 @@ def _list_columns() -> list:
     from ..tables import number, text
 
     return [number("seq"), number("n", drop=3), number("turn/step", drop=5), text("where", drop=6),
-            text("attachmentId", cut="end", least=14), text("mediaType", drop=4), number("bytes", drop=2),
+            text("attachmentId", cut="end", least=14), text("mediaType", cut="end", least=10, drop=4), number("bytes", drop=2),
             number("size", drop=1), text("name", cut="end", least=10, drop=7)]
 
 
@@ -124,18 +124,18 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
             columns += [text("stored"), text("problem", fold=True, least=16, drop=8)]
         rows = []
         for ref in refs:
-            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _whole_id(ref), _cell(ref.declared("mediaType"), 24),
-                   _cell(ref.declared("bytes"), 12), _dimensions(ref), _cell(ref.declared("name"))]
+            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _whole_id(ref), _cell(ref.declared("mediaType")),
+                   _cell(ref.declared("bytes")), _dimensions(ref), _cell(ref.declared("name"))]
             if marked:
                 row.append(_offload_mark(ref))
             if store is not None:
-                row += [_stored(ref.status), _cell(ref.error or "", 80)]
+                row += [_stored(ref.status), _cell(ref.error or "")]
             rows.append(row)
         caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
         count_only = store is None and not (summary["offloaded"] or scan.offloads)  # else a finding: kept in a pipe
         if store is not None:
             held = sum(1 for ref in refs if ref.status == "verified")
-            caption += f"; {held} held and verified by the store {_cell(str(store.path), 200)}"
+            caption += f"; {held} held and verified by the store {_cell(str(store.path))}"
         if summary["offloaded"] or scan.offloads:
             caption += f"; {summary['offloaded']} offloaded ({len(scan.offloads)} image/offload event(s))"
         print_table(None, columns, rows, caption=caption, color=color, form=form, listing=count_only)
@@ -187,7 +187,7 @@ def _store_step(store: Store, options: ImagesOptions) -> int:
     import hashlib
 
     from ..output import emit
-    from ..tables import number, print_table, text
+    from ..tables import Cell, number, print_table, text
 
     objects = []
     try:
@@ -213,9 +213,9 @@ def _store_step(store: Store, options: ImagesOptions) -> int:
     def table() -> None:
         columns = [text("attachmentId", cut="end", least=14), text("status"), text("mediaType", drop=2), number("bytes", drop=1),
                    number("size", drop=0), text("name / problem", fold=True, least=16, drop=3)]
-        rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", "" if r["bytes"] is None else f"{r['bytes']:,}",
-                 "" if r["width"] is None else f"{r['width']}×{r['height']}", _cell(r["error"] or r["name"], 120)] for r in objects]
-        caption = f"{len(objects)} object(s) in {_cell(str(store.path), 200)}: {summary['verified']} verified" + (
+        rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", Cell("" if r["bytes"] is None else f"{r['bytes']:,}", r["bytes"]),
+                 "" if r["width"] is None else f"{r['width']}×{r['height']}", _cell(r["error"] or r["name"])] for r in objects]
+        caption = f"{len(objects)} object(s) in {_cell(str(store.path))}: {summary['verified']} verified" + (
             f", {len(bad)} not" if bad else "")
         print_table(None, columns, rows, caption=caption, color=options.colored, form=options.table_form)
 
@@ -258,8 +258,8 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
     def table() -> None:
         rows = [[ref.seq, ref.n, ref.where, _whole_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
         parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
-        caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out), 200)} "
-                   f"(store: {_cell(str(store.path), 200)})")
+        caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out))} "
+                   f"(store: {_cell(str(store.path))})")
         print_table(None, _extract_columns(), rows, caption=caption, color=color, form=options.table_form)
 
     emit(
@@ -290,16 +290,16 @@ def extract_all(scan: ImageScan, options: ImagesOptions, *, store: Store) -> Non
 # Table cells
 
 
-def _cell(value: Any, limit: int = 48) -> str:
-    """A log value for a table cell: one line, control characters as pictures, cut short. The table
-    shows it literally (cells are never markup)."""
+def _cell(value: Any, limit: int | None = None) -> str:
+    """A log value for a table cell: one line, control characters as pictures (cut to ``limit`` only in
+    captions: a table's cells are whole, and a terminal's table cuts its own). The table shows it
+    literally (cells are never markup)."""
     return visible_line(value, limit)
 
 
 def _whole_id(ref: ImageRef) -> str:
-    """The attachment id as the log holds it (a terminal's table cuts it; a pipe gets it whole); a
-    malformed one cut to 80 characters."""
-    return _cell(ref.attachment_id, 80)
+    """The attachment id as the log holds it (a terminal's table cuts it; a pipe gets it whole)."""
+    return _cell(ref.attachment_id)
 
 
 def _turn_step(ref: ImageRef) -> str:
@@ -313,7 +313,7 @@ def _dimensions(ref: ImageRef) -> str:
     width, height = ref.declared("width"), ref.declared("height")
     if width is None and height is None:
         return ""
-    return f"{_cell(width, 8)}×{_cell(height, 8)}"
+    return f"{_cell(width)}×{_cell(height)}"
 
 
 def _offload_mark(ref: ImageRef) -> str:
@@ -325,5 +325,5 @@ def _offload_mark(ref: ImageRef) -> str:
 def _file_or_problem(ref: ImageRef) -> str:
     """The written file's name, or why there is none."""
     if ref.path and ref.status in ("written", "present", "duplicate") and not ref.error:
-        return _cell(os.path.basename(ref.path), 60)
-    return _cell(ref.error or "", 80)
+        return _cell(os.path.basename(ref.path))
+    return _cell(ref.error or "")

@@ -358,7 +358,15 @@ class ZstdFrames:
             raise self._error(f"corrupt zstd frame {frame.number}: {_zstd_message(exc)}") from None
 
     def _torn_frame(self, context: zstandard.ZstdDecompressor, window: _Buffer, frame: _Frame) -> Iterator[tuple[int, bytes]]:
-        """EOF inside ``frame``: keep the complete lines of its decodable prefix; the rest is the torn tail."""
+        """EOF inside ``frame``: keep the complete lines of its decodable prefix; the rest is the torn tail.
+        Not for the header frame: dsh opens no log without one complete header frame (FORMAT.md §1.6);
+        --salvage still reads what its prefix holds."""
+        if frame.number == 1 and not self.salvage:
+            raise self._error(
+                f"zstd frame 1, the header frame, is cut off after {window.end - frame.start} bytes: "
+                "dsh opens no log without a complete header frame; --salvage (cat, stats, replay) reads what it holds",
+                line=1,
+            )
         if window.end > frame.fed_to and window.end - frame.start > 4:
             if frame.decoder is None:
                 frame.decoder = context.decompressobj()

@@ -172,7 +172,7 @@ class _PricesRun:
         )
 
     def tables(self) -> None:
-        from ..tables import Tables, number, text
+        from ..tables import Cell, Tables, number, text
 
         out = Tables(color=self.color, form=self.form)
         table = self.table
@@ -185,26 +185,93 @@ class _PricesRun:
         if table.providers or table.aliases:
             mapping = [[route, f"{provider}/<model>"] for route, provider in table.providers.items()]
             mapping += [[alias, target] for alias, target in table.aliases.items()]
-            out.table("routes and aliases (dsh's provider/model → the prices it bills at)", [text("route or model", fold=True), text("bills as", fold=True)], mapping)
+            out.table("routes and aliases (dsh's provider/model → the prices it bills at)",
+                      [_whole("route or model", [row[0] for row in mapping]), _whole("bills as", [row[1] for row in mapping])], mapping)
         if self.routes is not None:
-            out.table(
-                "models found",
-                [text("route", fold=True), number("sessions"), text("bills as", fold=True)],
-                [[route or "(unknown)", f"{count:,}", table.price_key(route) or "no price (no cost)"] for route, count in self.routes.items()],
-            )
-        rows = []
-        for key in self.keys():
-            for entry in table.models[key]:
-                windows = "; ".join(f"{w.text()}: {rates_text(w.rates)}" for w in entry.windows) or "—"
-                rows.append([key, since_text(entry.since_ms), entry.currency, rates_text(entry.rates), windows])
-        out.table(
-            "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)",
-            [text("price key", fold=True), text("since", drop=1), text("currency", drop=0), text("rates", fold=True),
-             text("windows", fold=True, drop=2)],
-            rows or [["—", "", "", "", ""]],
-        )
+            found = [[route or "(unknown)", Cell(f"{count:,}", count), table.price_key(route) or "no price (no cost)"]
+                     for route, count in self.routes.items()]
+            out.table("models found", [_whole("route", [row[0] for row in found]), number("sessions", drop=0),
+                                       _whole("bills as", [row[2] for row in found])], found)
+        title = "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)"
+        rows = [row for key in self.keys() for row in _price_rows(key, table.models[key])]
+        rates = [number("in"), number("cache read", drop=2), number("cache write", drop=1), number("out")]
+        if out.form == "box" and rows:
+            # a table per price key, titled by it: the key is never folded, and the rates fit 60 columns
+            out.line(title)
+            for key in self.keys():
+                keyed = [row[1:] for row in rows if row[0] == key]
+                hours = _hours_column([row[1] for row in keyed])
+                currencies = sorted({row[-1] for row in keyed})
+                named = f"{key} ({', '.join(currencies)})" if len(currencies) == 1 else key
+                columns = [text("since", drop=3), hours, *rates, text("currency", drop=0)]
+                out.table(named, columns if len(currencies) > 1 else columns[:-1],
+                          keyed if len(currencies) > 1 else [row[:-1] for row in keyed])
+        else:
+            out.table(title, [text("price key"), text("since"), _hours_column([row[2] for row in rows]), *rates, text("currency")],
+                      rows or [["—", "", "", "", "", "", "", ""]])
         if self.errors:
             out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in self.errors])
+
+
+def _whole(header: str, cells: list[str]):
+    """A key column: whole on one line while another column can be hidden, then cut in its middle."""
+    from ..tables import text
+
+    return text(header, cut="middle", least=max((len(cell) for cell in cells), default=8))
+
+
+def _hours_column(cells: list):
+    """When a row's rates apply: folds at its spaces only (never inside ``09:00-12:00`` or a zone)."""
+    from ..tables import text
+
+    words = [len(word) for cell in cells for word in getattr(cell, "text", cell).split()]
+    return text("hours", fold=True, least=max(words, default=8))
+
+
+def _price_rows(key: str, entries: list[PriceEntry]) -> list[list]:
+    """The rows of a price key's history: per entry, its rates at other times (``any time`` without
+    windows), then a row per window; TSV: an ISO ``since`` (empty: undated), empty hours for the
+    entry's own rates, the rates as exact decimals (empty: no price)."""
+    from ..tables import Cell
+
+    rows = []
+    for entry in entries:
+        since = Cell(since_text(entry.since_ms), None if entry.since_ms is None else _iso(entry.since_ms))
+        rows.append([key, since, Cell("other hours" if entry.windows else "any time", None), *_rate_cells(entry.rates), entry.currency])
+        for window in entry.windows:
+            hours = _window_text(window)
+            rows.append([key, since, Cell(hours, hours), *_rate_cells(window.rates), entry.currency])
+    return rows
+
+
+def _rate_cells(rates: Rates) -> list:
+    from ..tables import Cell
+
+    cells = []
+    for value in (rates.input, rates.cache_read, rates.cache_write, rates.output):
+        shown = None if value is None else format(value.normalize(), "f")
+        cells.append(Cell("—" if shown is None else shown, shown))
+    return cells
+
+
+def _window_text(window) -> str:
+    """``09:00-12:00, 14:00-18:00 mon-fri Asia/Shanghai``: the hours, the days (runs of days as
+    ``mon-fri``; ``daily``), the zone."""
+    hours = ", ".join(f"{a // 60:02d}:{a % 60:02d}-{b // 60:02d}:{b % 60:02d}" for a, b in window.hours)
+    return f"{hours} {_days_text(window.days)} {window.zone}"
+
+
+def _days_text(days) -> str:
+    if days is None or len(days) == 7:
+        return "daily"
+    runs: list[list[int]] = []
+    for day in sorted(days):
+        if runs and runs[-1][-1] == day - 1:
+            runs[-1].append(day)
+        else:
+            runs.append([day])
+    return ",".join(DAY_NAMES[run[0] - 1] if len(run) == 1 else
+                    f"{DAY_NAMES[run[0] - 1]}{'-' if len(run) > 2 else ','}{DAY_NAMES[run[-1] - 1]}" for run in runs)
 
 
 def run_prices(paths: list[str], options: PricesOptions) -> int:

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..humanize import format_duration, format_ms, utc_moment
-from ..tables import SessionNames, Tables, distinct_paths, number, text
+from ..tables import Cell, SessionNames, Tables, distinct_paths, iso_moment, number, text
 from ..textsafe import visible_line
 from .figures import format_rate, format_tokens, sparkline
 from .records import (
@@ -147,35 +147,96 @@ def _own_rows(own: SessionOwnFigures | AggregateOwnFigures) -> list[list[str]]:
     ]
 
 
-ROUTE_LEAST = 40
-"""A model route (``provider/model``) up to this long stays on one line while another column can be
-hidden; a longer one folds."""
+ROUTE_LEAST = 48
+"""A model route (``provider/model``) up to this long stays whole on one line while another column can
+be hidden; a longer one, or any when none is left to hide, is cut in its middle with "…" (never folded:
+a fold splits it mid-word)."""
 
 
 def _route_least(routes) -> int:
     return min(ROUTE_LEAST, max((len(route or "(unknown)") for route in routes), default=8))
 
 
+def _route_column(header: str, routes) -> Any:
+    return text(header, cut="middle", least=_route_least(routes))
+
+
+# -- cells: what a table shows, and (TSV) the machine value -----------------------------------------------
+
+
+def _count(value: Any) -> Cell:
+    return Cell(_number_text(value), value)
+
+
+def _tokens(value: Any) -> Cell:
+    return Cell(format_tokens(value), value)
+
+
+def _millis(value: Any) -> Cell:
+    return Cell(format_ms(value), value)
+
+
+def _span(value: Any) -> Cell:
+    return Cell(format_duration(value), value)
+
+
+def _rate(value: Any) -> Cell:
+    return Cell(format_rate(value), value)
+
+
+def _percent(value: Any) -> Cell:
+    return Cell(_percent_text(value), value)
+
+
+def _moment(ms: Any) -> Cell:
+    return Cell(utc_moment(ms, "%Y-%m-%d %H:%M") or "—", iso_moment(ms))
+
+
+def _ms(header: str, drop: int | None = None) -> Any:
+    """A column of milliseconds, shown as people read a span (``1m05s``), given in ms in TSV."""
+    return number(header, drop, tsv=f"{header} ms")
+
+
+def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True) -> None:
+    """A table of one row per record from ``fields``, ``(column, cell of a record)`` pairs, with a cost
+    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none)."""
+    columns = [column for column, _ in fields]
+    body = [[cell(record) for _, cell in fields] for record in records]
+    if cost_last is not None:
+        columns, body = _with_cost_column(columns, body, records, last=cost_last)
+    out.table(title, columns, body, caption=caption)
+
+
+def _session_fields(records: list, id_of, multi: bool) -> list:
+    """The session column of a table of many sessions (the shortest unique id; the whole one in TSV)."""
+    if not multi:
+        return []
+    name = SessionNames([id_of(record) for record in records])
+    return [(text("session", fold=True, least=ID_LEAST),
+             lambda record: Cell(name(id_of(record), record.path), id_of(record) or record.path))]
+
+
+def _mark_fields(header: str, records: list, marked) -> list:
+    """A mark (``⑂``) beside the cell before it on a terminal; its own column in a pipe (true/false in
+    TSV), so the cell before it stays a value dshctl takes back. None when no record is marked."""
+    if not any(marked(record) for record in records):
+        return []
+    return [(text(header, beside=True), lambda record: Cell(SEEDED_MARK if marked(record) else "", bool(marked(record))))]
+
+
 def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
     if not models:
         return
-    out.table(
-        title,
-        [text("model", fold=True, least=_route_least(model.model for model in models)), number("settlements", drop=2), number("messages", drop=1), number("billed in", drop=4),
-         number("out"), number("mean TTFT", drop=0), number("tok/s", drop=3)],
-        [
-            [
-                model.model or "(unknown)",
-                _number_text(model.settlements),
-                _number_text(model.messages),
-                _number_text(model.billed_input_tokens),
-                _number_text(model.output_tokens),
-                format_ms(model.mean_ttft_ms),
-                format_rate(model.tokens_per_second),
-            ]
-            for model in models
-        ],
-    )
+    fields = [
+        (_route_column("model", [model.model for model in models]), lambda m: m.model or "(unknown)"),
+        (number("settlements", drop=2), lambda m: _count(m.settlements)),
+        (number("messages", drop=1), lambda m: _count(m.messages)),
+        (number("billed in", drop=4), lambda m: _count(m.billed_input_tokens)),
+        (number("out"), lambda m: _count(m.output_tokens)),
+        (_ms("mean TTFT", drop=0), lambda m: _millis(m.mean_ttft_ms)),
+        (number("tok/s", drop=3), lambda m: _rate(m.tokens_per_second)),
+    ]
+    _record_table(out, title, fields, models, cost_last=None)  # the summary above has the cost
 
 
 def _summary_tables(out: Tables, figures: SessionRecord | AggregateRecord, title: str, spark: Any = None) -> None:
@@ -194,13 +255,13 @@ def _summary_tables(out: Tables, figures: SessionRecord | AggregateRecord, title
 def _percentile_table(out: Tables, aggregate: AggregateRecord) -> None:
     by_figure = aggregate.percentiles
     rows = []
-    for label, distribution, fmt in (
-        ("TTFT per step", by_figure.ttft_ms, format_ms),
-        ("tok/s per step", by_figure.tokens_per_second, format_rate),
-        ("output tokens per turn", by_figure.output_tokens_per_turn, _number_text),
-        ("billed input tokens per turn", by_figure.billed_input_tokens_per_turn, _number_text),
+    for label, distribution, cell in (
+        (Cell("TTFT per step", "TTFT per step ms"), by_figure.ttft_ms, _millis),
+        ("tok/s per step", by_figure.tokens_per_second, _rate),
+        ("output tokens per turn", by_figure.output_tokens_per_turn, _count),
+        ("billed input tokens per turn", by_figure.billed_input_tokens_per_turn, _count),
     ):
-        rows.append([label, _number_text(distribution.n), fmt(distribution.p50), fmt(distribution.p90), fmt(distribution.p99)])
+        rows.append([label, _count(distribution.n), cell(distribution.p50), cell(distribution.p90), cell(distribution.p99)])
     out.table(
         f"percentiles across sessions ({aggregate.percentile_method})",
         [text("figure", fold=True), number("n", drop=2), number("p50"), number("p90", drop=1), number("p99", drop=0)],
@@ -213,86 +274,50 @@ ID_LEAST = 24
 copied whole."""
 
 
-_SessionNames = SessionNames
-
-
 def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None) -> None:
-    columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
-    columns += [
-        number("turn"),
-        number("TTFT", drop=4),
-        number("in", drop=3),
-        number("out"),
-        number("tok/s", drop=5),
-        number("steps", drop=2),
-        number("tools", drop=1),
-        number("duration", drop=6),
-        text("end", drop=7),
-        text("tok/s by step", drop=0),
-    ]
-    name = _SessionNames([row.session for row in rows])
-    body = []
-    for row in rows:
+    def spark(row: TurnRecord) -> str:
         rates = row.step_rates or []
-        spark = sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
-        line = [name(row.session, row.path)] if multi else []
-        line += [
-            _turn_number_text(row.turn, row.inherited),
-            format_ms(row.ttft_ms),
-            _number_text(row.billed_input_tokens),
-            _number_text(row.output_tokens),
-            format_rate(row.tokens_per_second),
-            _number_text(row.steps),
-            _number_text(row.tool_calls),
-            format_duration(row.duration_ms),
-            row.end_reason or "—",
-            spark,
-        ]
-        body.append(line)
-    columns, body = _with_cost_column(columns, body, rows)
-    out.table("per turn", columns, body, caption=_with_note(caption, rows))
+        return sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
+
+    fields = _session_fields(rows, lambda row: row.session, multi) + [
+        (number("turn"), lambda row: _count(row.turn)),
+        *_mark_fields("inherited", rows, lambda row: row.inherited),
+        (_ms("TTFT", drop=4), lambda row: _millis(row.ttft_ms)),
+        (number("in", drop=3), lambda row: _count(row.billed_input_tokens)),
+        (number("out"), lambda row: _count(row.output_tokens)),
+        (number("tok/s", drop=5), lambda row: _rate(row.tokens_per_second)),
+        (number("steps", drop=2), lambda row: _count(row.steps)),
+        (number("tools", drop=1), lambda row: _count(row.tool_calls)),
+        (_ms("duration", drop=6), lambda row: _span(row.duration_ms)),
+        (text("end", drop=7), lambda row: Cell(row.end_reason or "—", row.end_reason)),
+        (text("tok/s by step", drop=0, forms=("box", "plain")), spark),
+    ]
+    _record_table(out, "per turn", fields, rows, _with_note(caption, rows))
 
 
 def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None) -> None:
-    columns = [text("session", fold=True, least=ID_LEAST)] if multi else []
-    columns += [
-        number("turn"),
-        number("step"),
-        number("att", drop=2),
-        number("rty", drop=3),
-        number("TTFT", drop=5),
-        number("total", drop=6),
-        number("gen", drop=1),
-        number("out"),
-        number("tok/s", drop=4),
-        number("tools", drop=0),
-        text("finish", fold=True, drop=7),
-    ]
-    name = _SessionNames([row.session for row in rows])
-    body = []
-    for row in rows:
-        finish = row.finish_reason or ("interrupted" if row.interrupted else "—")
+    def finish(row: StepRecord) -> str:
+        shown = row.finish_reason or ("interrupted" if row.interrupted else "—")
         if row.failure_code:
-            finish = f"{finish} {row.failure_code}"
-        if not row.ended:
-            finish += " (no step/end)"
-        line = [name(row.session, row.path)] if multi else []
-        line += [
-            _turn_number_text(row.turn, row.inherited),
-            _number_text(row.step),
-            _number_text(row.attempts),
-            _number_text(row.retries),
-            format_ms(row.ttft_ms),
-            format_ms(row.llm_ms),
-            format_ms(row.generation_ms),
-            _number_text(row.output_tokens),
-            format_rate(row.tokens_per_second),
-            _number_text(row.tool_calls),
-            finish,
-        ]
-        body.append(line)
-    columns, body = _with_cost_column(columns, body, rows)
-    out.table("per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)", columns, body, caption=_with_note(caption, rows))
+            shown = f"{shown} {row.failure_code}"
+        return shown if row.ended else shown + " (no step/end)"
+
+    fields = _session_fields(rows, lambda row: row.session, multi) + [
+        (number("turn"), lambda row: _count(row.turn)),
+        *_mark_fields("inherited", rows, lambda row: row.inherited),
+        (number("step"), lambda row: _count(row.step)),
+        (number("att", drop=2, tsv="attempts"), lambda row: _count(row.attempts)),
+        (number("rty", drop=3, tsv="retries"), lambda row: _count(row.retries)),
+        (_ms("TTFT", drop=5), lambda row: _millis(row.ttft_ms)),
+        (_ms("total", drop=6), lambda row: _millis(row.llm_ms)),
+        (_ms("gen", drop=1), lambda row: _millis(row.generation_ms)),
+        (number("out"), lambda row: _count(row.output_tokens)),
+        (number("tok/s", drop=4), lambda row: _rate(row.tokens_per_second)),
+        (number("tools", drop=0), lambda row: _count(row.tool_calls)),
+        (text("finish", fold=True, drop=7), finish),
+    ]
+    title = "per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)"
+    _record_table(out, title, fields, rows, _with_note(caption, rows))
 
 
 SEEDED_MARK = "⑂"
@@ -309,10 +334,6 @@ def _with_note(caption: str | None, rows: list[TurnRecord] | list[StepRecord]) -
     return _INHERITED_ROWS_NOTE if caption is None else f"{caption}\n{_INHERITED_ROWS_NOTE}"
 
 
-def _turn_number_text(value: Any, inherited: bool) -> str:
-    return f"{_number_text(value)} {SEEDED_MARK}" if inherited else _number_text(value)
-
-
 def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
     """Sessions in the order the session table shows them: by start time, newest last (as ``ls``), those
     without one after them; ties by path."""
@@ -323,53 +344,31 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
     figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
     the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
-    session (copies of a log, its generations) each name their log."""
+    session (copies of a log, its generations) each name their log, cut around what tells them apart."""
     caption = f"{len(sessions)} session(s)"
     if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
-    name = _SessionNames([session.id for session in sessions])
     ids = [session.id for session in sessions if session.id]
     copies = len(ids) != len(set(ids))
-    columns = [
-        text("session", fold=True, least=ID_LEAST),
-        text("title", cut="end", least=12, drop=10),
-        *([text("log", cut="middle", least=16, drop=12)] if copies else []),
-        text("created", drop=11),
-        text("cwd", cut="start", least=12, drop=7),
-        number("gen", drop=0),
-        number("turns", drop=8),
-        number("steps", drop=3),
-        number("mean TTFT", drop=1),
-        number("tok/s", drop=2),
-        number("LLM", drop=5),
-        number("tools", drop=6),
-        number("billed in", drop=9),
-        number("out"),
-        number("cache hit", drop=4),
+    logs = dict(zip(map(id, sessions), distinct_paths([session.path for session in sessions]))) if copies else {}
+    fields = _session_fields(sessions, lambda session: session.id, True) + [
+        *_mark_fields("fork", sessions, lambda session: session.seeded),
+        (text("title", cut="end", least=12, drop=10), lambda session: session.title or ""),
+        *([(text("log", cut="distinct", least=16, drop=12), lambda session: logs[id(session)])] if copies else []),
+        (text("created", drop=11), lambda session: _moment(session.created_at)),
+        (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
+        (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
+        (number("turns", drop=8), lambda session: _count(session.turns)),
+        (number("steps", drop=3), lambda session: _count(session.steps)),
+        (_ms("mean TTFT", drop=1), lambda session: _millis(session.mean_ttft_ms)),
+        (number("tok/s", drop=2), lambda session: _rate(session.tokens_per_second)),
+        (_ms("LLM", drop=5), lambda session: _span(session.llm_ms)),
+        (_ms("tools", drop=6), lambda session: _span(session.tool_ms)),
+        (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
+        (number("out"), lambda session: _tokens(session.output_tokens)),
+        (number("cache hit", drop=4, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
-    logs = distinct_paths([session.path for session in sessions]) if copies else []
-    body = []
-    for index, session in enumerate(sessions):
-        line = [name(session.id, session.path) + (f" {SEEDED_MARK}" if session.seeded else ""), session.title or ""]
-        if copies:
-            line.append(logs[index])
-        line += [
-            utc_moment(session.created_at, "%Y-%m-%d %H:%M") or "—",
-            session.cwd or "—",
-            f"v{session.generation}",
-            _number_text(session.turns),
-            _number_text(session.steps),
-            format_ms(session.mean_ttft_ms),
-            format_rate(session.tokens_per_second),
-            format_duration(session.llm_ms),
-            format_duration(session.tool_ms),
-            format_tokens(session.billed_input_tokens),
-            format_tokens(session.output_tokens),
-            _percent_text(session.cache_hit_percent),
-        ]
-        body.append(line)
-    columns, body = _with_cost_column(columns, body, sessions, last=False)
-    out.table("sessions", columns, body, caption=caption)
+    _record_table(out, "sessions", fields, sessions, caption, cost_last=False)
 
 
 def render(
@@ -464,47 +463,66 @@ def cost_text(record: Any) -> str:
     return "—"
 
 
+def cost_cell(record: Any) -> Cell:
+    """A record's cost (:func:`cost_text`); in TSV its amount alone (its currency in a column of its own),
+    empty when it has no single amount."""
+    costs = getattr(record, "costs", None)
+    return Cell(cost_text(record), None if costs is None or costs is UNSET else costs.total)
+
+
+def _currency_cell(record: Any) -> Cell:
+    costs = getattr(record, "costs", None)
+    return Cell("", None if costs is None or costs is UNSET else costs.currency)
+
+
+def cost_columns(drop: int | None = None) -> list:
+    """The cost column, and in TSV its currency beside it."""
+    return [number("cost", drop=drop), text("currency", forms=("tsv",))]
+
+
 def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True) -> tuple[list, list]:
     """The table with a cost column when its records have costs: before the last column (which alone
     may wrap), or at the end."""
     if not records or not has_costs(records[0]):
         return columns, body
     at = len(columns) - 1 if last else len(columns)
-    columns = columns[:at] + [number("cost", drop=COST_DROP)] + columns[at:]
-    body = [line[:at] + [cost_text(record)] + line[at:] for line, record in zip(body, records)]
+    columns = columns[:at] + cost_columns(COST_DROP) + columns[at:]
+    body = [line[:at] + [cost_cell(record), _currency_cell(record)] + line[at:] for line, record in zip(body, records)]
     return columns, body
 
 
 _ROLLUP_TITLES = {"day": "per day", "week": "per ISO week (Monday to Sunday)", "month": "per month", "project": "per project (cwd)", "model": "per model"}
 
 
-def _rollup_line(row: RollupRow, cost: bool) -> list[str]:
+def _rollup_line(row: RollupRow, cost: bool) -> list:
     line = [
         row.key,
-        _number_text(row.sessions),
-        _number_text(row.turns),
-        _number_text(row.steps),
-        format_tokens(row.uncached_input_tokens),
-        format_tokens(row.cache_read_tokens),
-        format_tokens(row.cache_write_tokens),
-        format_tokens(row.output_tokens),
-        format_tokens(_total_tokens(row)),
-        _percent_text(row.cache_hit_percent),
-        format_duration(row.llm_ms),
-        format_duration(row.tool_ms),
-        format_ms(row.mean_ttft_ms),
-        format_ms(row.p90_ttft_ms),
-        format_rate(row.tokens_per_second),
+        _count(row.sessions),
+        _count(row.turns),
+        _count(row.steps),
+        _tokens(row.uncached_input_tokens),
+        _tokens(row.cache_read_tokens),
+        _tokens(row.cache_write_tokens),
+        _tokens(row.output_tokens),
+        _tokens(_total_tokens(row)),
+        _percent(row.cache_hit_percent),
+        _span(row.llm_ms),
+        _span(row.tool_ms),
+        _millis(row.mean_ttft_ms),
+        _millis(row.p90_ttft_ms),
+        _rate(row.tokens_per_second),
     ]
-    return line + [cost_text(row)] if cost else line
+    return line + [cost_cell(row), _currency_cell(row)] if cost else line
 
 
 _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
     number("sessions", drop=11), number("turns", drop=5), number("steps", drop=1), number("uncached in", drop=9),
-    number("cache read", drop=8), number("cache write", drop=2), number("out"), number("in+out"), number("cache hit", drop=3),
-    number("LLM", drop=10), number("tools", drop=6), number("mean TTFT", drop=7), number("p90 TTFT", drop=0),
-    number("tok/s", drop=4),
+    number("cache read", drop=8), number("cache write", drop=2), number("out", drop=12), number("in+out", drop=13),
+    number("cache hit", drop=3, tsv="cache hit %"), _ms("LLM", drop=10), _ms("tools", drop=6), _ms("mean TTFT", drop=7),
+    _ms("p90 TTFT", drop=0), number("tok/s", drop=4),
 ]
+"""A rollup hides its tokens out and in+out last of all, before its key is cut (a route or a cwd whole
+on one line reads better than two more figures); it never hides its cost."""
 
 
 def _total_tokens(row: RollupRow) -> int | None:
@@ -562,13 +580,16 @@ def render_rollup(
     else:
         from .rollup import zone_name
 
-        # a date stays whole; a model route too while a column can be hidden (a fold splits it mid-word); a
-        # project is a cwd, cut at its start on one line as ls cuts it (its end tells projects apart)
+        # a date stays whole; a model route too while a column can be hidden, then is cut in its middle (a
+        # fold splits it mid-word); a project is a cwd, cut at its start on one line as ls cuts it (its end
+        # tells projects apart)
         if by == "project":
             key = text(by, cut="start", least=min(max((len(row.key or "") for row in rows), default=8), 40))
+        elif by == "model":
+            key = _route_column(by, [row.key for row in rows])
         else:
-            key = text(by, fold=by == "model", least=_route_least(row.key for row in rows) if by == "model" else None)
-        columns = [key] + _ROLLUP_COLUMNS + ([number("cost")] if cost else [])  # a rollup never hides its cost
+            key = text(by)
+        columns = [key] + _ROLLUP_COLUMNS + (cost_columns() if cost else [])  # a rollup never hides its cost
         body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
@@ -587,24 +608,24 @@ def render_rollup(
         out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
 
 
-def _tool_line(row: ToolRow) -> list[str]:
+def _tool_line(row: ToolRow) -> list:
     return [
         row.key,
-        _number_text(row.sessions),
-        _number_text(row.calls),
-        _number_text(row.failures),
-        format_ms(row.tool_ms),
-        format_ms(row.p50_ms),
-        format_ms(row.p90_ms),
-        format_ms(row.max_ms),
-        _percent_text(row.share_percent),
+        _count(row.sessions),
+        _count(row.calls),
+        _count(row.failures),
+        _millis(row.tool_ms),
+        _millis(row.p50_ms),
+        _millis(row.p90_ms),
+        _millis(row.max_ms),
+        _percent(row.share_percent),
     ]
 
 
 def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) -> None:
     columns = [
-        text("tool", fold=True), number("sessions", drop=1), number("calls"), number("failures"), number("tool time"),
-        number("p50", drop=2), number("p90", drop=3), number("max", drop=0), number("share"),
+        text("tool", fold=True), number("sessions", drop=1), number("calls"), number("failures"), _ms("tool time"),
+        _ms("p50", drop=2), _ms("p90", drop=3), _ms("max", drop=0), number("share", tsv="share %"),
     ]
     notes = [
         _shown_note(len(rows), count),
