@@ -195,3 +195,17 @@ def test_small_logs_are_read_without_the_thread(tmp_path, monkeypatch):
     monkeypatch.setattr(overlap._Prefetch, "start", lambda self: started.append(self))
     assert len(list(LineReader(resolve(str(path))[0]))) == 2
     assert started == []
+
+
+def test_closing_the_reader_ends_the_thread_before_the_file(tmp_path, small_batches):
+    """A caller that gives up on a log (an error further up) closes the reader, not the line iterator:
+    the thread must not read on from a closed, perhaps reused, file descriptor."""
+    path = tmp_path / "session.v4.jsonl.zstd"
+    path.write_bytes(_frame(HEADER) + b"".join(_frame(_line(i, 300)) for i in range(2000)))
+    reader = LineReader(resolve(str(path))[0])
+    lines = iter(reader)
+    next(lines)
+    assert not _no_thread_left()
+    reader.close()
+    assert _no_thread_left()
+    assert reader.stop_ahead is None

@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass
 from itertools import count
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from dshctl.errors import SourceError, UsageError, os_error_reason
 from dshctl.humanize import format_byte_limit
@@ -132,11 +132,16 @@ class LineReader(ZstdFrames):
         self._pending: list[bytes] = []
         self._pending_len = 0
         self._line = 0  # last physical line number yielded
+        self.stop_ahead: Callable[[], None] | None = None
+        """Set while a reader thread reads ahead (:mod:`dshctl.source.overlap`): ends it."""
 
     # -- lifecycle ------------------------------------------------------------
 
     def close(self) -> None:
         unwatch(self)
+        stop_ahead, self.stop_ahead = self.stop_ahead, None
+        if stop_ahead is not None:  # the reader thread stops before the file it reads is closed
+            stop_ahead()
         file, self._file = self._file, None
         if file is not None and self._owns_file:
             try:

@@ -103,6 +103,7 @@ def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, 
     cannot vouch for on (damage, a torn or unsized frame, the end), the walk's."""
     prefetch = _Prefetch(reader._file.fileno(), first, reader)  # type: ignore[union-attr]
     prefetch.start()
+    reader.stop_ahead = prefetch.stop
     try:
         while True:
             item = prefetch.next()
@@ -142,6 +143,7 @@ def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, 
                     raise reader._error(f"read failed: {os_error_reason(error)}") from None
                 raise error
     finally:
+        reader.stop_ahead = None
         prefetch.stop()
 
 
