@@ -30,15 +30,13 @@ import threading
 from array import array
 from itertools import accumulate, count, islice
 from operator import itemgetter
-from typing import TYPE_CHECKING, Iterator, NamedTuple
+from typing import BinaryIO, Callable, Iterator, NamedTuple, Protocol
 
 import zstandard
 
-from dshctl.errors import os_error_reason
+from dshctl.errors import SourceError, os_error_reason
+from dshctl.source.paths import LogRef
 from dshctl.source.zstd import ZSTD_BLOCK_MAX, ZSTD_MAGIC, frame_header_layout
-
-if TYPE_CHECKING:
-    from dshctl.source.lines import LineReader
 
 __all__ = ["OVERLAP_MIN_BYTES", "overlap_applies", "overlapped_lines"]
 
@@ -67,7 +65,29 @@ one-shot decode would accept more)."""
 _DONE, _HANDOFF, _MORE = 0, 1, 2
 
 
-def overlap_applies(reader: "LineReader") -> bool:
+class LineReader(Protocol):
+    """What the thread's caller uses of :class:`~dshctl.source.lines.LineReader` (which imports this
+    module: no import back)."""
+
+    overlap: bool
+    ref: LogRef
+    _file: BinaryIO | None
+    _line: int
+    frames: int
+    first_frame_lines: int | None
+    bytes_read: int
+    bytes_decoded: int
+    max_line_bytes: int
+    stop_ahead: Callable[[], None] | None
+
+    def _blocks_per_call(self) -> int: ...
+    def _error(self, message: str, line: int | None = None) -> SourceError: ...
+    def _frame_lines(self, decoded: bytes) -> Iterator[tuple[int, bytes]]: ...
+    def _end_frame(self, frame_no: int) -> None: ...
+    def _walk_from(self, frame_start: int, frame_no: int) -> Iterator[tuple[int, bytes]]: ...
+
+
+def overlap_applies(reader: LineReader) -> bool:
     """Whether ``reader`` reads its zstd log through the reader thread: a plain file (``pread``-able) at
     least :data:`OVERLAP_MIN_BYTES` long, read by a reader that allows it (a followed log does not)."""
     if not reader.overlap or reader.ref.path is None or reader.ref.member is not None or reader._file is None:
@@ -98,7 +118,7 @@ class _Failed(NamedTuple):
 _Item = _Batch | _Handoff | _Failed
 
 
-def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, bytes]]:
+def overlapped_lines(reader: LineReader, first: bytes) -> Iterator[tuple[int, bytes]]:
     """The fast path's lines, decoded by a reader thread a few batches ahead; from the first frame it
     cannot vouch for on (damage, a torn or unsized frame, the end), the walk's."""
     prefetch = _Prefetch(reader._file.fileno(), first, reader)  # type: ignore[union-attr]
@@ -150,7 +170,7 @@ def overlapped_lines(reader: "LineReader", first: bytes) -> Iterator[tuple[int, 
 class _Prefetch:
     """The reader thread and its bounded queue of decoded batches."""
 
-    def __init__(self, fd: int, first: bytes, reader: "LineReader"):
+    def __init__(self, fd: int, first: bytes, reader: LineReader):
         self.fd = fd
         self.size = os.fstat(fd).st_size
         self.first = first
