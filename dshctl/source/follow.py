@@ -75,6 +75,8 @@ class FollowingLineReader(LineReader):
     ``on_idle`` is called each time the reader has caught up with the file, before it sleeps (the
     commands flush their output or redraw there)."""
 
+    overlap = False  # the log grows while it is read: no reading ahead of the end seen so far
+
     def __init__(
         self,
         ref: LogRef,

@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass
 from itertools import count
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from dshctl.build import mypyc_attr
 from dshctl.errors import SourceError, UsageError, os_error_reason
@@ -110,6 +110,9 @@ class LineReader(ZstdFrames):
     after iteration in that case. A reader iterates once.
     """
 
+    overlap = True
+    """Whether a large zstd file may be decoded ahead by a reader thread (:mod:`dshctl.source.overlap`)."""
+
     def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None, salvage: bool = False):
         self.ref = ref
         self.salvage = salvage
@@ -131,11 +134,16 @@ class LineReader(ZstdFrames):
         self._pending: list[bytes] = []
         self._pending_len = 0
         self._line = 0  # last physical line number yielded
+        self.stop_ahead: Callable[[], None] | None = None
+        """Set while a reader thread reads ahead (:mod:`dshctl.source.overlap`): ends it."""
 
     # -- lifecycle ------------------------------------------------------------
 
     def close(self) -> None:
         unwatch(self)
+        stop_ahead, self.stop_ahead = self.stop_ahead, None
+        if stop_ahead is not None:  # the reader thread stops before the file it reads is closed
+            stop_ahead()
         file, self._file = self._file, None
         if file is not None and self._owns_file:
             try:
@@ -227,6 +235,10 @@ class LineReader(ZstdFrames):
         """The fast path for a file, which can seek back to re-read a frame with the walk; the walk
         for standard input."""
         if self.ref.path is not None and self._file.seekable():  # type: ignore[union-attr]
+            from dshctl.source.overlap import overlap_applies, overlapped_lines
+
+            if overlap_applies(self):
+                return overlapped_lines(self, first)
             return self._zstd_fast(first)
         return self._zstd_walk(first)
 
