@@ -111,3 +111,18 @@ def test_the_library_takes_the_window_too():
         dshctl.ValidateOptions(since="2026-09-22", until="2026-09-21")
     with pytest.raises(dshctl.UsageError, match="--since"):
         dshctl.SqlOptions(since="soon")
+
+
+def test_validate_applies_the_window_to_a_zip_on_standard_input(tmp_path):
+    """A ZIP piped in is held whole, so its members' headers can be read before validating, as stats does."""
+    from test_zip_exports import web_export
+
+    export = web_export(tmp_path)  # both members created on 2026-09-21
+    piped = invoke("validate", "--format", "json", "--since", "2099-01-01", "-", input=export.read_bytes())
+    document = json.loads(piped.stdout)
+    assert document["logs"] == [] and document["summary"]["outsideWindow"] == 2, piped.output
+    assert "2 outside --since/--until" in invoke("validate", "--since", "2099-01-01", "-", input=export.read_bytes()).stdout
+    stats = invoke("stats", "--json", "--no-cache", "--since", "2099-01-01", "-", input=export.read_bytes())
+    assert json.loads(stats.stdout)["sessions"] == []
+    kept = json.loads(invoke("validate", "--format", "json", "--until", "2099-01-01", "-", input=export.read_bytes()).stdout)
+    assert len(kept["logs"]) == 2 and kept["summary"]["outsideWindow"] == 0
