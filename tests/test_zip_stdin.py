@@ -125,6 +125,39 @@ def test_a_damaged_zip_on_stdin_is_one_error():
     assert result.stderr.startswith("dshctl: error: <stdin>: not a readable ZIP") and len(result.stderr.splitlines()) == 1
 
 
+
+class _Stdin:
+    """A piped standard input as ``sys.stdin`` is one: a text face over a peekable buffer."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        self.buffer = io.BufferedReader(io.BytesIO(data))
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_one_archive_is_held_however_often_stdin_changes(export, monkeypatch, stdin_module):
+    """A library caller or a test process swapping ``sys.stdin`` keeps one archive, never one per stream."""
+    import gc
+    import weakref
+
+    first = _Stdin(export.read_bytes())
+    monkeypatch.setattr(sys, "stdin", first)
+    archive = stdin_module.stdin_archive()
+    assert archive is not None and stdin_module.stdin_archive() is archive  # read once, however often asked
+    gone = weakref.ref(archive)
+    del archive
+    for _ in range(3):
+        monkeypatch.setattr(sys, "stdin", _Stdin(export.read_bytes()))
+        assert stdin_module.stdin_archive() is not None
+    gc.collect()
+    assert gone() is None  # the first stream's archive was freed, not kept for the process
+    monkeypatch.setattr(sys, "stdin", first)  # back to a stream already read: it is not read again
+    assert stdin_module.stdin_archive() is None  # its bytes were read whole once; nothing is left to read
+
+
 @pytest.mark.parametrize("name", ["tour.session.v4.jsonl", "tour.session.v4.jsonl.zstd"])
 def test_a_log_on_stdin_is_never_held(name, monkeypatch, stdin_module):
     monkeypatch.setattr(stdin_module, "_spool", lambda stream: pytest.fail("a log on stdin was held whole"))
