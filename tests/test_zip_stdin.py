@@ -328,3 +328,22 @@ def test_stdin_redirected_from_a_zip_file_is_read_in_place(export):
                               env={**os.environ, "DSH_HOME": "/nonexistent-dsh-home", "NO_COLOR": "1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["<stdin>!session.jsonl:4", f"<stdin>!{CHILD}:3"]
+
+
+def test_a_long_hostile_bang_argument_tries_a_bounded_number_of_prefixes(export, monkeypatch):
+    """``ZIP!member`` tries the prefixes before each ``!``; only those short enough to name a file are
+    looked at, so 131,000 marks cost no more than 4,096."""
+    import os.path
+
+    import dshctl.source.paths as paths
+
+    calls = []
+    real = os.path.isfile
+    monkeypatch.setattr(os.path, "isfile", lambda path: calls.append(len(path)) or real(path))
+    assert paths._zip_member("x" + "!" * 131_000) is None
+    assert 0 < len(calls) <= 4096 and max(calls) <= 4096
+    calls.clear()
+    assert [ref.member.name for ref in paths._zip_member(f"{export}!{CHILD}")] == [CHILD]  # still found
+    result = invoke("cat", "x" + "!" * 131_000)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert len(calls) <= 4096
