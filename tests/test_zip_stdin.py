@@ -347,3 +347,14 @@ def test_a_long_hostile_bang_argument_tries_a_bounded_number_of_prefixes(export,
     result = invoke("cat", "x" + "!" * 131_000)
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert len(calls) <= 4096
+
+
+@pytest.mark.parametrize("spec", ["-", f"-!{CHILD}", f"<stdin>!{CHILD}"])
+@pytest.mark.parametrize("command", [("replay",), ("cat",), ("stats",)])
+def test_follow_refuses_a_zip_on_stdin_as_an_export(export, command, spec):
+    """The reason named is the real one: an export is finished, not that standard input cannot be followed."""
+    result = invoke(*command, "--follow", "--", spec, input=export.read_bytes())
+    assert result.exit_code == 2 and "not a session export ZIP" in result.stderr, result.output
+    assert "not standard input" not in result.stderr
+    log = invoke(*command, "--follow", "-", input=(SAMPLES / "tour.session.v4.jsonl").read_bytes())
+    assert log.exit_code == 2 and "not standard input" in log.stderr

@@ -23,7 +23,7 @@ from dshctl.errors import SourceError, os_error_reason
 from dshctl.humanize import format_byte_limit
 from dshctl.source.zipped import ZIP_MAGIC, HeldArchive
 
-__all__ = ["IN_MEMORY_BYTES", "MAX_ARCHIVE_BYTES", "STDIN", "stdin_archive"]
+__all__ = ["IN_MEMORY_BYTES", "MAX_ARCHIVE_BYTES", "STDIN", "stdin_archive", "stdin_holds_zip"]
 
 STDIN = "<stdin>"
 IN_MEMORY_BYTES = 64 << 20
@@ -59,6 +59,15 @@ def stdin_archive() -> HeldArchive | None:
     if isinstance(held[1], SourceError):
         raise held[1]
     return held[1]
+
+
+def stdin_holds_zip() -> bool:
+    """Whether standard input starts as a ZIP does, looked at without consuming or holding it (a command
+    refusing it need not read it whole)."""
+    if _held is not None and _held[0] is _stdin_bytes():
+        return True
+    stream = _stdin_bytes()
+    return stream is not None and _starts_as_zip(stream)
 
 
 def _stdin_bytes() -> BinaryIO | None:
