@@ -126,3 +126,13 @@ def test_validate_applies_the_window_to_a_zip_on_standard_input(tmp_path):
     assert json.loads(stats.stdout)["sessions"] == []
     kept = json.loads(invoke("validate", "--format", "json", "--until", "2099-01-01", "-", input=export.read_bytes()).stdout)
     assert len(kept["logs"]) == 2 and kept["summary"]["outsideWindow"] == 0
+
+
+def test_the_library_counts_the_logs_validate_leaves_out():
+    """``ValidateResult.outside`` is what the command prints as ``summary.outsideWindow``."""
+    for window in WINDOWS[1:]:
+        options = dict(zip(("since" if w == "--since" else "until" for w in window[::2]), window[1::2]))
+        result = dshctl.validate(PATHS, dshctl.ValidateOptions(**options))
+        document = json.loads(invoke("validate", "--format", "json", *window, *PATHS).stdout)
+        assert result.outside == document["summary"]["outsideWindow"] and len(result.reports) == 5 - result.outside
+    assert dshctl.validate(PATHS).outside == 0
