@@ -136,3 +136,25 @@ def test_the_library_counts_the_logs_validate_leaves_out():
         document = json.loads(invoke("validate", "--format", "json", *window, *PATHS).stdout)
         assert result.outside == document["summary"]["outsideWindow"] and len(result.reports) == 5 - result.outside
     assert dshctl.validate(PATHS).outside == 0
+
+
+def test_a_re_export_with_a_window_writes_the_window_alone(tmp_path, monkeypatch):
+    """A re-export (here: another price table) rewrites every row; with --since / --until it writes the
+    sessions inside the window only: those outside are neither read nor kept (the man page's export)."""
+    import importlib
+
+    P = importlib.import_module("dshctl.export.parquet")
+    dataset = tmp_path / "ds"
+    assert invoke("export", "--out", str(dataset), str(ROOT), str(TOUR)).exit_code == 0
+    read = []
+    real = P.reader_for
+    monkeypatch.setattr(P, "reader_for", lambda spool, prices, partition_by, refs: read.extend(r.location for r in refs)
+                        or real(spool, prices, partition_by, refs))
+    again = invoke("export", "--out", str(dataset), "--no-cost", "--since", "2026-09-21T14:13:50Z", str(ROOT))
+    assert again.exit_code == 0, again.output
+    assert len(read) == 1 and "1 log read" in again.stderr and "3 logs outside --since/--until" in again.stderr, again.stderr
+    con = duckdb.connect()
+    created = con.execute(f"SELECT count(*), min(path) FROM read_parquet('{dataset}/sessions/*.parquet')").fetchone()
+    assert created == (1, read[0])  # the tour given before, outside the window, is gone too
+    manifest = json.loads((dataset / "_dshctl_dataset.json").read_text())
+    assert list(manifest["logs"]) == read
