@@ -517,3 +517,33 @@ def test_plain_and_tsv_refuse_other_forms():
     for args in (["--plain", "--tsv"], ["--plain", "--json"], ["--tsv", "--ndjson"]):
         result = run("stats", *args, str(TOUR))
         assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: "), result.stderr
+
+
+@pytest.mark.parametrize("width", (10, 12, 16, 19, 23))
+def test_the_distinct_cut_tells_every_file_apart(width):
+    """The log column's cut keeps, for each row, what differs from the other rows (it showed
+    ``…0/examples-acp-agent-…`` for 14 files and ``tour.sess…sonl.zstd`` for four)."""
+    from dshctl.tables import _cut, _distinct_marks
+
+    tours = ["tour.session.jsonl.zstd"] + [f"tour.session.v{g}.jsonl.zstd" for g in (2, 3, 4)]
+    corpus = [f"v0/examples-acp-agent-{name}.jsonl" for name in (
+        "cancel error-finish empty-response-retry inline-image-prompt max-tokens-continue packed-chunks "
+        "parallel-tool-calls read-image session-title-after-turn skill-load continuable-session-1 "
+        "fork-in-process-session mixed-session-2 subagent-report").split()]
+    for names in (tours, corpus, tours + [name.replace(".zstd", "") for name in tours]):
+        spans = _distinct_marks(names)
+        shown = [_cut(name, width, "distinct", spans[name]) for name in names]
+        assert len(set(shown)) == len(names), shown
+        assert all(len(cell) <= width for cell in shown), shown
+
+
+@pytest.mark.corpus
+def test_ls_of_the_corpus_at_80_columns_tells_its_logs_apart():
+    from conftest import CORPUS
+
+    out = run("ls", str(CORPUS), columns=80, terminal=True).stdout
+    header = [line for line in out.splitlines() if line.startswith("┃")][0]
+    at = [cell.strip() for cell in header.split("┃")].index("log")
+    logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
+    logs = [log for log in logs if log]
+    assert len(logs) > 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
