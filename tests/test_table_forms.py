@@ -154,7 +154,8 @@ def test_ls_names_the_log_of_each_copy_of_a_session(width, tmp_path):
     out = run("ls", str(tmp_path), columns=width, terminal=width is not None).stdout
     if width is None:
         rows = plain_rows(out)
-        assert rows[0][:2] == ["id", "log"] and [row[1] for row in rows[1:]] == ["a/session.jsonl", "b.jsonl.zstd"]
+        assert rows[0][:2] == ["id", "log"]  # the path as given, which dshctl takes back
+        assert [row[1] for row in rows[1:]] == [str(tmp_path / "a" / "session.jsonl"), str(tmp_path / "b.jsonl.zstd")]
     else:
         body = [line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")]
         assert body == ["a/session.jsonl", "b.jsonl.zstd"]
@@ -200,7 +201,7 @@ def test_the_session_table_has_titles_in_start_order_and_names_copies(tmp_path):
     copies = run("stats", str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")).stdout
     rows = plain_rows(copies.split("sessions\n", 1)[1])
     assert rows[0][:3] == ["session", "title", "log"]
-    assert {row[2] for row in rows[1:]} == {"tour.session.v4.jsonl", "tour.session.v2.jsonl"}
+    assert {row[2] for row in rows[1:]} == {str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -547,3 +548,35 @@ def test_ls_of_the_corpus_at_80_columns_tells_its_logs_apart():
     logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
     logs = [log for log in logs if log]
     assert len(logs) > 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
+
+
+def test_tsv_columns_are_the_same_whatever_the_logs(tmp_path, monkeypatch):
+    """``awk -F'\t' '{print $4}'`` means one column in every folder: the fork, inherited and log
+    columns are always in TSV (false or the path when not needed), only where needed on a terminal."""
+    (tmp_path / "one.jsonl").write_bytes(TOUR.read_bytes())
+    (tmp_path / "two.jsonl").write_bytes((SAMPLES / "cwd-change.session.v4.jsonl").read_bytes())
+    for args in (["stats"], ["stats", "--by", "turn"], ["stats", "--by", "step"], ["ls"]):
+        headers = {_key_table(run(*args, folder, "--tsv").stdout)[0]
+                   for folder in (str(tmp_path), str(SAMPLES), str(ROOT), str(TOUR))} if args != ["stats"] else {
+                       _key_table(run(*args, folder, "--tsv").stdout)[0] for folder in (str(tmp_path), str(SAMPLES), str(ROOT))}
+        assert len(headers) == 1, (args, headers)
+    assert "log" not in plain_rows(run("ls", str(tmp_path)).stdout)[0]
+    assert "fork" not in plain_rows(run("stats", str(tmp_path)).stdout.split("sessions\n", 1)[1])[0]
+    assert "inherited" not in plain_rows(run("stats", "--by", "turn", str(TOUR)).stdout.split("per turn\n", 1)[1])[0]
+
+
+def test_the_log_column_in_tsv_is_a_path_dshctl_takes_back(monkeypatch):
+    """``dshctl ls samples --tsv | awk -F'\t' 'NR==2{print $2}' | xargs dshctl stats`` (the path was
+    relative to the folder): the path as the user gave it, relative when the folder was."""
+    monkeypatch.chdir(SAMPLES.parent)
+    for args in (["ls", "samples"], ["stats", "samples"]):
+        table = _key_table(run(*args, "--tsv").stdout)
+        at = table[0].split("\t").index("log")
+        logs = [line.split("\t")[at] for line in table[1:]]
+        assert logs and all(log.startswith("samples/") for log in logs), logs
+        assert run("stats", logs[0], "--json").exit_code == 0
+
+
+def _key_table(tsv: str) -> list[str]:
+    """The lines of the TSV table of sessions, turns or steps (its header starts with its key)."""
+    return next(table.splitlines() for table in tsv.split("\n\n") if table.split("\t", 1)[0] in ("session", "id", "turn"))
