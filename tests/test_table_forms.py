@@ -580,3 +580,20 @@ def test_the_log_column_in_tsv_is_a_path_dshctl_takes_back(monkeypatch):
 def _key_table(tsv: str) -> list[str]:
     """The lines of the TSV table of sessions, turns or steps (its header starts with its key)."""
     return next(table.splitlines() for table in tsv.split("\n\n") if table.split("\t", 1)[0] in ("session", "id", "turn"))
+
+
+@pytest.mark.parametrize("width", (60, 80))
+def test_paths_are_cut_on_one_line_never_folded(width, tmp_path):
+    """The unreadable table's logs (they folded over 3 lines at 80) and the prices file (at 60 and 80)
+    stay on one line, cut with "…", the file name kept."""
+    bad = tmp_path / ("a-long-directory-name-for-the-logs-of-a-project" * 2)
+    bad.mkdir()
+    (bad / "not-a-dsh-session-header-at-all.jsonl").write_text('{"hello": 1}\n')
+    (bad / "ok.jsonl").write_bytes(TOUR.read_bytes())
+    out = run("stats", str(bad), "--by", "model", columns=width, terminal=True).stdout
+    skipped = out.split("unreadable (skipped)", 1)[1]
+    cells = [line.split("│")[1].strip() for line in skipped.splitlines() if line.startswith("│")]
+    assert cells[0].endswith("all.jsonl") and "…" in cells[0] and all(not cell for cell in cells[1:]), skipped
+    prices = run("prices", columns=width, terminal=True).stdout.split("price tables in force", 1)[1]
+    files = [line.split("│")[2].strip() for line in prices.split("└", 1)[0].splitlines() if line.startswith("│")]
+    assert files and all(name.endswith(".toml") for name in files), prices

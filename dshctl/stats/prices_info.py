@@ -178,7 +178,7 @@ class _PricesRun:
         table = self.table
         out.table(
             "price tables in force (each overrides the ones before it, model by model)",
-            [text("table"), text("file", fold=True), text("prices from", fold=True)],
+            [text("table"), text("file", cut="middle", least=16), text("prices from", fold=True)],
             [[t.name, t.path, " ".join(x for x in (t.source, t.version) if x) or "—"] for t in table.info],
             caption="costs are estimates at these list prices, not a bill",
         )
@@ -210,7 +210,7 @@ class _PricesRun:
             out.table(title, [text("price key"), text("since"), _hours_column([row[2] for row in rows]), *rates, text("currency")],
                       rows or [["—", "", "", "", "", "", "", ""]])
         if self.errors:
-            out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in self.errors])
+            out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e["path"], e["error"]] for e in self.errors])
 
 
 def _whole(header: str, cells: list[str]):

@@ -414,7 +414,7 @@ def render(
     _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
+        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
 # -- costs and rollups (#16) -------------------------------------------------------------------------------
@@ -606,7 +606,7 @@ def render_rollup(
             notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
+        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
 def _tool_line(row: ToolRow) -> list:
