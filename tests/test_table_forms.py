@@ -597,3 +597,16 @@ def test_paths_are_cut_on_one_line_never_folded(width, tmp_path):
     prices = run("prices", columns=width, terminal=True).stdout.split("price tables in force", 1)[1]
     files = [line.split("│")[2].strip() for line in prices.split("└", 1)[0].splitlines() if line.startswith("│")]
     assert files and all(name.endswith(".toml") for name in files), prices
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_prices_keep_the_route_whole_and_narrow_what_it_bills_as(width):
+    """At 60 columns "models found" cut the route (``deepseek-offi…seek-v4-flash``) and kept ``bills as``
+    whole: the route is the key."""
+    out = run("prices", str(ROOT), columns=width, terminal=True).stdout
+    found = out.split("models found", 1)[1].split("└", 1)[0]
+    routes = [line.split("│")[1].strip() for line in found.splitlines() if line.startswith("│")]
+    assert routes == ["deepseek-official/deepseek-v4-flash"], found
+    mapping = out.split("routes and aliases", 1)[1].split("└", 1)[0]
+    keys = [line.split("│")[1].strip() for line in mapping.splitlines() if line.startswith("│")]
+    assert keys and all("…" not in key for key in keys), mapping
