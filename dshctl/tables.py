@@ -528,10 +528,11 @@ def _fitting(text: str, room: int) -> str:
 
 def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
-    an empty cell shows "-"; nothing is folded, cut or hidden."""
+    an empty cell, and one without a value ("—" on a terminal), shows "-" (one placeholder); nothing is
+    folded, cut or hidden."""
     from rich.cells import cell_len
 
-    rows = [[cell if cell else PLAIN_EMPTY for cell in row] for row in cells]
+    rows = [[cell if cell and cell != NULL_CELL else PLAIN_EMPTY for cell in row] for row in cells]
     headers = [spec.header for spec in specs]
     widths = [max([cell_len(headers[i])] + [cell_len(row[i]) for row in rows]) for i in range(len(specs))]
 

@@ -610,3 +610,16 @@ def test_prices_keep_the_route_whole_and_narrow_what_it_bills_as(width):
     mapping = out.split("routes and aliases", 1)[1].split("└", 1)[0]
     keys = [line.split("│")[1].strip() for line in mapping.splitlines() if line.startswith("│")]
     assert keys and all("…" not in key for key in keys), mapping
+
+
+@pytest.mark.parametrize("args", [["stats", str(ROOT)], ["stats", "--by", "turn", str(ROOT)], ["ls", str(SAMPLES)], ["prices", str(ROOT)]])
+def test_plain_tables_have_one_placeholder_for_an_empty_cell(args):
+    """A plain table showed "-" for an empty title and "—" for a cwd without a value: "-" for both, as
+    the man page says; TSV leaves them empty."""
+    out = run(*args, "--plain").stdout
+    assert not re.search(r"(^|  )—(  |$)", out, re.M), out
+    assert "—" not in run(*args, "--tsv").stdout.replace("\t", "  ")
+    if args[:2] == ["stats", str(ROOT)]:
+        row = next(line for line in out.splitlines() if line.startswith("session-5d9e2c71"))
+        assert row.split()[1:4] == ["-", "-", "2026-09-21"], row  # no fork mark, no title
+        assert re.search(r"14:\d\d  +-  +v4", row), row  # no cwd
