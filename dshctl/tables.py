@@ -417,9 +417,12 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
     spans = {i: _distinct_marks([row[i] for row in cells]) for i in fitted.shown if specs[i].cut == "distinct"}
-    for row in cells:
-        table.add_row(*[text_cell(_cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i])))
-                         for i in fitted.shown])
+    shown = [[_cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i])) for i in fitted.shown] for row in cells]
+    for at, i in enumerate(fitted.shown):
+        if i in spans:
+            _part_alike(cells, shown, i, at, fitted.widths[i])
+    for row in shown:
+        table.add_row(*[text_cell(cell) for cell in row])
     if title:
         _print_line(out, title, "bold")
     out.print(table)
@@ -470,6 +473,20 @@ def _window(marks: list[tuple[int, int]], length: int, room: int) -> tuple[int, 
         if key > best[:3]:
             best = (*key, stop)
     return best[2], best[3]
+
+
+def _part_alike(cells: list[list[str]], shown: list[list[str]], index: int, at: int, width: int) -> None:
+    """Cells of a ``distinct`` column that still look alike once cut (they differ both near their start
+    and near their end, further apart than the column is wide): their start, "…", and their end."""
+    values: dict[str, set[str]] = {}
+    for row, line in zip(cells, shown):
+        values.setdefault(line[at], set()).add(row[index])
+    alike = {value for group in values.values() if len(group) > 1 for value in group}
+    head = max(1, (width - 1) // 4)
+    for row, line in zip(cells, shown):
+        if row[index] in alike:
+            tail = _fitting(row[index][head:][::-1], width - 1 - head)[::-1]
+            line[at] = row[index][:head] + ELLIPSIS + tail
 
 
 def _cut(cell: str, width: int, side: str | None, span: list[tuple[int, int]] | None = None) -> str:

@@ -623,3 +623,15 @@ def test_plain_tables_have_one_placeholder_for_an_empty_cell(args):
         row = next(line for line in out.splitlines() if line.startswith("session-5d9e2c71"))
         assert row.split()[1:4] == ["-", "-", "2026-09-21"], row  # no fork mark, no title
         assert re.search(r"14:\d\d  +-  +v4", row), row  # no cwd
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_stats_of_the_samples_names_each_copy_apart(width):
+    """``dshctl stats samples``: 22 logs of four sessions (plain, v2, v3, v4, each also .zstd) — every
+    log cell differs from the others at any width (four of them showed ``tour.sess…sonl.zstd``)."""
+    out = run("stats", str(SAMPLES), columns=width, terminal=True).stdout.split("sessions\n", 1)[1].split("└", 1)[0]
+    header = [line for line in out.splitlines() if line.startswith("┃")][-1]
+    at = [cell.strip() for cell in header.split("┃")].index("log")
+    logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
+    logs = [log for log in logs if log]
+    assert len(logs) >= 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
