@@ -615,8 +615,9 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
 
 class SessionNames:
     """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
-    that no other row and no session of the sessions root shares — any id shown is a PATH that
-    ``find_session`` resolves — the log's path when it has no id."""
+    that no other row and no session of the sessions root shares — an id shown is a PATH that
+    ``find_session`` resolves for a session of the sessions root (never inside a DIR argument: TSV's
+    ``log`` column is the path there) — the log's path when it has no id."""
 
     def __init__(self, ids: list[Any]):
         from .source import session_ids, short_ids
