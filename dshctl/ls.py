@@ -166,7 +166,8 @@ def _table_columns(full_ids: bool, id_width: int, copies: bool):
         key = text("id", fold=True, least=id_width)
     else:
         key = text("id", cut="start", least=ID_LEAST)
-    log = [text("log", cut="distinct", least=16, drop=7)] if copies else []
+    log = [text("log", cut="distinct", least=16, drop=7, forms=("box",))] if copies else []
+    log.append(text("log", forms=("plain", "tsv") if copies else ("tsv",)))  # the path, as given
     return [key, *log, text("cwd", cut="start", least=12, drop=1), text("created", drop=5), number("turns", drop=4),
             number("duration", drop=3, tsv="duration ms"), number("gen", drop=0), text("zstd", drop=0),
             number("size", drop=2, tsv="bytes"), text("title", cut="end", least=20, drop=6)]
@@ -186,6 +187,7 @@ def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]
     return [
         Cell(name(row["id"], row["path"]), row["id"] or row["path"]),
         *([log] if log is not None else []),
+        row["path"],
         row["cwd"],
         Cell(utc_moment(row["createdAt"], "%Y-%m-%d %H:%M") or "", iso_moment(row["createdAt"])),
         Cell("" if row["turns"] is None else f"{row['turns']:,}", row["turns"]),

@@ -416,9 +416,13 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         spec = specs[i]
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
-    shared = {i: _shared_ends([row[i] for row in cells]) for i in fitted.shown if specs[i].cut == "distinct"}
-    for row in cells:
-        table.add_row(*[text_cell(_cut(row[i], fitted.widths[i], specs[i].cut, shared.get(i))) for i in fitted.shown])
+    spans = {i: _distinct_marks([row[i] for row in cells]) for i in fitted.shown if specs[i].cut == "distinct"}
+    shown = [[_cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i])) for i in fitted.shown] for row in cells]
+    for at, i in enumerate(fitted.shown):
+        if i in spans:
+            _part_alike(cells, shown, i, at, fitted.widths[i])
+    for row in shown:
+        table.add_row(*[text_cell(cell) for cell in row])
     if title:
         _print_line(out, title, "bold")
     out.print(table)
@@ -428,28 +432,72 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
 
 
-def _shared_ends(cells: list[str]) -> tuple[int, int]:
-    """How many characters the distinct cells of a column all start with, and all end with."""
+NEIGHBOURS = 3
+"""How many cells either side, in sorted order of their starts and of their ends, a cell of a
+``distinct`` column is told apart from (those share the most with it)."""
+
+
+def _distinct_marks(cells: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """For each distinct cell of a column, for each cell sharing much with it, two positions where the
+    two differ: the first after their shared start, the last before their shared end."""
     import os
 
     values = sorted({cell for cell in cells if cell and cell != NULL_CELL})
     if len(values) < 2:
-        return 0, 0
-    start = len(os.path.commonprefix(values))
-    end = len(os.path.commonprefix([value[::-1] for value in values]))
-    return start, min(end, min(len(value) for value in values) - start)
+        return {}
+    backwards = sorted(values, key=lambda value: value[::-1])
+    near: dict[str, set[str]] = {value: set() for value in values}
+    for ordered in (values, backwards):
+        for i, value in enumerate(ordered):
+            near[value].update(ordered[max(0, i - NEIGHBOURS):i] + ordered[i + 1:i + 1 + NEIGHBOURS])
+    spans = {}
+    for value in values:
+        marks = []
+        for other in near[value]:
+            first = min(len(os.path.commonprefix([value, other])), len(value) - 1)
+            last = max(0, len(value) - 1 - len(os.path.commonprefix([value[::-1], other[::-1]])))
+            marks.append((len(value) - 1 - last + first, first, last))
+        spans[value] = [(first, last) for _, first, last in sorted(marks, reverse=True)]  # the likest first
+    return spans
 
 
-def _cut(cell: str, width: int, side: str | None, shared: tuple[int, int] | None = None) -> str:
+def _window(marks: list[tuple[int, int]], length: int, room: int) -> tuple[int, int]:
+    """The ``[start, stop)`` of at most ``room`` characters that holds one position of each pair of
+    ``marks`` it can, the first pairs (the likest cells) before the others; the shortest such, and the
+    latest of equals."""
+    best: tuple = ((), 0, 0, length)
+    for start in sorted({x for pair in marks for x in pair}):
+        held = [min((x for x in pair if start <= x < start + room), default=None) for pair in marks]
+        stop = max((x for x in held if x is not None), default=start) + 1
+        key = (tuple(x is not None for x in held), -(stop - start), start)
+        if key > best[:3]:
+            best = (*key, stop)
+    return best[2], best[3]
+
+
+def _part_alike(cells: list[list[str]], shown: list[list[str]], index: int, at: int, width: int) -> None:
+    """Cells of a ``distinct`` column that still look alike once cut (they differ both near their start
+    and near their end, further apart than the column is wide): their start, "…", and their end."""
+    values: dict[str, set[str]] = {}
+    for row, line in zip(cells, shown):
+        values.setdefault(line[at], set()).add(row[index])
+    alike = {value for group in values.values() if len(group) > 1 for value in group}
+    head = max(1, (width - 1) // 4)
+    for row, line in zip(cells, shown):
+        if row[index] in alike:
+            tail = _fitting(row[index][head:][::-1], width - 1 - head)[::-1]
+            line[at] = row[index][:head] + ELLIPSIS + tail
+
+
+def _cut(cell: str, width: int, side: str | None, span: list[tuple[int, int]] | None = None) -> str:
     """A cell of a ``cut`` column that fits ``width`` cells: "…" where it was cut (its end, its start,
-    its middle, or around the part that tells it from the column's other cells, ``shared`` being how
-    many characters they all start and end with)."""
+    its middle, or around ``span``, the marks of :func:`_distinct_marks`)."""
     from rich.cells import cell_len
 
     if side is None or cell_len(cell) <= width:
         return cell
-    if side == "distinct" and shared and any(shared):
-        return _cut_around(cell, width, *shared)
+    if side == "distinct" and span is not None:
+        return _cut_around(cell, width, span)
     if side in ("middle", "distinct"):
         head = _fitting(cell, (width - 1) // 2)
         tail = _fitting(cell[::-1], width - 1 - cell_len(head))[::-1]
@@ -459,19 +507,28 @@ def _cut(cell: str, width: int, side: str | None, shared: tuple[int, int] | None
     return ELLIPSIS + _fitting(cell[::-1], width - 1)[::-1].lstrip()
 
 
-def _cut_around(cell: str, width: int, start: int, end: int) -> str:
-    """``cell`` cut to ``width`` keeping its distinct part (after the ``start`` characters every cell
-    shares, before the ``end`` ones): the shared start goes first, then the shared end."""
+def _cut_around(cell: str, width: int, marks: list[tuple[int, int]]) -> str:
+    """``cell`` cut to ``width`` keeping where it differs from the column's cells most like it (one of
+    each pair of ``marks``, as many as fit), with as much of what is around as fits, "…" on the sides
+    cut; when even that part does not fit, its end."""
     from rich.cells import cell_len
 
-    kept = _fitting(cell[::-1], width - 1)[::-1]  # the end, cut at the start
-    if cell_len(cell) - len(kept) <= start:
-        return ELLIPSIS + kept
-    if start == 0:
-        return _fitting(cell, width - 1) + ELLIPSIS
-    room, distinct = width - 2, len(cell) - start - end
-    first = max(1, start - max(0, (room - distinct) // 2))  # the distinct part amid its context
-    return ELLIPSIS + _fitting(cell[first:], room) + ELLIPSIS
+    start, stop = _window(marks, len(cell), max(1, width - 2))
+
+    def fits(a: int, b: int) -> bool:
+        return cell_len(cell[a:b]) + (a > 0) + (b < len(cell)) <= width
+
+    if not fits(start, stop):
+        a = stop
+        while a > 0 and fits(a - 1, stop):
+            a -= 1
+        return (ELLIPSIS if a > 0 else "") + cell[a:stop] + (ELLIPSIS if stop < len(cell) else "")
+    a, b = start, stop
+    while b < len(cell) and fits(a, b + 1):  # what follows first (a file name's end), then what precedes
+        b += 1
+    while a > 0 and fits(a - 1, b):
+        a -= 1
+    return (ELLIPSIS if a > 0 else "") + cell[a:b] + (ELLIPSIS if b < len(cell) else "")
 
 
 def _fitting(text: str, room: int) -> str:
@@ -488,10 +545,11 @@ def _fitting(text: str, room: int) -> str:
 
 def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
-    an empty cell shows "-"; nothing is folded, cut or hidden."""
+    an empty cell, and one without a value ("—" on a terminal), shows "-" (one placeholder); nothing is
+    folded, cut or hidden."""
     from rich.cells import cell_len
 
-    rows = [[cell if cell else PLAIN_EMPTY for cell in row] for row in cells]
+    rows = [[cell if cell and cell != NULL_CELL else PLAIN_EMPTY for cell in row] for row in cells]
     headers = [spec.header for spec in specs]
     widths = [max([cell_len(headers[i])] + [cell_len(row[i]) for row in rows]) for i in range(len(specs))]
 
@@ -557,8 +615,9 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
 
 class SessionNames:
     """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
-    that no other row and no session of the sessions root shares — any id shown is a PATH that
-    ``find_session`` resolves — the log's path when it has no id."""
+    that no other row and no session of the sessions root shares — an id shown is a PATH that
+    ``find_session`` resolves for a session of the sessions root (never inside a DIR argument: TSV's
+    ``log`` column is the path there) — the log's path when it has no id."""
 
     def __init__(self, ids: list[Any]):
         from .source import session_ids, short_ids

@@ -154,7 +154,8 @@ def test_ls_names_the_log_of_each_copy_of_a_session(width, tmp_path):
     out = run("ls", str(tmp_path), columns=width, terminal=width is not None).stdout
     if width is None:
         rows = plain_rows(out)
-        assert rows[0][:2] == ["id", "log"] and [row[1] for row in rows[1:]] == ["a/session.jsonl", "b.jsonl.zstd"]
+        assert rows[0][:2] == ["id", "log"]  # the path as given, which dshctl takes back
+        assert [row[1] for row in rows[1:]] == [str(tmp_path / "a" / "session.jsonl"), str(tmp_path / "b.jsonl.zstd")]
     else:
         body = [line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")]
         assert body == ["a/session.jsonl", "b.jsonl.zstd"]
@@ -200,7 +201,7 @@ def test_the_session_table_has_titles_in_start_order_and_names_copies(tmp_path):
     copies = run("stats", str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")).stdout
     rows = plain_rows(copies.split("sessions\n", 1)[1])
     assert rows[0][:3] == ["session", "title", "log"]
-    assert {row[2] for row in rows[1:]} == {"tour.session.v4.jsonl", "tour.session.v2.jsonl"}
+    assert {row[2] for row in rows[1:]} == {str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -517,3 +518,120 @@ def test_plain_and_tsv_refuse_other_forms():
     for args in (["--plain", "--tsv"], ["--plain", "--json"], ["--tsv", "--ndjson"]):
         result = run("stats", *args, str(TOUR))
         assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: "), result.stderr
+
+
+@pytest.mark.parametrize("width", (10, 12, 16, 19, 23))
+def test_the_distinct_cut_tells_every_file_apart(width):
+    """The log column's cut keeps, for each row, what differs from the other rows (it showed
+    ``…0/examples-acp-agent-…`` for 14 files and ``tour.sess…sonl.zstd`` for four)."""
+    from dshctl.tables import _cut, _distinct_marks
+
+    tours = ["tour.session.jsonl.zstd"] + [f"tour.session.v{g}.jsonl.zstd" for g in (2, 3, 4)]
+    corpus = [f"v0/examples-acp-agent-{name}.jsonl" for name in (
+        "cancel error-finish empty-response-retry inline-image-prompt max-tokens-continue packed-chunks "
+        "parallel-tool-calls read-image session-title-after-turn skill-load continuable-session-1 "
+        "fork-in-process-session mixed-session-2 subagent-report").split()]
+    for names in (tours, corpus, tours + [name.replace(".zstd", "") for name in tours]):
+        spans = _distinct_marks(names)
+        shown = [_cut(name, width, "distinct", spans[name]) for name in names]
+        assert len(set(shown)) == len(names), shown
+        assert all(len(cell) <= width for cell in shown), shown
+
+
+@pytest.mark.corpus
+def test_ls_of_the_corpus_at_80_columns_tells_its_logs_apart():
+    from conftest import CORPUS
+
+    out = run("ls", str(CORPUS), columns=80, terminal=True).stdout
+    header = [line for line in out.splitlines() if line.startswith("┃")][0]
+    at = [cell.strip() for cell in header.split("┃")].index("log")
+    logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
+    logs = [log for log in logs if log]
+    assert len(logs) > 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
+
+
+def test_tsv_columns_are_the_same_whatever_the_logs(tmp_path, monkeypatch):
+    """``awk -F'\t' '{print $4}'`` means one column in every folder: the fork, inherited and log
+    columns are always in TSV (false or the path when not needed), only where needed on a terminal."""
+    (tmp_path / "one.jsonl").write_bytes(TOUR.read_bytes())
+    (tmp_path / "two.jsonl").write_bytes((SAMPLES / "cwd-change.session.v4.jsonl").read_bytes())
+    for args in (["stats"], ["stats", "--by", "turn"], ["stats", "--by", "step"], ["ls"]):
+        headers = {_key_table(run(*args, folder, "--tsv").stdout)[0]
+                   for folder in (str(tmp_path), str(SAMPLES), str(ROOT), str(TOUR))} if args != ["stats"] else {
+                       _key_table(run(*args, folder, "--tsv").stdout)[0] for folder in (str(tmp_path), str(SAMPLES), str(ROOT))}
+        assert len(headers) == 1, (args, headers)
+    assert "log" not in plain_rows(run("ls", str(tmp_path)).stdout)[0]
+    assert "fork" not in plain_rows(run("stats", str(tmp_path)).stdout.split("sessions\n", 1)[1])[0]
+    assert "inherited" not in plain_rows(run("stats", "--by", "turn", str(TOUR)).stdout.split("per turn\n", 1)[1])[0]
+
+
+def test_the_log_column_in_tsv_is_a_path_dshctl_takes_back(monkeypatch):
+    """``dshctl ls samples --tsv | awk -F'\t' 'NR==2{print $2}' | xargs dshctl stats`` (the path was
+    relative to the folder): the path as the user gave it, relative when the folder was."""
+    monkeypatch.chdir(SAMPLES.parent)
+    for args in (["ls", "samples"], ["stats", "samples"]):
+        table = _key_table(run(*args, "--tsv").stdout)
+        at = table[0].split("\t").index("log")
+        logs = [line.split("\t")[at] for line in table[1:]]
+        assert logs and all(log.startswith("samples/") for log in logs), logs
+        assert run("stats", logs[0], "--json").exit_code == 0
+
+
+def _key_table(tsv: str) -> list[str]:
+    """The lines of the TSV table of sessions, turns or steps (its header starts with its key)."""
+    return next(table.splitlines() for table in tsv.split("\n\n") if table.split("\t", 1)[0] in ("session", "id", "turn"))
+
+
+@pytest.mark.parametrize("width", (60, 80))
+def test_paths_are_cut_on_one_line_never_folded(width, tmp_path):
+    """The unreadable table's logs (they folded over 3 lines at 80) and the prices file (at 60 and 80)
+    stay on one line, cut with "…", the file name kept."""
+    bad = tmp_path / ("a-long-directory-name-for-the-logs-of-a-project" * 2)
+    bad.mkdir()
+    (bad / "not-a-dsh-session-header-at-all.jsonl").write_text('{"hello": 1}\n')
+    (bad / "ok.jsonl").write_bytes(TOUR.read_bytes())
+    out = run("stats", str(bad), "--by", "model", columns=width, terminal=True).stdout
+    skipped = out.split("unreadable (skipped)", 1)[1]
+    cells = [line.split("│")[1].strip() for line in skipped.splitlines() if line.startswith("│")]
+    assert cells[0].endswith("all.jsonl") and "…" in cells[0] and all(not cell for cell in cells[1:]), skipped
+    prices = run("prices", columns=width, terminal=True).stdout.split("price tables in force", 1)[1]
+    files = [line.split("│")[2].strip() for line in prices.split("└", 1)[0].splitlines() if line.startswith("│")]
+    assert files and all(name.endswith(".toml") for name in files), prices
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_prices_keep_the_route_whole_and_narrow_what_it_bills_as(width):
+    """At 60 columns "models found" cut the route (``deepseek-offi…seek-v4-flash``) and kept ``bills as``
+    whole: the route is the key."""
+    out = run("prices", str(ROOT), columns=width, terminal=True).stdout
+    found = out.split("models found", 1)[1].split("└", 1)[0]
+    routes = [line.split("│")[1].strip() for line in found.splitlines() if line.startswith("│")]
+    assert routes == ["deepseek-official/deepseek-v4-flash"], found
+    mapping = out.split("routes and aliases", 1)[1].split("└", 1)[0]
+    keys = [line.split("│")[1].strip() for line in mapping.splitlines() if line.startswith("│")]
+    assert keys and all("…" not in key for key in keys), mapping
+
+
+@pytest.mark.parametrize("args", [["stats", str(ROOT)], ["stats", "--by", "turn", str(ROOT)], ["ls", str(SAMPLES)], ["prices", str(ROOT)]])
+def test_plain_tables_have_one_placeholder_for_an_empty_cell(args):
+    """A plain table showed "-" for an empty title and "—" for a cwd without a value: "-" for both, as
+    the man page says; TSV leaves them empty."""
+    out = run(*args, "--plain").stdout
+    assert not re.search(r"(^|  )—(  |$)", out, re.M), out
+    assert "—" not in run(*args, "--tsv").stdout.replace("\t", "  ")
+    if args[:2] == ["stats", str(ROOT)]:
+        row = next(line for line in out.splitlines() if line.startswith("session-5d9e2c71"))
+        assert row.split()[1:4] == ["-", "-", "2026-09-21"], row  # no fork mark, no title
+        assert re.search(r"14:\d\d  +-  +v4", row), row  # no cwd
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_stats_of_the_samples_names_each_copy_apart(width):
+    """``dshctl stats samples``: 22 logs of four sessions (plain, v2, v3, v4, each also .zstd) — every
+    log cell differs from the others at any width (four of them showed ``tour.sess…sonl.zstd``)."""
+    out = run("stats", str(SAMPLES), columns=width, terminal=True).stdout.split("sessions\n", 1)[1].split("└", 1)[0]
+    header = [line for line in out.splitlines() if line.startswith("┃")][-1]
+    at = [cell.strip() for cell in header.split("┃")].index("log")
+    logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
+    logs = [log for log in logs if log]
+    assert len(logs) >= 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]

@@ -178,7 +178,7 @@ class _PricesRun:
         table = self.table
         out.table(
             "price tables in force (each overrides the ones before it, model by model)",
-            [text("table"), text("file", fold=True), text("prices from", fold=True)],
+            [text("table"), text("file", cut="middle", least=16), text("prices from", fold=True)],
             [[t.name, t.path, " ".join(x for x in (t.source, t.version) if x) or "—"] for t in table.info],
             caption="costs are estimates at these list prices, not a bill",
         )
@@ -186,12 +186,12 @@ class _PricesRun:
             mapping = [[route, f"{provider}/<model>"] for route, provider in table.providers.items()]
             mapping += [[alias, target] for alias, target in table.aliases.items()]
             out.table("routes and aliases (dsh's provider/model → the prices it bills at)",
-                      [_whole("route or model", [row[0] for row in mapping]), _whole("bills as", [row[1] for row in mapping])], mapping)
+                      [_key("route or model", [row[0] for row in mapping]), _other("bills as")], mapping)
         if self.routes is not None:
             found = [[route or "(unknown)", Cell(f"{count:,}", count), table.price_key(route) or "no price (no cost)"]
                      for route, count in self.routes.items()]
-            out.table("models found", [_whole("route", [row[0] for row in found]), number("sessions", drop=0),
-                                       _whole("bills as", [row[2] for row in found])], found)
+            out.table("models found", [_key("route", [row[0] for row in found]), number("sessions", drop=0),
+                                       _other("bills as")], found)
         title = "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)"
         rows = [row for key in self.keys() for row in _price_rows(key, table.models[key])]
         rates = [number("in"), number("cache read", drop=2), number("cache write", drop=1), number("out")]
@@ -210,14 +210,27 @@ class _PricesRun:
             out.table(title, [text("price key"), text("since"), _hours_column([row[2] for row in rows]), *rates, text("currency")],
                       rows or [["—", "", "", "", "", "", "", ""]])
         if self.errors:
-            out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e["path"], e["error"]] for e in self.errors])
+            out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e["path"], e["error"]] for e in self.errors])
 
 
-def _whole(header: str, cells: list[str]):
-    """A key column: whole on one line while another column can be hidden, then cut in its middle."""
+KEY_WHOLE = 48
+"""A route (a table's key) at most this long stays whole at any width; the other columns narrow or hide."""
+
+
+def _key(header: str, cells: list[str]):
+    """A route column, the key of its table: whole when no route is longer than :data:`KEY_WHOLE`,
+    else cut in its middle once nothing else narrows."""
     from ..tables import text
 
-    return text(header, cut="middle", least=max((len(cell) for cell in cells), default=8))
+    longest = max((len(cell) for cell in cells), default=8)
+    return text(header) if longest <= KEY_WHOLE else text(header, cut="middle", least=KEY_WHOLE)
+
+
+def _other(header: str):
+    """A column beside a route: cut in its middle before the route is."""
+    from ..tables import text
+
+    return text(header, cut="middle", least=12)
 
 
 def _hours_column(cells: list):

@@ -208,20 +208,20 @@ def _record_table(out: Tables, title: str, fields: list, records: list, caption:
 
 
 def _session_fields(records: list, id_of, multi: bool) -> list:
-    """The session column of a table of many sessions (the shortest unique id; the whole one in TSV)."""
-    if not multi:
-        return []
-    name = SessionNames([id_of(record) for record in records])
-    return [(text("session", fold=True, least=ID_LEAST),
+    """The session column of a table of many sessions (the shortest unique id; the whole one in TSV); of
+    one session's, in TSV only (its columns are the same whatever the logs)."""
+    name = SessionNames([id_of(record) for record in records] if multi else [])
+    return [(text("session", fold=True, least=ID_LEAST, forms=None if multi else ("tsv",)),
              lambda record: Cell(name(id_of(record), record.path), id_of(record) or record.path))]
 
 
 def _mark_fields(header: str, records: list, marked) -> list:
     """A mark (``⑂``) beside the cell before it on a terminal; its own column in a pipe (true/false in
-    TSV), so the cell before it stays a value dshctl takes back. None when no record is marked."""
-    if not any(marked(record) for record in records):
-        return []
-    return [(text(header, beside=True), lambda record: Cell(SEEDED_MARK if marked(record) else "", bool(marked(record))))]
+    TSV), so the cell before it stays a value dshctl takes back. When no record is marked, in TSV only
+    (all false there: its columns are the same whatever the logs)."""
+    forms = None if any(marked(record) for record in records) else ("tsv",)
+    return [(text(header, beside=True, forms=forms),
+             lambda record: Cell(SEEDED_MARK if marked(record) else "", bool(marked(record))))]
 
 
 def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
@@ -354,7 +354,8 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
         (text("title", cut="end", least=12, drop=10), lambda session: session.title or ""),
-        *([(text("log", cut="distinct", least=16, drop=12), lambda session: logs[id(session)])] if copies else []),
+        *([(text("log", cut="distinct", least=16, drop=12, forms=("box",)), lambda session: logs[id(session)])] if copies else []),
+        (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
         (text("created", drop=11), lambda session: _moment(session.created_at)),
         (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
@@ -413,7 +414,7 @@ def render(
     _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
+        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
 # -- costs and rollups (#16) -------------------------------------------------------------------------------
@@ -605,7 +606,7 @@ def render_rollup(
             notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
     if errors:
-        out.table("unreadable (skipped)", [("log", "left"), ("error", "left")], [[e.path, e.error] for e in errors])
+        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
 def _tool_line(row: ToolRow) -> list:
