@@ -209,14 +209,16 @@ class ValidateResult:
     """What ``dshctl validate`` found: ``reports``, a :class:`~dshctl.validate.LogReport` per log (an
     unreadable one, or a path naming none, is a report with its finding, as the command shows it), and
     ``status``, the command's exit status (0 clean, 1 error findings, 2 an unreadable log; ``strict``:
-    warnings fail too)."""
+    warnings fail too); ``outside``, the logs left unvalidated because their sessions are outside
+    ``since`` / ``until`` (the command's ``outsideWindow``; named as :class:`ExportResult` names it)."""
 
-    def __init__(self, reports: list, status: int) -> None:
+    def __init__(self, reports: list, status: int, outside: int = 0) -> None:
         self.reports = reports
         self.status = status
+        self.outside = outside
 
     def __repr__(self) -> str:
-        return f"<ValidateResult {len(self.reports)} log(s), status {self.status}>"
+        return f"<ValidateResult {len(self.reports)} log(s), status {self.status}, {self.outside} outside>"
 
 
 def validate(paths: Source | Iterable[Source] | None = None, options: ValidateOptions | None = None, **fields: Any) -> ValidateResult:
@@ -227,8 +229,9 @@ def validate(paths: Source | Iterable[Source] | None = None, options: ValidateOp
     options = _options(ValidateOptions, options, fields)
     if options.list_rules:
         raise UsageError("list_rules is the command's listing; a program reads dshctl.validate.rules.RULES")
-    reports = validate_paths(_many(paths, options), options)
-    return ValidateResult(reports, exit_status(reports, options.strict))
+    outside: list[str] = []
+    reports = validate_paths(_many(paths, options), options, outside=outside)
+    return ValidateResult(reports, exit_status(reports, options.strict), len(outside))
 
 
 # ------------------------------------------------------------------------------------------ images

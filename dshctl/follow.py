@@ -39,6 +39,10 @@ def follow_target(spec: str) -> LogRef:
     from .source.paths import resolve_named, written_key
 
     if spec == "-":
+        from .source.stdin import stdin_holds_zip
+
+        if stdin_holds_zip():  # the real reason first: an export is finished, wherever it comes from
+            raise UsageError("--follow reads a log dsh is writing, not a session export ZIP (standard input holds one)")
         raise UsageError("--follow reads a log file or directory, not standard input")
     refs = resolve_named(spec)
     if len(refs) == 1:

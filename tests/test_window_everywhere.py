@@ -111,3 +111,50 @@ def test_the_library_takes_the_window_too():
         dshctl.ValidateOptions(since="2026-09-22", until="2026-09-21")
     with pytest.raises(dshctl.UsageError, match="--since"):
         dshctl.SqlOptions(since="soon")
+
+
+def test_validate_applies_the_window_to_a_zip_on_standard_input(tmp_path):
+    """A ZIP piped in is held whole, so its members' headers can be read before validating, as stats does."""
+    from test_zip_exports import web_export
+
+    export = web_export(tmp_path)  # both members created on 2026-09-21
+    piped = invoke("validate", "--format", "json", "--since", "2099-01-01", "-", input=export.read_bytes())
+    document = json.loads(piped.stdout)
+    assert document["logs"] == [] and document["summary"]["outsideWindow"] == 2, piped.output
+    assert "2 outside --since/--until" in invoke("validate", "--since", "2099-01-01", "-", input=export.read_bytes()).stdout
+    stats = invoke("stats", "--json", "--no-cache", "--since", "2099-01-01", "-", input=export.read_bytes())
+    assert json.loads(stats.stdout)["sessions"] == []
+    kept = json.loads(invoke("validate", "--format", "json", "--until", "2099-01-01", "-", input=export.read_bytes()).stdout)
+    assert len(kept["logs"]) == 2 and kept["summary"]["outsideWindow"] == 0
+
+
+def test_the_library_counts_the_logs_validate_leaves_out():
+    """``ValidateResult.outside`` is what the command prints as ``summary.outsideWindow``."""
+    for window in WINDOWS[1:]:
+        options = dict(zip(("since" if w == "--since" else "until" for w in window[::2]), window[1::2]))
+        result = dshctl.validate(PATHS, dshctl.ValidateOptions(**options))
+        document = json.loads(invoke("validate", "--format", "json", *window, *PATHS).stdout)
+        assert result.outside == document["summary"]["outsideWindow"] and len(result.reports) == 5 - result.outside
+    assert dshctl.validate(PATHS).outside == 0
+
+
+def test_a_re_export_with_a_window_writes_the_window_alone(tmp_path, monkeypatch):
+    """A re-export (here: another price table) rewrites every row; with --since / --until it writes the
+    sessions inside the window only: those outside are neither read nor kept (the man page's export)."""
+    import importlib
+
+    P = importlib.import_module("dshctl.export.parquet")
+    dataset = tmp_path / "ds"
+    assert invoke("export", "--out", str(dataset), str(ROOT), str(TOUR)).exit_code == 0
+    read = []
+    real = P.reader_for
+    monkeypatch.setattr(P, "reader_for", lambda spool, prices, partition_by, refs: read.extend(r.location for r in refs)
+                        or real(spool, prices, partition_by, refs))
+    again = invoke("export", "--out", str(dataset), "--no-cost", "--since", "2026-09-21T14:13:50Z", str(ROOT))
+    assert again.exit_code == 0, again.output
+    assert len(read) == 1 and "1 log read" in again.stderr and "3 logs outside --since/--until" in again.stderr, again.stderr
+    con = duckdb.connect()
+    created = con.execute(f"SELECT count(*), min(path) FROM read_parquet('{dataset}/sessions/*.parquet')").fetchone()
+    assert created == (1, read[0])  # the tour given before, outside the window, is gone too
+    manifest = json.loads((dataset / "_dshctl_dataset.json").read_text())
+    assert list(manifest["logs"]) == read

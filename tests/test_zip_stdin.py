@@ -125,6 +125,39 @@ def test_a_damaged_zip_on_stdin_is_one_error():
     assert result.stderr.startswith("dshctl: error: <stdin>: not a readable ZIP") and len(result.stderr.splitlines()) == 1
 
 
+
+class _Stdin:
+    """A piped standard input as ``sys.stdin`` is one: a text face over a peekable buffer."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        self.buffer = io.BufferedReader(io.BytesIO(data))
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_one_archive_is_held_however_often_stdin_changes(export, monkeypatch, stdin_module):
+    """A library caller or a test process swapping ``sys.stdin`` keeps one archive, never one per stream."""
+    import gc
+    import weakref
+
+    first = _Stdin(export.read_bytes())
+    monkeypatch.setattr(sys, "stdin", first)
+    archive = stdin_module.stdin_archive()
+    assert archive is not None and stdin_module.stdin_archive() is archive  # read once, however often asked
+    gone = weakref.ref(archive)
+    del archive
+    for _ in range(3):
+        monkeypatch.setattr(sys, "stdin", _Stdin(export.read_bytes()))
+        assert stdin_module.stdin_archive() is not None
+    gc.collect()
+    assert gone() is None  # the first stream's archive was freed, not kept for the process
+    monkeypatch.setattr(sys, "stdin", first)  # back to a stream already read: it is not read again
+    assert stdin_module.stdin_archive() is None  # its bytes were read whole once; nothing is left to read
+
+
 @pytest.mark.parametrize("name", ["tour.session.v4.jsonl", "tour.session.v4.jsonl.zstd"])
 def test_a_log_on_stdin_is_never_held(name, monkeypatch, stdin_module):
     monkeypatch.setattr(stdin_module, "_spool", lambda stream: pytest.fail("a log on stdin was held whole"))
@@ -295,3 +328,33 @@ def test_stdin_redirected_from_a_zip_file_is_read_in_place(export):
                               env={**os.environ, "DSH_HOME": "/nonexistent-dsh-home", "NO_COLOR": "1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["<stdin>!session.jsonl:4", f"<stdin>!{CHILD}:3"]
+
+
+def test_a_long_hostile_bang_argument_tries_a_bounded_number_of_prefixes(export, monkeypatch):
+    """``ZIP!member`` tries the prefixes before each ``!``; only those short enough to name a file are
+    looked at, so 131,000 marks cost no more than 4,096."""
+    import os.path
+
+    import dshctl.source.paths as paths
+
+    calls = []
+    real = os.path.isfile
+    monkeypatch.setattr(os.path, "isfile", lambda path: calls.append(len(path)) or real(path))
+    assert paths._zip_member("x" + "!" * 131_000) is None
+    assert 0 < len(calls) <= 4096 and max(calls) <= 4096
+    calls.clear()
+    assert [ref.member.name for ref in paths._zip_member(f"{export}!{CHILD}")] == [CHILD]  # still found
+    result = invoke("cat", "x" + "!" * 131_000)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert len(calls) <= 4096
+
+
+@pytest.mark.parametrize("spec", ["-", f"-!{CHILD}", f"<stdin>!{CHILD}"])
+@pytest.mark.parametrize("command", [("replay",), ("cat",), ("stats",)])
+def test_follow_refuses_a_zip_on_stdin_as_an_export(export, command, spec):
+    """The reason named is the real one: an export is finished, not that standard input cannot be followed."""
+    result = invoke(*command, "--follow", "--", spec, input=export.read_bytes())
+    assert result.exit_code == 2 and "not a session export ZIP" in result.stderr, result.output
+    assert "not standard input" not in result.stderr
+    log = invoke(*command, "--follow", "-", input=(SAMPLES / "tour.session.v4.jsonl").read_bytes())
+    assert log.exit_code == 2 and "not standard input" in log.stderr

@@ -155,14 +155,16 @@ def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> Export
     if any(ref.path is None for ref in refs):
         raise UsageError("export --format parquet cannot read standard input: a dataset names each log by its path")
     result = ExportResult(out=str(directory), format="parquet")
+    named = {ref.location for ref in refs}
     refs = _in_window(refs, options, result)
+    left_out = named - {ref.location for ref in refs}  # counted as outside already
     created = _first_missing(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{directory}: cannot create the dataset directory: {exc.strerror or exc}") from None
     try:
-        _fill(directory, refs, options, progress, partition_by, digest, prices, result)
+        _fill(directory, refs, options, progress, partition_by, digest, prices, result, left_out)
     except BaseException:
         if created is not None:  # a run that failed leaves no new directory behind
             shutil.rmtree(created, ignore_errors=True)
@@ -191,7 +193,7 @@ def _first_missing(directory: Path) -> Path | None:
 
 
 def _fill(directory: Path, refs, options: ExportOptions, progress: bool, partition_by, digest, prices,
-          result: ExportResult) -> None:
+          result: ExportResult, left_out: set[str] = frozenset()) -> None:
     from . import parquet as P
     from .manifest import DatasetLock, read_manifest, write_manifest
     from .schema import TABLES, fingerprint
@@ -207,7 +209,9 @@ def _fill(directory: Path, refs, options: ExportOptions, progress: bool, partiti
         elif rebuild:
             manifest.fingerprint, manifest.prices, manifest.schema = fingerprint(), digest, P.SCHEMA
         broken = P.broken_logs(directory, manifest)
-        plan = P.plan(refs, manifest, prune=options.prune, rebuild=rebuild, broken=broken)
+        plan = P.plan(refs, manifest, prune=options.prune, rebuild=rebuild, broken=broken,
+                      window=options.window if options.window.bounded else None)
+        result.outside += len([path for path in plan.outside if path not in left_out])
         result.unchanged = plan.kept
         result.missing = [path for path in plan.missing if path not in plan.drop]
         spool = P.spool_directory(directory)

@@ -269,6 +269,8 @@ class Plan(msgspec.Struct):
     kept: int
     missing: list
     rebuild: bool
+    outside: list = []
+    """A rebuild's logs of the dataset left out by ``--since`` / ``--until``: their rows go, unread."""
 
 
 def broken_logs(directory: Path, manifest: Manifest | None) -> set[str]:
@@ -284,9 +286,15 @@ def broken_logs(directory: Path, manifest: Manifest | None) -> set[str]:
     return broken
 
 
-def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, broken: set[str] = frozenset()) -> Plan:
+def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, broken: set[str] = frozenset(),
+         window=None) -> Plan:
     """What to read and drop: new and changed logs (all of them with ``rebuild``, and those of
-    ``broken`` parts, named or not), and the rows of logs that changed, went (``prune``) or moved."""
+    ``broken`` parts, named or not), and the rows of logs that changed, went (``prune``) or moved.
+
+    A rebuild rewrites every row, so it cannot keep a log's rows unread: with a bounded ``window`` the
+    dataset's logs whose sessions are outside it are dropped and not read (``outside``); the rebuilt
+    dataset holds the window alone. Without a rebuild a broken part's logs are read whatever the window:
+    the rows an earlier run wrote are kept, as the window promises."""
     from ..source import resolve_named
 
     logs = manifest.logs if manifest is not None else {}
@@ -315,7 +323,7 @@ def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, b
         if entry is not None:
             drop.add(key)
         read.append(ref)
-    missing = []
+    missing, outside = [], []
     for path in logs:
         if path in named or path in drop:
             continue
@@ -325,8 +333,12 @@ def plan(refs: list, manifest: Manifest | None, *, prune: bool, rebuild: bool, b
                 drop.add(path)
         elif rebuild or path in broken:
             drop.add(path)
-            read.extend(ref for ref in resolve_named(path))
-    return Plan(read=read, drop=drop, kept=kept, missing=missing, rebuild=rebuild)
+            for ref in resolve_named(path):
+                if rebuild and window is not None and window.excludes(ref):
+                    outside.append(path)
+                else:
+                    read.append(ref)
+    return Plan(read=read, drop=drop, kept=kept, missing=missing, rebuild=rebuild, outside=outside)
 
 
 class Writer:

@@ -73,13 +73,15 @@ class Window(NamedTuple):
     def excludes(self, ref) -> bool:
         """True when the log ``ref`` names holds a session outside the window, found before reading it:
         last written well before ``--since`` (:meth:`written_before`), or a header whose ``createdAt``
-        the window does not hold. False when the window is open, for standard input (its header can only
-        be read once, by the command), and for a log whose header cannot be read: reading it says why."""
+        the window does not hold. False when the window is open, for a log streamed from standard input
+        (its header can only be read once, by the command; the members of a ZIP on standard input are
+        held whole and are read here as any log is), and for a log whose header cannot be read: reading
+        it says why."""
         if not self.bounded:
             return False
         if self.written_before(ref):
             return True
-        if ref.path is None:
+        if ref.reads_stdin:
             return False
         from ..errors import DshctlError
         from ..reader import open_log

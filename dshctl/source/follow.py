@@ -86,10 +86,10 @@ class FollowingLineReader(LineReader):
         poll_seconds: float = POLL_SECONDS,
         max_line_bytes: int | None = None,
     ):
+        if ref.member is not None:  # first: a ZIP on standard input has no path either, but is refused as a ZIP
+            raise DshctlError("--follow reads a log dsh is writing, not a session export ZIP", file=ref.display)
         if ref.path is None:
             raise DshctlError("--follow reads a log file or directory, not standard input", file=ref.display)
-        if ref.member is not None:
-            raise DshctlError("--follow reads a log dsh is writing, not a session export ZIP", file=ref.display)
         super().__init__(ref, max_line_bytes=max_line_bytes)
         self.stop = stop
         self.on_idle = on_idle

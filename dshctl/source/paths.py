@@ -287,21 +287,32 @@ def _stdin_refs() -> list[LogRef]:
     return [LogRef(path=None, display=STDIN, generation_from_name=None, session_dir=None)]
 
 
+PATH_MAX = 4096
+"""The longest path, in bytes, Linux opens (``PATH_MAX``); a ``ZIP`` of ``ZIP!member`` longer than this
+many characters (at least as many bytes) is never a file."""
+
+
 def _zip_member(spec: str) -> list[LogRef] | None:
     """``ZIP!member``, as commands name an export's logs, given back: the one log ``member`` of the export
     ZIP ``ZIP`` (a file, or standard input's: ``-`` or ``<stdin>``); None when no ``!`` of ``spec`` follows
     an export ZIP's name (a real file whose name holds ``!`` was found before this is asked). An unknown
-    member is an error listing the export's logs."""
-    for mark in (index for index, char in enumerate(spec) if char == "!" and index > 0):
-        archive_spec, name = spec[:mark], spec[mark + 1:]
+    member is an error listing the export's logs.
+
+    Only the marks within :data:`PATH_MAX` characters are tried: a longer prefix names no file (the system
+    refuses it), and trying each of a hostile argument's ``!`` would stat every prefix, quadratic in its
+    length. At most :data:`PATH_MAX` prefixes are looked at, whatever the argument."""
+    mark = 0
+    while (mark := spec.find("!", mark + 1, PATH_MAX + 1)) > 0:
+        archive_spec = spec[:mark]
         if archive_spec in ("-", "<stdin>"):  # standard input's ZIP, named as commands name its members
             refs, archive_spec = _stdin_refs(), "<stdin>"
             if refs[0].member is None:
-                raise SourceError("standard input holds no ZIP, so it has no member " + repr(name), file=spec)
+                raise SourceError("standard input holds no ZIP, so it has no member " + repr(spec[mark + 1:]), file=spec)
         elif os.path.isfile(archive_spec) and is_zip(Path(archive_spec)):
             refs = zip_refs(Path(archive_spec), archive_spec)
         else:
             continue
+        name = spec[mark + 1:]
         chosen = [ref for ref in refs if ref.member is not None and ref.member.name == name]
         if chosen:
             return chosen

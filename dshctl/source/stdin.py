@@ -9,8 +9,9 @@ naming the bound); standard input redirected from a ZIP file is that file, read 
 never unpacked. A zstd or plain JSONL log on standard input is left
 unread here and streamed by the line reader as it arrives.
 
-Standard input is read once: the held archive is kept for the process, so a second ``-`` (``-!member``)
-names the same archive.
+Standard input is read once: the held archive is kept while ``sys.stdin`` is the stream it came from, so a
+second ``-`` (``-!member``) names the same archive. One slot holds it: when ``sys.stdin`` changes (a test
+runner, a library caller swapping it), the next ZIP read replaces the last, which is freed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dshctl.errors import SourceError, os_error_reason
 from dshctl.humanize import format_byte_limit
 from dshctl.source.zipped import ZIP_MAGIC, HeldArchive
 
-__all__ = ["IN_MEMORY_BYTES", "MAX_ARCHIVE_BYTES", "STDIN", "stdin_archive"]
+__all__ = ["IN_MEMORY_BYTES", "MAX_ARCHIVE_BYTES", "STDIN", "stdin_archive", "stdin_holds_zip"]
 
 STDIN = "<stdin>"
 IN_MEMORY_BYTES = 64 << 20
@@ -32,29 +33,41 @@ MAX_ARCHIVE_BYTES = 4 << 30
 read as a PATH, in place)."""
 _CHUNK = 1 << 20
 
-_held: dict[int, tuple[BinaryIO, HeldArchive | SourceError]] = {}
-"""The archive read from each standard input stream (by identity), or why it could not be read, kept with
-the stream it came from: it is read once, however often ``-`` is resolved."""
+_held: tuple[BinaryIO, HeldArchive | SourceError] | None = None
+"""The archive read from the current standard input stream, or why it could not be read, kept with the
+stream it came from: it is read once, however often ``-`` is resolved. One slot, never one per stream: an
+archive may be 64 MiB in memory, and a process that swaps ``sys.stdin`` would keep every one."""
 
 
 def stdin_archive() -> HeldArchive | None:
     """The export ZIP on standard input, read whole (once per stream); None when standard input is no
     ZIP (then nothing of it was consumed) or a terminal."""
+    global _held
     stream = _stdin_bytes()
     if stream is None:
         return None
-    held = _held.get(id(stream))
+    held = _held
     if held is None or held[0] is not stream:
         if not _starts_as_zip(stream):
             return None
+        _held = None  # the last stream's archive goes before this one is read
         try:
             held = (stream, HeldArchive(_in_place(stream) or _spool(stream), STDIN))
         except SourceError as exc:
             held = (stream, exc)
-        _held[id(stream)] = held
+        _held = held
     if isinstance(held[1], SourceError):
         raise held[1]
     return held[1]
+
+
+def stdin_holds_zip() -> bool:
+    """Whether standard input starts as a ZIP does, looked at without consuming or holding it (a command
+    refusing it need not read it whole)."""
+    if _held is not None and _held[0] is _stdin_bytes():
+        return True
+    stream = _stdin_bytes()
+    return stream is not None and _starts_as_zip(stream)
 
 
 def _stdin_bytes() -> BinaryIO | None:

@@ -80,7 +80,8 @@ def _unreadable_zip() -> tuple[type[BaseException], ...]:
 class HeldArchive:
     """An export ZIP held open, not named by a path: the bytes of standard input, in memory or in an
     unlinked temporary file (:mod:`dshctl.source.stdin`). One ``ZipFile`` over it serves every member
-    read, so concurrent readers share its lock; it is never closed before the process ends."""
+    read, so concurrent readers share its lock; it is never closed, only freed once nothing refers to it
+    (standard input's slot and the refs to its members)."""
 
     def __init__(self, file: BinaryIO, display: str) -> None:
         self.file, self.display = file, display
