@@ -416,7 +416,7 @@ def hostile_payloads(draw) -> DamagedLog:
         paths = [path for path in _value_paths(objs[index].get("data")) if path]
         if not paths:
             continue
-        path, value = draw(st.sampled_from(paths)), draw(HOSTILE_VALUES)
+        path, value = draw(st.sampled_from(paths)), copy.deepcopy(draw(HOSTILE_VALUES))  # never one object twice
         parent = objs[index]["data"]
         for key in path[:-1]:
             parent = parent[key]
@@ -425,7 +425,7 @@ def hostile_payloads(draw) -> DamagedLog:
     return DamagedLog(base, damages, mutate.dump(objs), session_file_name(base, ".jsonl"))
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(log=hostile_payloads())
 def test_every_command_finishes_on_hostile_payload_values(log, tmp_path_factory):
     assert run_everything(log.data, log.file_name, tmp_path_factory.mktemp("hostile")) == []
