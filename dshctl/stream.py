@@ -746,7 +746,7 @@ def walk_blocks(stream: Iterable[Record], blocks: dict | None = None, new_block=
             chunk = record.chunk
             kind = chunk.get("type")
             index = chunk.get("index")
-            delta = _DELTA_BLOCK_TYPES.get(kind)
+            delta = _DELTA_BLOCK_TYPES.get(kind) if kind.__class__ is str else None  # a list is no key
             if delta is not None:
                 if index.__class__ is not int:
                     continue

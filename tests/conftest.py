@@ -27,9 +27,11 @@ CORPUS_NAMED = os.environ.get("DSHCTL_CORPUS")
 CORPUS = Path(CORPUS_NAMED) if CORPUS_NAMED else REPO.parent / "shared" / "corpus"
 HAS_CORPUS = CORPUS.is_dir()
 NO_CORPUS = f"the corpus is not at {CORPUS} (set DSHCTL_CORPUS to dsh's fixtures, shared/corpus)"
-MACHINE_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+_MACHINE_CACHE = "DSHCTL_TEST_MACHINE_CACHE"
+MACHINE_CACHE = Path(os.environ.get(_MACHINE_CACHE) or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 """The user's cache directory, before the run points ``XDG_CACHE_HOME`` at its own (dshctl's caches);
-for what the tests download, checked, and may keep across runs (dsh's npm packages)."""
+for what the tests download, checked, and may keep across runs (dsh's npm packages). xdist's workers
+start after that and learn it from ``_MACHINE_CACHE``."""
 
 
 class MissingSample(LookupError):
@@ -94,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # the workers start after this and inherit the variable: one directory of locks for the run
         os.environ[_LOCKS] = config._dshctl_locks = tempfile.mkdtemp(prefix="dshctl-test-locks-")
         os.environ[_SIZE] = repr({name: os.environ.get(name) for name in ("COLUMNS", "LINES")})
+        os.environ[_MACHINE_CACHE] = str(MACHINE_CACHE)
     elif _SIZE in os.environ:
         # an xdist worker has COLUMNS=80 and LINES=24 set; the processes a test starts must see the
         # terminal size variables of the run's own environment (a tmux pane's size, not 80 columns)

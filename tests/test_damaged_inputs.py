@@ -390,6 +390,47 @@ def test_every_command_finishes_on_damaged_streams(log, tmp_path_factory):
     assert run_everything(log.data, log.file_name, tmp_path_factory.mktemp("damaged")) == []
 
 
+# A value anywhere in an event's data replaced by a JSON value of another shape: where a lookup key, a
+# string or a number is expected, a list or an object must be damage or a miss, never a traceback.
+HOSTILE_VALUES = st.sampled_from([[1], {"seq": 1}, True, None, 1.5, -1, 2**60, "", "x" * 300, [], {}])
+
+
+def _value_paths(value, path=()):
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _value_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _value_paths(item, (*path, index))
+
+
+@st.composite
+def hostile_payloads(draw) -> DamagedLog:
+    """A sample with one to three values of its events' data swapped for values of another shape."""
+    base = draw(st.sampled_from(STREAM_BASES))
+    objs = mutate.load(base)
+    damages = []
+    for _ in range(draw(st.integers(1, 3))):
+        index = draw(st.integers(1, len(objs) - 1))
+        paths = [path for path in _value_paths(objs[index].get("data")) if path]
+        if not paths:
+            continue
+        path, value = draw(st.sampled_from(paths)), copy.deepcopy(draw(HOSTILE_VALUES))  # never one object twice
+        parent = objs[index]["data"]
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+        damages.append(f"line {index + 1} data{''.join(f'[{key!r}]' for key in path)} = {value!r:.40}")
+    return DamagedLog(base, damages, mutate.dump(objs), session_file_name(base, ".jsonl"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(log=hostile_payloads())
+def test_every_command_finishes_on_hostile_payload_values(log, tmp_path_factory):
+    assert run_everything(log.data, log.file_name, tmp_path_factory.mktemp("hostile")) == []
+
+
 # --------------------------------------------------------------------------------------------------
 # The watchdog itself
 

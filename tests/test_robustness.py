@@ -10,6 +10,8 @@ import sys
 import pytest
 import zstandard
 
+from conftest import invoke, sample
+
 HEADER = {"type": "session", "version": 4, "id": "s", "createdAt": 1, "isSeeded": False, "delegationDepth": 0}
 
 
@@ -290,3 +292,36 @@ def test_leaving_the_with_block_closes_a_log_read_halfway(tmp_path):
         next(events)
         assert log.reader._file is not None
     assert log.reader._file is None
+
+
+@pytest.mark.parametrize("start", [[1], {"seq": 1}, True, "80", 1.5])
+def test_a_legacy_tool_result_replacing_an_odd_start_is_read(tmp_path, start):
+    """A released v0 ``tool/result`` in the legacy shape (callId/content/isError) whose replace op names a
+    ``start`` that is no seq: the fold's lookup (a JavaScript Map's) misses, as dsh's does; it was an
+    unhashable-key traceback in stats, cat and replay."""
+    lines = sample("tour.session.jsonl").read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if '"type":"tool/result"' in line)
+    event = json.loads(lines[index])
+    block = event["data"]["message"]["content"][0]
+    event["data"] = {"turn": event["data"]["turn"], "step": event["data"]["step"], "callId": block["toolCallId"],
+                     "content": block["content"], "isError": False}
+    event["surfaceOp"] = {"op": "replace", "start": start}
+    lines[index] = json.dumps(event)
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    for command in (["stats", "--json"], ["cat"], ["replay"]):
+        result = invoke(*command, str(path))
+        assert result.exit_code == 0, (command, result.output, result.exception)
+
+
+@pytest.mark.parametrize("status", [["in_progress"], {"s": 1}, 3])
+def test_a_todo_whose_status_is_no_string_is_replayed(tmp_path, status):
+    """A todo/write item's status is looked up among the known marks: a list or an object is no key (it
+    was an unhashable-key traceback in every replay form)."""
+    text = sample("tour.session.jsonl").read_text().replace('"status":"in_progress"}', '"status":' + json.dumps(status) + "}", 1)
+    path = tmp_path / "session.jsonl"
+    path.write_text(text)
+    for command in (["replay"], ["replay", "--export", "-", "--format", "md"], ["replay", "--export", "-", "--format", "cast"]):
+        result = invoke(*command, str(path))
+        assert result.exit_code == 0, (command, result.output, result.exception)
+        assert "Pin Node 20 in ci.yml" in result.output, command

@@ -30,7 +30,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import msgspec
 
 from ..errors import FormatError
-from ..jsvalues import NOT_JSON, is_plain_safe_int
+from ..jsvalues import NOT_JSON, is_plain_safe_int, safe_int
 from ..model import Event, decode_seq_ranges, encode_seq_ranges, seq_runs
 from ..stream import Accumulator, ReasoningChunks, TextChunks, ToolCallChunks
 from .v0_rows import WIRE_ROW_DECODERS, TextRowData, ToolRowData, WireTextRow, WireToolRow
@@ -197,7 +197,9 @@ class LegacyNormalizer:
             message_id = self.legacy_id(event.seq)
             op = event.surfaceOp
             if isinstance(op, dict) and op.get("op") == "replace":
-                message_id = self.tool_result_ids.get(op.get("start"), message_id)  # type: ignore[arg-type]  # any key: a miss
+                start = safe_int(op.get("start"))  # a JavaScript Map's key: a number; anything else misses
+                if start is not None:
+                    message_id = self.tool_result_ids.get(start, message_id)
             rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
             rest["message"] = {
                 "id": message_id,

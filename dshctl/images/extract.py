@@ -182,13 +182,14 @@ def reference_problem(ref: ImageRef, data: bytes) -> str | None:
         return f"object has {len(data)} bytes, the reference says {size}"
     probed = probe_image(data)
     media_type = ref.declared("mediaType")
+    known = isinstance(media_type, str) and media_type in MEDIA_EXTENSIONS  # a list or an object is no key
     if probed is not None:
         kind, width, height = probed
-        if media_type in MEDIA_EXTENSIONS and kind != media_type:
+        if known and kind != media_type:
             return f"object is {kind}, the reference says {media_type}"
         if width is not None and (ref.declared("width"), ref.declared("height")) != (width, height):
             return f"object is {width}x{height}, the reference says {ref.declared('width')}x{ref.declared('height')}"
-    elif media_type in MEDIA_EXTENSIONS:
+    elif known:
         return f"object is not a {media_type} image"
     return None
 

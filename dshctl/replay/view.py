@@ -283,7 +283,8 @@ def _note(item: Item) -> list[Segment]:
         out: list[Segment] = [("· todos", "note")]
         for todo in info["todos"]:
             if isinstance(todo, dict):
-                mark = _TODO_MARKS.get(todo.get("status"), "·")
+                status = todo.get("status")
+                mark = _TODO_MARKS.get(status, "·") if isinstance(status, str) else "·"  # a list is no key
                 out += [NEWLINE, (f"  {mark} {_one_line(todo.get('content'), 200)}", "note")]
         return out + [NEWLINE]
     if note == "compaction":

@@ -363,12 +363,12 @@ class ZstdFrames:
         """EOF inside ``frame``: keep the complete lines of its decodable prefix; the rest is the torn tail.
         Not for the header frame: dsh opens no log without one complete header frame (FORMAT.md §1.6);
         --salvage still reads what its prefix holds."""
-        if frame.number == 1 and not self.salvage:
-            raise self._error(
-                f"zstd frame 1, the header frame, is cut off after {window.end - frame.start} bytes: "
-                "dsh opens no log without a complete header frame; --salvage (cat, stats, replay) reads what it holds",
-                line=1,
-            )
+        if frame.number == 1:
+            cut = (f"zstd frame 1, the header frame, is cut off after {window.end - frame.start} bytes: "
+                   "dsh opens no log without a complete header frame")
+            if not self.salvage:
+                raise self._error(cut + "; --salvage (cat, stats, replay) reads what it holds", line=1)
+            self._gap(cut + "; read what it holds", line=1)  # damage read past: status 1, as any salvage
         if window.end > frame.fed_to and window.end - frame.start > 4:
             if frame.decoder is None:
                 frame.decoder = context.decompressobj()
