@@ -240,9 +240,12 @@ def run_ls(root: str | None, options: LsOptions) -> int:
                     caption=caption, color=options.colored, form=form, listing=True)
 
     emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)
+    if failed and len(failed) == len(refs) == 1:  # the one log asked for cannot be read, as for the other commands
+        from .stdio import error
+
+        error(f"{failed[0]['path']}: {failed[0]['error']}")
+        return EXIT_UNREADABLE
     warnings.report()
-    if failed and len(failed) == len(refs) == 1:
-        return EXIT_UNREADABLE  # the one log asked for cannot be read, as for the other commands
     return EXIT_FINDINGS if failed else EXIT_OK
 
 

@@ -44,6 +44,13 @@ def warn(message: str) -> None:
     _to_stderr(f"dshctl: warning: {visible_line(message)}")
 
 
+def error(message: str) -> None:
+    """An error line on stderr, for a command that goes on to end with a failing status itself."""
+    from .textsafe import visible_line
+
+    _to_stderr(f"dshctl: error: {visible_line(message)}")
+
+
 def note(message: str) -> None:
     """An informational line on stderr (``dshctl: wrote x.cast``); never changes the exit status."""
     from .textsafe import visible_line

@@ -70,6 +70,16 @@ def test_ls_reports_an_unreadable_session_and_lists_the_rest(tmp_path):
     assert [s for s in doc["sessions"] if s["error"]][0]["path"].endswith("session.v3.jsonl")
 
 
+def test_ls_of_one_unreadable_log_says_error_as_its_status_does(tmp_path):
+    """Status 2 is an error, and the line says so (it read "warning"); among many logs it stays a warning
+    with status 1."""
+    bad = tmp_path / "session.v3.jsonl"
+    bad.write_bytes(b"not json\n")
+    result = invoke("ls", str(bad))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"dshctl: error: {bad}: ") and "warning" not in result.stderr
+
+
 def test_ls_table(tmp_path):
     result = invoke("ls", str(make_root(tmp_path)))
     assert result.exit_code == 0
