@@ -214,6 +214,31 @@ def test_workers_forget_the_parents_meter():
         assert progress._active is None and progress.bar_console() is None
 
 
+@pytest.mark.parametrize("term", ["dumb", "unknown"])
+@pytest.mark.parametrize(
+    "args, forced",
+    [
+        (["stats", str(TOUR)], {}),
+        (["ls", str(ROOT)], {}),
+        (["validate", str(TORN)], {}),
+        (["prices"], {}),
+        (["grep", "red", str(TOUR)], {}),
+        (["stats", str(TOUR)], {"FORCE_COLOR": "1"}),
+        (["ls", str(ROOT)], {"CLICOLOR_FORCE": "1"}),
+    ],
+)
+def test_colour_asked_for_colours_whatever_term_says(args, forced, term):
+    """rich draws no colour for TERM=dumb unless told which colours: --color always (or FORCE_COLOR,
+    CLICOLOR_FORCE) is a request, so the 8 standard colours; auto on a pipe stays plain."""
+    extra = [] if forced else ["--color", "always"]
+    coloured = invoke(*args, *extra, env={"TERM": term, **forced})
+    assert coloured.exit_code in (0, 1), coloured.output
+    assert ESC in coloured.stdout, f"{args[0]}: no colour with TERM={term}"
+    plain = invoke(*args, env={"TERM": term})
+    assert ESC not in plain.stdout and plain.stdout == _unstyled(coloured.stdout)
+
+
+
 # -------------------------------------------------------------------------------------------- a real terminal
 
 
