@@ -239,6 +239,29 @@ def test_colour_asked_for_colours_whatever_term_says(args, forced, term):
 
 
 
+@pytest.mark.parametrize(
+    "flags, coloured",
+    [
+        (["--no-color", "--color", "always"], True),
+        (["--color", "always", "--no-color"], False),
+        (["--color", "never", "--color", "always"], True),
+        (["--color", "always", "--color", "never"], False),
+        (["--no-color", "CMD", "--color", "always"], True),  # before the command name, then after it
+        (["--color", "always", "CMD", "--no-color"], False),
+        (["--color", "never", "CMD"], False),
+        (["--color", "always", "CMD"], True),
+    ],
+)
+@pytest.mark.parametrize("command", [["stats", str(TOUR)], ["grep", "red", str(TOUR)], ["ls", str(ROOT)]])
+def test_the_last_colour_flag_wins(flags, coloured, command):
+    """As git's --color/--no-color and ripgrep's --color: the last one typed wins, wherever it is."""
+    before, after = (flags[: flags.index("CMD")], flags[flags.index("CMD") + 1 :]) if "CMD" in flags else ([], flags)
+    shown = invoke(*before, *command, *after)
+    assert shown.exit_code == 0, shown.output
+    assert (ESC in shown.stdout) is coloured
+
+
+
 # -------------------------------------------------------------------------------------------- a real terminal
 
 
