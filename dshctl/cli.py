@@ -206,24 +206,37 @@ def _version(value: bool) -> None:
 _Colors = Enum("_Colors", [(when, when) for when in COLORS], type=str)  # type: ignore[misc]
 
 
+_COLOUR_FLAGS = "dshctl.colour_flags"
+"""``ctx.meta`` key (shared by the group's and the command's contexts): the colour flags given, in order."""
+
+
+def _colour_flag_given(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """Note ``--color WHEN`` or ``--no-color`` given on the command line: click processes the given
+    options in the order they were typed, before and after the command name, so the last one noted is
+    the last one typed."""
+    source = ctx.get_parameter_source(param.name)  # click's ParameterSource (typer vendors click)
+    if getattr(source, "name", None) == "COMMANDLINE" and not ctx.resilient_parsing:
+        when = "never" if param.name == "no_color" else getattr(value, "value", value)
+        if param.name != "no_color" or value:
+            ctx.meta.setdefault(_COLOUR_FLAGS, []).append(when)
+    return getattr(value, "value", value)  # typer converts what a callback returns: the text, not its Enum
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    color: _Colors = typer.Option(_Colors(COLOR.default), *COLOR.flags, help=COLOR.help, metavar=COLOR.metavar),  # type: ignore[valid-type]
-    no_color: bool = typer.Option(NO_COLOR.default, *NO_COLOR.flags, help=NO_COLOR.help),
+    color: _Colors = typer.Option(_Colors(COLOR.default), *COLOR.flags, help=COLOR.help, metavar=COLOR.metavar, callback=_colour_flag_given),  # type: ignore[valid-type]
+    no_color: bool = typer.Option(NO_COLOR.default, *NO_COLOR.flags, help=NO_COLOR.help, callback=_colour_flag_given),
 ) -> None:
-    ctx.obj = {"color": "never" if no_color else color.value}
+    ctx.obj = {}
 
 
-def _color_when(ctx: typer.Context, color: str, no_color: bool) -> str:
-    """``--color`` as this invocation chose it: after the command name (``--no-color`` meaning
-    ``never``), else before it (:func:`main_options`), else ``auto``."""
-    if no_color:
-        return "never"
-    if color != COLOR.default:
-        return color
-    return (ctx.obj or {}).get("color", COLOR.default)
+def _color_when(ctx: typer.Context) -> str:
+    """``--color`` as this invocation chose it: the last of ``--color WHEN`` and ``--no-color``
+    (``never``) typed, before or after the command name, as git and ripgrep take theirs; else ``auto``."""
+    given = ctx.meta.get(_COLOUR_FLAGS) or [COLOR.default]
+    return given[-1]
 
 
 def _finish(body: Callable[[], int | None]) -> None:
@@ -265,14 +278,15 @@ def _command(options_type: type[Options], *arguments: _Argument, name: str | Non
         from_cli: dict[str, Callable[[Any], Any]] = {}
         for field, declared in options_type.fields.items():
             annotation, default, from_cli[field] = _typer_form(field, declared, _annotation(options_type, field))
-            info = typer.Option(default, *declared.flags, help=declared.help, metavar=declared.metavar)
+            noted = {"callback": _colour_flag_given} if field in ("color", "no_color") else {}
+            info = typer.Option(default, *declared.flags, help=declared.help, metavar=declared.metavar, **noted)
             parameters.append(inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
 
         def command(ctx: typer.Context, **given: Any) -> None:
             positional = [given.pop(arg.name) for arg in arguments]
             values = {field: convert(given[field]) for field, convert in from_cli.items()}
             if "color" in values:
-                values["color"] = _color_when(ctx, values["color"], values["no_color"])
+                values["color"], values["no_color"] = _color_when(ctx), False
             _finish(lambda: body(*positional, options_type(**values)))
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

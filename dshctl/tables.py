@@ -21,6 +21,7 @@ table never imports it.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
@@ -67,8 +68,17 @@ def console(stderr: bool = False, *, color: bool | str = "auto", width: int | No
     forced = True if color and not is_terminal(stream) else None
     return _console_class()(
         stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False,
-        force_terminal=forced, color_system="auto" if color else None,
+        force_terminal=forced, color_system=color_system(color),
     )
+
+
+def color_system(color: bool) -> str | None:
+    """rich's colour system for a decision made: ``auto`` (what TERM and COLORTERM say), except that
+    rich would draw nothing for ``TERM=dumb`` or ``unknown``: colour asked for (``--color always``,
+    ``FORCE_COLOR``) is then the 8 standard colours every terminal has."""
+    if not color:
+        return None
+    return "standard" if os.environ.get("TERM", "").lower() in ("dumb", "unknown") else "auto"
 
 
 def stdout_is_terminal() -> bool:

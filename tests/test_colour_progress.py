@@ -214,6 +214,54 @@ def test_workers_forget_the_parents_meter():
         assert progress._active is None and progress.bar_console() is None
 
 
+@pytest.mark.parametrize("term", ["dumb", "unknown"])
+@pytest.mark.parametrize(
+    "args, forced",
+    [
+        (["stats", str(TOUR)], {}),
+        (["ls", str(ROOT)], {}),
+        (["validate", str(TORN)], {}),
+        (["prices"], {}),
+        (["grep", "red", str(TOUR)], {}),
+        (["stats", str(TOUR)], {"FORCE_COLOR": "1"}),
+        (["ls", str(ROOT)], {"CLICOLOR_FORCE": "1"}),
+    ],
+)
+def test_colour_asked_for_colours_whatever_term_says(args, forced, term):
+    """rich draws no colour for TERM=dumb unless told which colours: --color always (or FORCE_COLOR,
+    CLICOLOR_FORCE) is a request, so the 8 standard colours; auto on a pipe stays plain."""
+    extra = [] if forced else ["--color", "always"]
+    coloured = invoke(*args, *extra, env={"TERM": term, **forced})
+    assert coloured.exit_code in (0, 1), coloured.output
+    assert ESC in coloured.stdout, f"{args[0]}: no colour with TERM={term}"
+    plain = invoke(*args, env={"TERM": term})
+    assert ESC not in plain.stdout and plain.stdout == _unstyled(coloured.stdout)
+
+
+
+@pytest.mark.parametrize(
+    "flags, coloured",
+    [
+        (["--no-color", "--color", "always"], True),
+        (["--color", "always", "--no-color"], False),
+        (["--color", "never", "--color", "always"], True),
+        (["--color", "always", "--color", "never"], False),
+        (["--no-color", "CMD", "--color", "always"], True),  # before the command name, then after it
+        (["--color", "always", "CMD", "--no-color"], False),
+        (["--color", "never", "CMD"], False),
+        (["--color", "always", "CMD"], True),
+    ],
+)
+@pytest.mark.parametrize("command", [["stats", str(TOUR)], ["grep", "red", str(TOUR)], ["ls", str(ROOT)]])
+def test_the_last_colour_flag_wins(flags, coloured, command):
+    """As git's --color/--no-color and ripgrep's --color: the last one typed wins, wherever it is."""
+    before, after = (flags[: flags.index("CMD")], flags[flags.index("CMD") + 1 :]) if "CMD" in flags else ([], flags)
+    shown = invoke(*before, *command, *after)
+    assert shown.exit_code == 0, shown.output
+    assert (ESC in shown.stdout) is coloured
+
+
+
 # -------------------------------------------------------------------------------------------- a real terminal
 
 
@@ -404,11 +452,16 @@ def test_every_command_colours_a_terminal_and_a_forced_pipe_only(pane):
         tty, rest = screen.split(f"=={name} piped", 1)
         piped, always = rest.split(f"=={name} always", 1)
         always = always.split(f"=={name} end", 1)[0]
-        assert "\x1b[" in tty, f"{name}: no colour on a terminal"
+        assert "\x1b[" in _unstyled_prompt(tty), f"{name}: no colour on a terminal"
         assert "\x1b[" not in _unstyled_prompt(piped), f"{name}: colour into a pipe"
-        assert "\x1b[" in always, f"{name}: --color always ignored in a pipe"
+        assert "\x1b[" in _unstyled_prompt(always), f"{name}: --color always ignored in a pipe"
 
 
 def _unstyled_prompt(text: str) -> str:
-    """tmux's capture with escapes ends a line's styles with a reset at times; a reset alone is no colour."""
-    return text.replace("\x1b[0m", "").replace("\x1b[39m", "").replace("\x1b[49m", "")
+    """The capture without what is not the command's colour: tmux's capture with escapes ends a line's
+    styles with resets (``0``, ``39``, ``49``, alone or together), and a reset alone is no colour; what
+    is left is an SGR that sets a colour or an attribute."""
+    import re
+
+    resets = re.compile(r"\x1b\[(?:0|39|49)?(?:;(?:0|39|49))*m")
+    return resets.sub("", text)

@@ -827,3 +827,46 @@ def test_markdown_leaves_out_the_layout_drawn_between_blocks(tmp_path):
     assert '"new": "│ b"} \n╰─ (not completed)\n✻ thinking\n✻ thinking\nis what I wrote\n✗ attempt failed — E: cut' in drawn
     assert "(continued)" not in text and "╰─" not in text and "╭─" not in text
     assert "*✗ attempt failed — E: cut*" in text
+
+
+HOSTILE_PROSE = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) ![i](data:text/html,x) <javascript:alert(1)> a & b"
+
+
+def _rendered(document: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(document)
+
+
+def test_markdown_never_passes_html_or_a_link_from_the_log(tmp_path):
+    """Text from a log is data: a prompt's or an answer's HTML and links render as the text typed, never
+    as a tag or a live javascript:/data: link; markdown formatting and code stay as written."""
+    text = (SAMPLES / "tour.session.v4.jsonl").read_text()
+    text = text.replace("Now patch ci.yml yourself. Keep it short.", HOSTILE_PROSE + " **bold**")
+    answer = HOSTILE_PROSE + r" `<kbd>` \[x\](javascript:y)"
+    text = text.replace('"texts":["Patch","ing"," ci",".yml"," now."]', '"texts":' + json.dumps([answer[:9], answer[9:]]))
+    text = text.replace("Patching ci.yml now.", json.dumps(answer)[1:-1])
+    log = tmp_path / "h.session.v4.jsonl"
+    log.write_text(text)
+    document = markdown(Timeline(open_log(str(log))))
+    html = _rendered(document)
+    assert "<img" not in html and "<a " not in html and "<kbd>" not in html.replace("<code>&lt;kbd&gt;</code>", "")
+    assert "javascript:" in html  # shown as text
+    assert "&lt;img src=x onerror=alert(1)&gt; [click](javascript:alert(1)) ![i](data:text/html,x)" in html  # the same visible text
+    assert "<strong>bold</strong>" in html and "<code>&lt;kbd&gt;</code>" in html  # markdown stays markdown
+    assert "a &amp;amp; b" not in html and "a &amp; b" in html
+    assert "> &lt;img src=x onerror=alert(1)&gt; \\[click\\](javascript:alert(1))" in document  # the prompt, quoted
+    assert "Read build.log and .github/workflows/ci.yml" in document  # ordinary prose untouched
+
+
+def test_markdown_keeps_code_in_prose_literal():
+    from dshctl.replay.export import _prose
+
+    fenced = "before <b>\n\n```html\n<b>x</b> & [a](javascript:b)\n```\n\nafter <i>"
+    assert _prose(fenced) == "before &lt;b&gt;\n\n```html\n<b>x</b> & [a](javascript:b)\n```\n\nafter &lt;i&gt;"
+    assert _prose("> quoted <x>\n> - [ ] task") == "> quoted &lt;x&gt;\n> - \\[ \\] task"
+    assert _prose("plain prose, with (parens) and 1 > 0? no: only entities") == "plain prose, with (parens) and 1 &gt; 0? no: only entities"
+    assert _prose("no markup at all.") == "no markup at all."
+    tricky = "`a\n\n<img src=x onerror=alert(1)>` and ``x`` `y"
+    rendered = _rendered(_prose(tricky))
+    assert "<img" not in rendered

@@ -225,7 +225,8 @@ def write_ndjson(timeline: Timeline, out: TextIO, start: int = 0) -> int:
 #
 # The document is built from the items' meaning — kind, info and the log text — never from the screen's
 # drawing: only the one-line events (notes, retries, failures, turn ends) are worded as the view words them.
-# Prose the model or the user wrote (prompts, assistant text, reasoning) is markdown and stays markdown.
+# Prose the model or the user wrote (prompts, assistant text, reasoning) stays markdown — emphasis, lists,
+# headings, code spans and fences — but never HTML and never a link (:func:`_prose`).
 # Everything else from the log cannot become markup: names and ids go in code spans, titles and notes
 # are backslash-escaped, tool arguments and results go in fences; the fence or span delimiter is a
 # backtick run longer than any in the text, so the text cannot close it. Control characters become
@@ -257,25 +258,104 @@ def _literal(text: str) -> str:
     return _MARKDOWN_ACTIVE.sub(r"\\\1", visible_line(text))
 
 
+_PROSE_ESCAPES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "[": "\\[", "]": "\\]"}
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_QUOTE_MARKERS = re.compile(r"(?:[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*>)+")
+"""Blockquote markers at a line's start (after list markers): block structure, kept."""
+_BLANK_BETWEEN = re.compile(r"\n[ \t>]*\n")
+_RENDERED_TAGS = re.compile(r"<(?!/?(?:p|em|strong|code|pre|blockquote|ul|li|h[1-6]|ol)>|ol start=\"\d+\">|code class=\"language-[^\"<>]*\">|hr />|br />)")
+"""A tag a CommonMark renderer makes of markdown without HTML or links; any other means HTML got through."""
+
+
+def _prose(text: str) -> str:
+    """Markdown the model or the user wrote, kept as markdown but never HTML or a link: outside code
+    spans and code blocks (where text is literal already) ``<``, ``>`` and ``&`` become entities and
+    ``[``, ``]`` backslash escapes, so no tag, autolink, link or image is left; a backslash escape the
+    text has is kept whole. The code blocks are found by a CommonMark parser (markdown-it, which rich
+    brings); the result is rendered once more, and if anything but plain markdown's tags comes out
+    (a code span found where the renderer finds none), the text is fenced whole instead."""
+    from markdown_it import MarkdownIt
+
+    if not any(c in text for c in "<>&[]"):
+        return text
+    lines = text.split("\n")
+    code = [False] * len(lines)
+    for token in MarkdownIt("commonmark", {"html": False}).disable("reference").parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            for number in range(*token.map):
+                code[number] = True
+    out: list[str] = []
+    prose: list[str] = []
+    for line, literal in zip(lines, code):
+        if literal:
+            if prose:
+                out.append(_prose_inline("\n".join(prose)))
+                prose = []
+            out.append(line)
+        else:
+            prose.append(line)
+    if prose:
+        out.append(_prose_inline("\n".join(prose)))
+    escaped = "\n".join(out)
+    if _RENDERED_TAGS.search(MarkdownIt("commonmark").render(escaped)):
+        return _fence(text)
+    return escaped
+
+
+def _prose_inline(text: str) -> str:
+    """:func:`_prose` for lines outside code blocks: code spans (CommonMark's backtick strings, not
+    across a blank line) and backslash escapes kept, blockquote markers kept, the rest escaped."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if i == 0 or text[i - 1] == "\n":
+            marker = _QUOTE_MARKERS.match(text, i)
+            if marker:
+                out.append(marker.group())
+                i = marker.end()
+                continue
+        if c == "\\" and i + 1 < n and text[i + 1] in _ASCII_PUNCTUATION:
+            out.append(text[i : i + 2])
+            i += 2
+        elif c == "`":
+            j = i
+            while j < n and text[j] == "`":
+                j += 1
+            end = j
+            for run in _BACKTICK_RUN.finditer(text, j):
+                if _BLANK_BETWEEN.search(text, j, run.start()):
+                    break
+                if run.end() - run.start() == j - i:
+                    end = run.end()
+                    break
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append(_PROSE_ESCAPES.get(c, c))
+            i += 1
+    return "".join(out)
+
+
 def _prompt(info: dict) -> str:
     """A prompt as markdown: what the user wrote stays markdown, a placeholder (an attachment's name and
     size) is metadata from the log, escaped as a title is, in a paragraph of its own (a code span or HTML
     block the prose leaves open ends at the blank line before it)."""
     parts, placeholders = info.get("parts"), info.get("placeholders")
     if parts is None or not placeholders:
-        return info.get("text", "")
+        return _prose(info.get("text", ""))
     chunks: list[str] = []
     prose: list[str] = []
     for n, part in enumerate(parts):
         if n in placeholders:
             if prose:
-                chunks.append("\n".join(prose))
+                chunks.append(_prose("\n".join(prose)))
                 prose = []
             chunks.append(_literal(part))
         else:
             prose.append(part)
     if prose:
-        chunks.append("\n".join(prose))
+        chunks.append(_prose("\n".join(prose)))
     return "\n\n".join(chunks)
 
 
@@ -382,9 +462,9 @@ class _Markdown:
             self.paragraph(f"**result** {_code(info.get('name'))} {mark}")
             self.paragraph(_fence("\n".join(info.get("lines") or [])))
         elif kind == BLOCK and info.get("type") == "text":
-            self.paragraph(visible(info["text"]).strip("\n"))
+            self.paragraph(_prose(visible(info["text"]).strip("\n")))
         elif kind == REASONING:  # a whole block, or one delta that was not part of a run
-            body = visible(info["text"] if item.info is not None else item.text).strip("\n")
+            body = _prose(visible(info["text"] if item.info is not None else item.text).strip("\n"))
             self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
         elif kind in _NOTE_KINDS:
             lines = view.body_text(item).strip("\n").split("\n")
@@ -410,10 +490,10 @@ class _Markdown:
         text = "".join(self.gathered)
         if kind == REASONING:
             if body := text.strip("\n"):
-                self.paragraph("<details><summary>thinking</summary>\n\n" + body + "\n\n</details>")
+                self.paragraph("<details><summary>thinking</summary>\n\n" + _prose(body) + "\n\n</details>")
         elif kind == TEXT:
             if body := text.strip("\n"):
-                self.paragraph(body)
+                self.paragraph(_prose(body))
         elif kind == TOOL_ARGS:
             self.paragraph(f"**tool call** {_code(self.tool_name)}")
             self.paragraph(_fence(text, "json"))

@@ -237,7 +237,9 @@ def scroll_amount(old: list[str], new: list[str]) -> int:
 def _console(color: bool):
     from rich.console import Console
 
-    return Console(highlight=False, no_color=not color, soft_wrap=False)
+    from ..tables import color_system
+
+    return Console(highlight=False, no_color=not color, soft_wrap=False, color_system=color_system(color))
 
 
 def play_interactive(
