@@ -23,7 +23,7 @@ import json
 
 import pytest
 
-from conftest import invoke as run_cli
+from conftest import SAMPLES, invoke as run_cli
 from stats_logs import log_lines, rollup_session, rollup_step
 
 
@@ -438,3 +438,12 @@ def test_a_zone_without_a_name_is_its_abbreviation_and_offset():
     from dshctl.stats.rollup import zone_name
 
     assert zone_name(dt.timezone(dt.timedelta(hours=1), "CET")) == "CET (UTC+01:00)"
+
+
+@pytest.mark.parametrize("by", ["project", "model", "day", "tool"])
+def test_a_rollup_of_no_sessions_says_so_as_the_session_table_does(by):
+    """A window that keeps no session: "no sessions (N outside …)", not a total row of zeros that reads as
+    figures."""
+    result = run_cli("stats", "--by", by, "--since", "2099-01-01", str(SAMPLES / "sessions"))
+    assert result.exit_code == 0, result.output
+    assert "no sessions (3 outside --since/--until)" in result.stdout and "total" not in result.stdout

@@ -387,8 +387,7 @@ def render(
     """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown). The
     session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``)."""
     if not sessions:
-        note = f"no sessions ({aggregate.skipped} outside --since/--until)" if aggregate.skipped else "no sessions"
-        out.table(None, [("stats", "left")], [[note]])
+        _no_sessions(out, aggregate)
         return
     if not multi:
         session = sessions[0]
@@ -563,6 +562,11 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
     return f"tokens per day shown ({len(series)} days, {first}…{last}): {sparkline(series, width=SPARK_DAYS)}"
 
 
+def _no_sessions(out: Tables, aggregate: AggregateRecord | None) -> None:
+    skipped = aggregate.skipped if aggregate is not None else 0
+    out.table(None, [("stats", "left")], [[f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"]])
+
+
 def render_rollup(
     out: Tables,
     *,
@@ -576,7 +580,9 @@ def render_rollup(
     cost: bool,
 ) -> None:
     """A rollup table (rows, then the total row) and the unreadable logs."""
-    if by == "tool":
+    if not aggregate.sessions:  # as the session table says it: a total of nothing reads as figures
+        _no_sessions(out, aggregate)
+    elif by == "tool":
         _tool_table(out, rows, total, count)
     else:
         from .rollup import zone_name
