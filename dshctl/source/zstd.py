@@ -367,7 +367,7 @@ class ZstdFrames:
             cut = (f"zstd frame 1, the header frame, is cut off after {window.end - frame.start} bytes: "
                    "dsh opens no log without a complete header frame")
             if not self.salvage:
-                raise self._error(cut + "; --salvage (cat, stats, replay) reads what it holds", line=1)
+                raise self._error(cut + "; --salvage (cat, stats, replay) reads its header line if the cut left that whole", line=1)
             self._gap(cut + "; read what it holds", line=1)  # damage read past: status 1, as any salvage
         if window.end > frame.fed_to and window.end - frame.start > 4:
             if frame.decoder is None:
