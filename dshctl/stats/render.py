@@ -631,7 +631,8 @@ def _tool_line(row: ToolRow) -> list:
 
 def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) -> None:
     columns = [
-        text("tool", fold=True), number("sessions", drop=1), number("calls"), number("failures"), _ms("tool time"),
+        # a tool's name stays whole on one line while a column can hide (a fold split it mid-word)
+        text("tool", cut="end", least=min(max((len(row.key or "") for row in rows), default=8), 32)), number("sessions", drop=1), number("calls"), number("failures"), _ms("tool time"),
         _ms("p50", drop=2), _ms("p90", drop=3), _ms("max", drop=0), number("share", tsv="share %"),
     ]
     notes = [
