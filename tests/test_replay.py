@@ -18,6 +18,8 @@ from itertools import accumulate
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
@@ -870,3 +872,51 @@ def test_markdown_keeps_code_in_prose_literal():
     tricky = "`a\n\n<img src=x onerror=alert(1)>` and ``x`` `y"
     rendered = _rendered(_prose(tricky))
     assert "<img" not in rendered
+
+
+def _prose_inline_by_scanning(text: str) -> str:
+    """The oracle: each backtick opener scans the runs after it for its closer (quadratic on a text of
+    many unmatched runs, which is why dshctl indexes them once)."""
+    import re
+
+    from dshctl.replay import export
+
+    blank = re.compile(r"\n[ \t>]*\n")
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if i == 0 or text[i - 1] == "\n":
+            marker = export._QUOTE_MARKERS.match(text, i)
+            if marker:
+                out.append(marker.group())
+                i = marker.end()
+                continue
+        if c == "\\" and i + 1 < n and text[i + 1] in export._ASCII_PUNCTUATION:
+            out.append(text[i : i + 2])
+            i += 2
+        elif c == "`":
+            j = i
+            while j < n and text[j] == "`":
+                j += 1
+            end = j
+            for run in re.finditer("`+", text[j:]):
+                start = j + run.start()
+                if blank.search(text, j, start):
+                    break
+                if run.end() - run.start() == j - i:
+                    end = j + run.end()
+                    break
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append(export._PROSE_ESCAPES.get(c, c))
+            i += 1
+    return "".join(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="`\n \t>\\<&[]a*", max_size=80))
+def test_markdown_code_spans_are_found_as_a_scan_finds_them(text):
+    from dshctl.replay.export import _prose_inline
+
+    assert _prose_inline(text) == _prose_inline_by_scanning(text)

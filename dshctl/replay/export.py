@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from .items import (
     ATTEMPT_FAILED,
@@ -262,7 +262,8 @@ _PROSE_ESCAPES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "[": "\\[", "]": "\\]"
 _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _QUOTE_MARKERS = re.compile(r"(?:[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*>)+")
 """Blockquote markers at a line's start (after list markers): block structure, kept."""
-_BLANK_BETWEEN = re.compile(r"\n[ \t>]*\n")
+_BLANK_AT = re.compile(r"(?=(\n[ \t>]*\n))")
+"""Every place a blank line starts, overlapping ones too."""
 _RENDERED_TAGS = re.compile(r"<(?!/?(?:p|em|strong|code|pre|blockquote|ul|li|h[1-6]|ol)>|ol start=\"\d+\">|code class=\"language-[^\"<>]*\">|hr />|br />)")
 """A tag a CommonMark renderer makes of markdown without HTML or links; any other means HTML got through."""
 
@@ -306,6 +307,7 @@ def _prose_inline(text: str) -> str:
     """:func:`_prose` for lines outside code blocks: code spans (CommonMark's backtick strings, not
     across a blank line) and backslash escapes kept, blockquote markers kept, the rest escaped."""
     out: list[str] = []
+    closers = _closing_runs(text)
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -322,19 +324,40 @@ def _prose_inline(text: str) -> str:
             j = i
             while j < n and text[j] == "`":
                 j += 1
-            end = j
-            for run in _BACKTICK_RUN.finditer(text, j):
-                if _BLANK_BETWEEN.search(text, j, run.start()):
-                    break
-                if run.end() - run.start() == j - i:
-                    end = run.end()
-                    break
+            end = closers(i, j)
             out.append(text[i:end])
             i = end
         else:
             out.append(_PROSE_ESCAPES.get(c, c))
             i += 1
     return "".join(out)
+
+
+def _closing_runs(text: str) -> Callable[[int, int], int]:
+    """``close(i, j)``: where the code span opened by the backtick run ``text[i:j]`` ends — after the
+    next run of the same length, unless a blank line comes before it — else ``j``. Indexed once per
+    text (runs by length, blank lines by where they start), so a text of many unmatched runs stays
+    linear where a scan per opener was quadratic."""
+    from bisect import bisect_left, bisect_right
+
+    by_length: dict[int, list[int]] = {}
+    for run in _BACKTICK_RUN.finditer(text):
+        by_length.setdefault(run.end() - run.start(), []).append(run.start())
+    blanks = [(match.start(), match.start() + len(match.group(1))) for match in _BLANK_AT.finditer(text)]
+    blank_starts = [start for start, _ in blanks]
+
+    def close(i: int, j: int) -> int:
+        starts = by_length.get(j - i, [])
+        k = bisect_right(starts, i)
+        if k == len(starts):
+            return j
+        closer = starts[k]
+        b = bisect_left(blank_starts, j)  # the blank line starting first at or after the opener ends first
+        if b < len(blanks) and blanks[b][1] <= closer:
+            return j
+        return closer + (j - i)
+
+    return close
 
 
 def _prompt(info: dict) -> str:
