@@ -253,3 +253,46 @@ def invoke(*args, env: dict | None = None, color: bool = False, status: int | No
     if status is not None:
         assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
     return result
+
+
+class PipeFeeder:
+    """Writes ``data`` to ``process``'s standard input in 64 KiB pieces from a thread, counting in
+    ``written`` what went through, and stops quietly when the process closes its end (a command that
+    ends early must have read less than all of it)."""
+
+    PIECE = 1 << 16
+
+    def __init__(self, process, data: bytes) -> None:
+        import threading
+
+        self.process, self.data, self.written = process, data, 0
+        self._thread = threading.Thread(target=self._feed, daemon=True)
+        self._thread.start()
+
+    def _feed(self) -> None:
+        try:
+            for start in range(0, len(self.data), self.PIECE):
+                self.process.stdin.write(self.data[start:start + self.PIECE])
+                self.process.stdin.flush()
+                self.written = min(len(self.data), start + self.PIECE)
+            self.process.stdin.close()
+        except (OSError, ValueError):  # a broken pipe, or stdin closed under the write
+            pass
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout=timeout)
+
+
+def wait_until(read, predicate, what: str, timeout: float) -> str:
+    """``read()`` again every 50 ms until ``predicate`` holds of it (a tmux screen); its text, or an
+    AssertionError showing the last one."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = read()
+        if predicate(screen):
+            return screen
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")

@@ -18,7 +18,7 @@ import time
 import uuid
 
 import pytest
-from conftest import REPO, invoke as run_cli, sample
+from conftest import REPO, invoke as run_cli, sample, wait_until
 from dshctl import progress
 from dshctl.terminal import color_wanted
 
@@ -284,14 +284,7 @@ class Pane:
         return result.stdout.decode("utf-8", "replace")
 
     def wait(self, predicate, what: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.text()
-            if predicate(screen):
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+        return wait_until(self.text, predicate, what, timeout)
 
     def close(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=10)

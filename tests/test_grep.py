@@ -26,7 +26,7 @@ from dshctl.options import GrepOptions
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
 from dshctl.stream import Accumulator, iter_members
 
-from conftest import CORPUS, REPO as ROOT, SAMPLES, corpus_file, invoke as run_cli
+from conftest import CORPUS, REPO as ROOT, SAMPLES, PipeFeeder, corpus_file, invoke as run_cli
 
 TOUR = {0: "tour.session.jsonl.zstd", 2: "tour.session.v2.jsonl.zstd", 3: "tour.session.v3.jsonl.zstd", 4: "tour.session.v4.jsonl.zstd"}
 
@@ -693,7 +693,6 @@ def test_a_closed_pipe_stops_the_reading_of_one_big_log(tmp_path, form):
     """``dshctl grep def BIG | head -1`` ends at the closed pipe, as ripgrep does, instead of reading
     the log to its end first: fed on standard input, the process ends (status 0, nothing on stderr)
     while the test still holds most of the log unwritten. No clock: the writer blocks on the pipe."""
-    import threading
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from stats_bench import write_v4
@@ -701,24 +700,10 @@ def test_a_closed_pipe_stops_the_reading_of_one_big_log(tmp_path, form):
     big = tmp_path / "big.session.v4.jsonl"
     write_v4(big, turns=300, compress=False)  # ~16 MB, some 90 000 matching lines
     data = big.read_bytes()
-    written = 0
     stderr = (tmp_path / "stderr").open("w+b")
     process = subprocess.Popen([sys.executable, "-m", "dshctl.cli", "grep", *form, "def", "-"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=stderr, cwd=ROOT)
-
-    def feed() -> None:
-        nonlocal written
-        try:
-            for start in range(0, len(data), 1 << 16):
-                process.stdin.write(data[start:start + (1 << 16)])
-                process.stdin.flush()
-                written = min(len(data), start + (1 << 16))
-            process.stdin.close()
-        except (BrokenPipeError, ValueError):
-            pass
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
+    feeder = PipeFeeder(process, data)
     first = process.stdout.readline()
     process.stdout.close()
     try:
@@ -729,4 +714,4 @@ def test_a_closed_pipe_stops_the_reading_of_one_big_log(tmp_path, form):
     stderr.seek(0)
     assert b"def function_0" in first
     assert status == 0 and stderr.read() == b""
-    assert written < len(data) // 2, f"read {written} of {len(data)} bytes before ending"
+    assert feeder.written < len(data) // 2, f"read {feeder.written} of {len(data)} bytes before ending"

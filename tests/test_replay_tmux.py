@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, sample
+from conftest import REPO, sample, wait_until
 from dshctl.humanize import format_clock
 
 SAMPLE = sample("tour.session.v4.jsonl.zstd")
@@ -55,14 +55,7 @@ class Pane:
         subprocess.run([TMUX, "-L", self.socket, "send-keys", "-t", self.name, *keys], check=True, timeout=10)
 
     def wait(self, predicate, what: str, timeout: float = 15.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.text()
-            if predicate(screen):
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+        return wait_until(self.text, predicate, what, timeout)
 
     def pid(self) -> int:
         """The replay process (a child of the pane's shell)."""

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, invoke as run_cli
+from conftest import SAMPLES, PipeFeeder, invoke as run_cli
 from test_zip_exports import _raw_zip, web_export
 
 CHILD = "subagents/session-b4d2f6a8/session.jsonl"
@@ -176,7 +176,6 @@ def test_a_log_on_a_pipe_streams_as_it_arrives(tmp_path, compress):
     """Through a real pipe (the buffer's peek, not a seek): the first event is out while the test still
     holds most of the log unwritten, so nothing was held whole. No clock: the writer blocks on the pipe
     once the reader's output is not read (as grep's closed-pipe test)."""
-    import threading
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from stats_bench import write_v4
@@ -184,25 +183,11 @@ def test_a_log_on_a_pipe_streams_as_it_arrives(tmp_path, compress):
     big = tmp_path / "big.session.v4.jsonl"
     write_v4(big, size_bytes=(64 if compress else 12) << 20, compress=compress)
     data = big.read_bytes()
-    written = 0
     process = _dshctl("cat", "-")
-
-    def feed() -> None:
-        nonlocal written
-        try:
-            for start in range(0, len(data), 1 << 16):
-                process.stdin.write(data[start:start + (1 << 16)])
-                process.stdin.flush()
-                written = min(len(data), start + (1 << 16))
-            process.stdin.close()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
-
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
+    feeder = PipeFeeder(process, data)
     try:
         first = process.stdout.readline()
-        held = written
+        held = feeder.written
         process.stdout.close()
         process.wait(timeout=300)  # a safety net only: a hang fails here, nothing is timed
     finally:
