@@ -92,10 +92,18 @@ def logs(draw) -> bytes:
     return b"".join(frames)
 
 
+DAMAGE_KINDS = ["none", "truncate", "flip", "insert", "delete", "append", "mid-record"]
+
+
 @st.composite
 def damaged(draw) -> bytes:
     data = bytearray(draw(logs()))
-    kind = draw(st.sampled_from(["none", "truncate", "flip", "insert", "delete", "append", "mid-record"]))
+    damage(draw, data, draw(st.sampled_from(DAMAGE_KINDS)))
+    return bytes(data)
+
+
+def damage(draw, data: bytearray, kind: str) -> None:
+    """One of :data:`DAMAGE_KINDS` done to ``data`` in place (``draw`` chooses where)."""
     if kind == "truncate":
         del data[draw(st.integers(0, len(data) - 1)) :]
     elif kind == "flip":
@@ -111,7 +119,6 @@ def damaged(draw) -> bytes:
         data += draw(st.binary(min_size=1, max_size=40))
     elif kind == "mid-record":
         data += _frame(b'{"type":"turn/st') + _frame(b'art","seq":0}\n')
-    return bytes(data)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -18,7 +18,7 @@ import dshctl.source.overlap as overlap
 from dshctl.errors import DshctlError
 from dshctl.source import LineReader, resolve
 
-from test_zstd_fast_path import HEADER, _frame, _line, damaged
+from test_zstd_fast_path import DAMAGE_KINDS, HEADER, _frame, _line, damage, damaged
 
 
 def _outcome(path, *, threaded: bool, max_line_bytes: int | None = None, stop_after: int | None = None) -> dict:
@@ -96,22 +96,9 @@ def many_frames(draw) -> bytes:
 @st.composite
 def damaged_many(draw) -> bytes:
     data = bytearray(draw(many_frames()))
-    kind = draw(st.sampled_from(["none", "truncate", "flip", "insert", "delete", "append", "mid-record", "magic", "skippable"]))
-    if kind == "truncate":
-        del data[draw(st.integers(0, len(data) - 1)) :]
-    elif kind == "flip":
-        i = draw(st.integers(0, len(data) - 1))
-        data[i] ^= 1 << draw(st.integers(0, 7))
-    elif kind == "insert":
-        i = draw(st.integers(0, len(data)))
-        data[i:i] = draw(st.binary(min_size=1, max_size=8))
-    elif kind == "delete":
-        i = draw(st.integers(0, len(data) - 1))
-        del data[i : i + draw(st.integers(1, 8))]
-    elif kind == "append":
-        data += draw(st.binary(min_size=1, max_size=40))
-    elif kind == "mid-record":
-        data += _frame(b'{"type":"turn/st') + _frame(b'art","seq":0}\n')
+    kind = draw(st.sampled_from([*DAMAGE_KINDS, "magic", "skippable"]))
+    if kind in DAMAGE_KINDS:
+        damage(draw, data, kind)
     elif kind == "magic":
         # a frame magic number (zstd, legacy or skippable) written over compressed bytes: a boundary
         # the thread must see through
