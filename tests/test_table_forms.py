@@ -236,7 +236,7 @@ def test_a_model_route_stays_on_one_line(width, args):
     if "--by" in args:
         assert rows[0][-1].endswith("USD") and rows[-1][0] == "total"
     assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
-    for form in ("--plain", "--tsv"):
+    for form in ("--plain", "--tsv") if "--by" in args else ("--plain",):  # a folder's TSV is its session table alone
         assert f"\n{ROUTE}" in run(*args, form, columns=width).stdout
 
 
@@ -384,8 +384,7 @@ def test_tsv_cells_are_machine_values():
     assert {row["since"] for row in prices} >= {"", "2026-08-16T16:00:00Z"} and {row["out"] for row in prices} >= {"0.28", "1.32"}
     for name, args in TABLE_COMMANDS:
         for table in run(*args, "--tsv").stdout.split("\n\n"):
-            if table.startswith("figure\tvalue\n"):
-                continue  # dsh's figures as sentences (the man page says so; --json has each figure)
+            assert not table.startswith("figure\t"), (name, table)  # no figure/value table of sentences
             for line in table.splitlines()[1:]:
                 for cell in line.split("\t"):
                     assert cell not in ("-", "—") and not re.fullmatch(r"[\d.]+[KM]|[\d.]+m?s|v\d+|\d+:\d\d", cell), (name, cell, line)
@@ -635,3 +634,66 @@ def test_stats_of_the_samples_names_each_copy_apart(width):
     logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
     logs = [log for log in logs if log]
     assert len(logs) >= 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
+
+
+# -------------------------------------------------------------------------------------------- one TSV table
+
+
+def _one_tsv_table(*args: str) -> list[list[str]]:
+    result = run(*args, "--tsv")
+    assert result.exit_code in (0, 1), result.output
+    assert "\n\n" not in result.stdout.strip("\n"), result.stdout  # one table: no empty line between tables
+    lines = [line.split("\t") for line in result.stdout.rstrip("\n").split("\n")]
+    assert all(len(line) == len(lines[0]) for line in lines), result.stdout
+    assert not set("▁▂▃▄▅▆▇█") & set(result.stdout)  # no sparkline
+    return lines
+
+
+def test_a_single_logs_tsv_is_the_folders_row_with_every_billed_figure():
+    """``stats LOG --tsv`` is one header line and one row, the same columns as a folder's TSV (so rows of
+    several runs stack), each figure a machine value; no figure/value tables, no sparkline."""
+    one = _one_tsv_table("stats", str(TOUR))
+    assert len(one) == 2
+    folder = _one_tsv_table("stats", str(ROOT))
+    assert one[0] == folder[0]
+    row = dict(zip(one[0], one[1]))
+    session = json.loads(run("stats", "--json", str(TOUR)).stdout)["sessions"][0]
+    assert row["session"] == session["id"] and row["log"] == str(TOUR) and row["fork"] == "false"
+    for header, key in (("billed in", "billedInputTokens"), ("uncached in", "uncachedInputTokens"), ("cache read", "cacheReadTokens"),
+                        ("cache write", "cacheWriteTokens"), ("out", "outputTokens"), ("LLM ms", "llmMs"), ("tools ms", "toolMs"),
+                        ("turns", "turns"), ("steps", "steps"), ("cache hit %", "cacheHitPercent")):
+        assert row[header] == str(session[key]), header
+    assert float(row["mean TTFT ms"]) == session["meanTtftMs"] and float(row["cost"]) == session["costs"]["total"]
+    assert int(row["uncached in"]) + int(row["cache read"]) + int(row["cache write"]) == int(row["billed in"])
+    no_cost = _one_tsv_table("stats", "--no-cost", str(TOUR))
+    assert "cost" not in no_cost[0] and len(no_cost) == 2
+
+
+@pytest.mark.parametrize("by", ["session", "turn", "step", "day", "model", "project", "tool"])
+@pytest.mark.parametrize("what", ["log", "folder", "folder-with-an-unreadable-log"])
+def test_tsv_is_exactly_one_table(by, what, tmp_path):
+    """No summary, percentile, per-model or unreadable table after the rows: a folder's TSV is its one
+    table too (an unreadable log is a warning on standard error and status 1)."""
+    paths = [str(TOUR)] if what == "log" else [str(ROOT)]
+    if what == "folder-with-an-unreadable-log":
+        (tmp_path / "bad.jsonl").write_text("garbage\n")
+        paths.append(str(tmp_path / "bad.jsonl"))
+    result = run("stats", "--by", by, "--tz", "UTC", *paths, "--tsv")
+    lines = _one_tsv_table("stats", "--by", by, "--tz", "UTC", *paths)
+    assert len(lines) >= 2 and not any(line[0] in ("figure", "log") for line in lines)
+    if what == "folder-with-an-unreadable-log":
+        assert result.exit_code == 1 and "bad.jsonl" in result.stderr and "bad.jsonl" not in result.stdout
+
+
+@pytest.mark.parametrize("by", ["session", "turn", "step", "day", "model", "tool"])
+def test_tsv_of_no_sessions_is_the_header_line_alone(by):
+    """A window that keeps no session: the table's header (its fixed columns) and no row; the reason on
+    standard error, where a table of one sentence was the output."""
+    result = run("stats", "--by", by, "--since", "2099-01-01", str(ROOT), "--tsv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") == 1 and "\t" in result.stdout
+    assert result.stdout.split("\t")[0] == {"session": "session", "turn": "session", "step": "session"}.get(by, by)
+    assert "no sessions (3 outside --since/--until)" in result.stderr
+    if by != "tool":
+        assert "\tcost\tcurrency" in result.stdout
+        assert result.stdout.split("\n")[0] == run("stats", "--by", by, str(ROOT), "--tsv").stdout.split("\n")[0]

@@ -197,13 +197,15 @@ def _ms(header: str, drop: int | None = None) -> Any:
     return number(header, drop, tsv=f"{header} ms")
 
 
-def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True) -> None:
+def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True,
+                  priced: bool | None = None) -> None:
     """A table of one row per record from ``fields``, ``(column, cell of a record)`` pairs, with a cost
-    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none)."""
+    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none; ``priced``:
+    whether a table without records has one)."""
     columns = [column for column, _ in fields]
     body = [[cell(record) for _, cell in fields] for record in records]
     if cost_last is not None:
-        columns, body = _with_cost_column(columns, body, records, last=cost_last)
+        columns, body = _with_cost_column(columns, body, records, last=cost_last, priced=priced)
     out.table(title, columns, body, caption=caption)
 
 
@@ -274,7 +276,7 @@ ID_LEAST = 24
 copied whole."""
 
 
-def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None) -> None:
+def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None, priced: bool | None = None) -> None:
     def spark(row: TurnRecord) -> str:
         rates = row.step_rates or []
         return sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
@@ -292,10 +294,10 @@ def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str |
         (text("end", drop=7), lambda row: Cell(row.end_reason or "—", row.end_reason)),
         (text("tok/s by step", drop=0, forms=("box", "plain")), spark),
     ]
-    _record_table(out, "per turn", fields, rows, _with_note(caption, rows))
+    _record_table(out, "per turn", fields, rows, _with_note(caption, rows), priced=priced)
 
 
-def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None) -> None:
+def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None, priced: bool | None = None) -> None:
     def finish(row: StepRecord) -> str:
         shown = row.finish_reason or ("interrupted" if row.interrupted else "—")
         if row.failure_code:
@@ -317,7 +319,7 @@ def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str |
         (text("finish", fold=True, drop=7), finish),
     ]
     title = "per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)"
-    _record_table(out, title, fields, rows, _with_note(caption, rows))
+    _record_table(out, title, fields, rows, _with_note(caption, rows), priced=priced)
 
 
 SEEDED_MARK = "⑂"
@@ -340,7 +342,7 @@ def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
     return sorted(sessions, key=lambda s: (s.created_at is None, s.created_at or 0, s.path or ""))
 
 
-def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
+def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | None = None) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
     figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
     the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
@@ -366,10 +368,20 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
         (_ms("LLM", drop=5), lambda session: _span(session.llm_ms)),
         (_ms("tools", drop=6), lambda session: _span(session.tool_ms)),
         (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
+        *_billed_parts(lambda session: session),
         (number("out"), lambda session: _tokens(session.output_tokens)),
         (number("cache hit", drop=4, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
-    _record_table(out, "sessions", fields, sessions, caption, cost_last=False)
+    _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
+
+
+def _billed_parts(figures_of) -> list:
+    """Billed input's parts (uncached, cache read, cache write), in TSV only: what the terminal's figure
+    table says in a sentence, as fields of the one row a session has there."""
+    def part(header: str, name: str):
+        return (number(header, forms=("tsv",)), lambda record: _count(getattr(figures_of(record), name)))
+
+    return [part("uncached in", "uncached_input_tokens"), part("cache read", "cache_read_tokens"), part("cache write", "cache_write_tokens")]
 
 
 def render(
@@ -386,6 +398,17 @@ def render(
 ) -> None:
     """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown). The
     session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``)."""
+    if out.form == "tsv":  # one table: a row per session (the one log's too), turn or step
+        priced = aggregate is not None and has_costs(aggregate)
+        if not sessions:
+            _no_sessions(out, aggregate)
+        if by == "session":
+            _sessions_table(out, sessions if reordered or not multi else by_start(sessions), priced)
+        elif by == "turn":
+            _turn_table(out, rows, multi, None, priced)
+        else:
+            _step_table(out, rows, multi, None, priced)
+        return
     if not sessions:
         _no_sessions(out, aggregate)
         return
@@ -412,8 +435,7 @@ def render(
         label += f", {aggregate.inherited_prefixes.excluded} inherited prefix(es) counted in the parent only"
     _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
-    if errors:
-        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
+    _unreadable_table(out, errors)
 
 
 # -- costs and rollups (#16) -------------------------------------------------------------------------------
@@ -480,10 +502,10 @@ def cost_columns(drop: int | None = None) -> list:
     return [number("cost", drop=drop), text("currency", forms=("tsv",))]
 
 
-def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True) -> tuple[list, list]:
-    """The table with a cost column when its records have costs: before the last column (which alone
-    may wrap), or at the end."""
-    if not records or not has_costs(records[0]):
+def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True, priced: bool | None = None) -> tuple[list, list]:
+    """The table with a cost column when its records have costs (``priced``, when there are none): before
+    the last column (which alone may wrap), or at the end."""
+    if not (has_costs(records[0]) if records else priced):
         return columns, body
     at = len(columns) - 1 if last else len(columns)
     columns = columns[:at] + cost_columns(COST_DROP) + columns[at:]
@@ -563,8 +585,16 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
 
 
 def _no_sessions(out: Tables, aggregate: AggregateRecord | None) -> None:
+    """Says there is no session: as a table's one cell, or in TSV (whose table is then its header line
+    alone) on standard error."""
     skipped = aggregate.skipped if aggregate is not None else 0
-    out.table(None, [("stats", "left")], [[f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"]])
+    said = f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"
+    if out.form == "tsv":
+        from ..stdio import note
+
+        note(said)
+    else:
+        out.table(None, [("stats", "left")], [[said]])
 
 
 def render_rollup(
@@ -579,11 +609,15 @@ def render_rollup(
     zone: Any,
     cost: bool,
 ) -> None:
-    """A rollup table (rows, then the total row) and the unreadable logs."""
-    if not aggregate.sessions:  # as the session table says it: a total of nothing reads as figures
+    """A rollup table (rows, then the total row) and the unreadable logs. In TSV, a rollup of no sessions
+    is its header line alone."""
+    empty = not aggregate.sessions
+    if empty:  # as the session table says it: a total of nothing reads as figures
         _no_sessions(out, aggregate)
+    if empty and out.form != "tsv":
+        pass
     elif by == "tool":
-        _tool_table(out, rows, total, count)
+        _tool_table(out, rows, total, count, empty)
     else:
         from .rollup import zone_name
 
@@ -597,7 +631,7 @@ def render_rollup(
         else:
             key = text(by)
         columns = [key] + _ROLLUP_COLUMNS + (cost_columns() if cost else [])  # a rollup never hides its cost
-        body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
+        body = [] if empty else [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
             notes.append(f"tokens and costs on the {by} of each call; turns, steps and times on the {by} a session started; time zone {zone_name(zone)}")
@@ -611,7 +645,13 @@ def render_rollup(
             unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total.unpriced_models)
             notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
-    if errors:
+    _unreadable_table(out, errors)
+
+
+def _unreadable_table(out: Tables, errors: list[LogError]) -> None:
+    """The logs left out, after a run's tables; not in TSV, which is one table (each is a warning on
+    standard error, and the status is 1)."""
+    if errors and out.form != "tsv":
         out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
@@ -629,7 +669,7 @@ def _tool_line(row: ToolRow) -> list:
     ]
 
 
-def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) -> None:
+def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int, empty: bool = False) -> None:
     columns = [
         # a tool's name stays whole on one line while a column can hide (a fold split it mid-word)
         text("tool", cut="end", least=min(max((len(row.key or "") for row in rows), default=8), 32)), number("sessions", drop=1), number("calls"), number("failures"), _ms("tool time"),
@@ -639,4 +679,5 @@ def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) ->
         _shown_note(len(rows), count),
         "durations: tool/call → its tool/result as dsh times them; failures: results flagged isError or with an error",
     ]
-    out.table("per tool", columns, [_tool_line(row) for row in rows] + [_tool_line(total)], caption="\n".join(n for n in notes if n))
+    body = [] if empty else [_tool_line(row) for row in rows] + [_tool_line(total)]
+    out.table("per tool", columns, body, caption="\n".join(n for n in notes if n))
