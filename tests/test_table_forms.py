@@ -215,7 +215,7 @@ def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
         assert "created" in words
     hidden = re.search(r"hidden to fit \d+ columns: ([^(]*)", " ".join(out.split("session(s)")[1].split()))
     if hidden:
-        order = ["gen", "mean TTFT", "tok/s", "steps", "cache hit", "LLM", "tools", "cwd", "turns", "billed in", "title"]
+        order = ["gen", "mean TTFT", "tok/s", "cache hit", "LLM", "tools", "cwd", "turns", "steps", "billed in", "title"]
         names = [name.strip() for name in hidden.group(1).split(",")]
         assert names == order[: len(names)], names  # the least asked-for first
 
@@ -234,7 +234,7 @@ def test_a_model_route_stays_on_one_line(width, args):
     assert rows[0][0] == ROUTE, table  # whole: other columns hid first
     assert all(row[0] for row in rows)  # no continuation line: nothing folded
     if "--by" in args:
-        assert rows[0][-1].endswith("USD") and rows[-1][0] == "total"
+        assert "cost USD" in " ".join(" ".join(w) for w in _headers(table)) and rows[-1][0] == "total"  # one currency: in the header
     assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
     for form in ("--plain", "--tsv") if "--by" in args else ("--plain",):  # a folder's TSV is its session table alone
         assert f"\n{ROUTE}" in run(*args, form, columns=width).stdout
@@ -697,3 +697,54 @@ def test_tsv_of_no_sessions_is_the_header_line_alone(by):
     if by != "tool":
         assert "\tcost\tcurrency" in result.stdout
         assert result.stdout.split("\n")[0] == run("stats", "--by", by, str(ROOT), "--tsv").stdout.split("\n")[0]
+
+
+# -------------------------------------------------------------------------------------------- 60 columns
+
+
+def _boxed_rows(out: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_corpus_model_rollup_keeps_its_tokens_and_cost_at_any_width(corpus, width):
+    """At 60 columns it showed the routes and the cost alone: the tokens stay, and the longest route is
+    cut in its middle rather than hide them; a route that fits stays whole."""
+    out = run("stats", "--by", "model", str(corpus), columns=width, terminal=True).stdout
+    table = out.split("per model", 1)[1].split("└", 1)[0]
+    words = " ".join(" ".join(w) for w in _headers(table + "└"))
+    assert "in+out" in words and "cost USD" in words, table
+    rows = _boxed_rows(table)
+    routes = [row[0] for row in rows]
+    assert "deepseek/deepseek-v4-flash" in routes and routes[-1] == "total" and all(routes)  # short routes whole, nothing folded
+    for route in routes:
+        assert "…" not in route or (route.startswith("deepseek-") and route.endswith(("flash", "exp")))  # a cut keeps both ends
+    if width >= 80:
+        assert "…" not in " ".join(routes)  # whole: other columns hid first
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_tables_keep_their_tokens_at_60_columns(corpus, width):
+    """The per-model figures keep billed in and out, a turn table its tokens in, a session table its start."""
+    out = run("stats", str(corpus), columns=width, terminal=True).stdout
+    per_model = out.split("per model (dshctl)", 1)[1].split("└", 1)[0] + "└"
+    assert {"billed", "in", "out"} <= {w for ws in _headers(per_model) for w in ws}, per_model
+    turns = run("stats", "--by", "turn", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
+    assert {"in", "out", "cost", "USD"} <= {w for ws in _headers(turns) for w in ws}, turns
+    sessions = run("stats", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
+    assert {"created", "out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
+
+
+def test_a_cost_column_in_one_currency_says_it_once_in_its_header():
+    from dshctl.tables import Column, _units_in_headers, number
+
+    rows = [["0.0061 USD"], ["—"], ["0"], ["1,234.50 USD"]]
+    header = _units_in_headers([number("cost", unit=True)], rows)[0].header
+    assert header == "cost USD" and [row[0] for row in rows] == ["0.0061", "—", "0", "1,234.50"]
+    for mixed in ([["1.00 USD"], ["2.00 CNY"]], [["1.00 USD + 2.00 CNY"]], [["1.00 USD"], ["n/a"]]):
+        before = [list(row) for row in mixed]
+        assert _units_in_headers([number("cost", unit=True)], mixed)[0].header == "cost" and mixed == before
+    assert _units_in_headers([Column("cost")], [["1.00 USD"]])[0].header == "cost"  # only a unit column
+    plain = run("stats", "--by", "day", str(ROOT)).stdout
+    assert "USD" in plain.split("\ntotal", 1)[1].split("\n", 1)[0]  # a pipe keeps the currency in each cell

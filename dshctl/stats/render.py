@@ -233,7 +233,7 @@ def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
         (_route_column("model", [model.model for model in models]), lambda m: m.model or "(unknown)"),
         (number("settlements", drop=2), lambda m: _count(m.settlements)),
         (number("messages", drop=1), lambda m: _count(m.messages)),
-        (number("billed in", drop=4), lambda m: _count(m.billed_input_tokens)),
+        (number("billed in"), lambda m: _count(m.billed_input_tokens)),  # its tokens stay: the route is cut first
         (number("out"), lambda m: _count(m.output_tokens)),
         (_ms("mean TTFT", drop=0), lambda m: _millis(m.mean_ttft_ms)),
         (number("tok/s", drop=3), lambda m: _rate(m.tokens_per_second)),
@@ -284,14 +284,14 @@ def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str |
     fields = _session_fields(rows, lambda row: row.session, multi) + [
         (number("turn"), lambda row: _count(row.turn)),
         *_mark_fields("inherited", rows, lambda row: row.inherited),
-        (_ms("TTFT", drop=4), lambda row: _millis(row.ttft_ms)),
-        (number("in", drop=3), lambda row: _count(row.billed_input_tokens)),
+        (_ms("TTFT", drop=3), lambda row: _millis(row.ttft_ms)),
+        (number("in", drop=7), lambda row: _count(row.billed_input_tokens)),
         (number("out"), lambda row: _count(row.output_tokens)),
-        (number("tok/s", drop=5), lambda row: _rate(row.tokens_per_second)),
+        (number("tok/s", drop=4), lambda row: _rate(row.tokens_per_second)),
         (number("steps", drop=2), lambda row: _count(row.steps)),
         (number("tools", drop=1), lambda row: _count(row.tool_calls)),
         (_ms("duration", drop=6), lambda row: _span(row.duration_ms)),
-        (text("end", drop=7), lambda row: Cell(row.end_reason or "—", row.end_reason)),
+        (text("end", drop=5), lambda row: Cell(row.end_reason or "—", row.end_reason)),
         (text("tok/s by step", drop=0, forms=("box", "plain")), spark),
     ]
     _record_table(out, "per turn", fields, rows, _with_note(caption, rows), priced=priced)
@@ -344,7 +344,7 @@ def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
 
 def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | None = None) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
-    figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
+    figures few ask for go first (generation, TTFT, decode rate, cache hit, times, cwd, turns, steps),
     the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
     session (copies of a log, its generations) each name their log, cut around what tells them apart."""
     caption = f"{len(sessions)} session(s)"
@@ -359,18 +359,18 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
         *([(text("log", cut="distinct", least=16, drop=12, forms=("box",)), lambda session: logs[id(session)])] if copies else []),
         (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
         (text("created", drop=11), lambda session: _moment(session.created_at)),
-        (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
+        (text("cwd", cut="start", least=12, drop=6), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
-        (number("turns", drop=8), lambda session: _count(session.turns)),
-        (number("steps", drop=3), lambda session: _count(session.steps)),
+        (number("turns", drop=7), lambda session: _count(session.turns)),
+        (number("steps", drop=8), lambda session: _count(session.steps)),
         (_ms("mean TTFT", drop=1), lambda session: _millis(session.mean_ttft_ms)),
         (number("tok/s", drop=2), lambda session: _rate(session.tokens_per_second)),
-        (_ms("LLM", drop=5), lambda session: _span(session.llm_ms)),
-        (_ms("tools", drop=6), lambda session: _span(session.tool_ms)),
+        (_ms("LLM", drop=4), lambda session: _span(session.llm_ms)),
+        (_ms("tools", drop=5), lambda session: _span(session.tool_ms)),
         (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
         *_billed_parts(lambda session: session),
         (number("out"), lambda session: _tokens(session.output_tokens)),
-        (number("cache hit", drop=4, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
+        (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
     _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
 
@@ -499,7 +499,7 @@ def _currency_cell(record: Any) -> Cell:
 
 def cost_columns(drop: int | None = None) -> list:
     """The cost column, and in TSV its currency beside it."""
-    return [number("cost", drop=drop), text("currency", forms=("tsv",))]
+    return [number("cost", drop=drop, unit=True), text("currency", forms=("tsv",))]
 
 
 def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True, priced: bool | None = None) -> tuple[list, list]:
@@ -538,13 +538,14 @@ def _rollup_line(row: RollupRow, cost: bool) -> list:
 
 
 _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
-    number("sessions", drop=11), number("turns", drop=5), number("steps", drop=1), number("uncached in", drop=9),
-    number("cache read", drop=8), number("cache write", drop=2), number("out", drop=12), number("in+out", drop=13),
-    number("cache hit", drop=3, tsv="cache hit %"), _ms("LLM", drop=10), _ms("tools", drop=6), _ms("mean TTFT", drop=7),
-    _ms("p90 TTFT", drop=0), number("tok/s", drop=4),
+    number("sessions", drop=11), number("turns", drop=4), number("steps", drop=10), number("uncached in", drop=8),
+    number("cache read", drop=7), number("cache write", drop=1), number("out", drop=12), number("in+out"),
+    number("cache hit", drop=2, tsv="cache hit %"), _ms("LLM", drop=9), _ms("tools", drop=5), _ms("mean TTFT", drop=6),
+    _ms("p90 TTFT", drop=0), number("tok/s", drop=3),
 ]
-"""A rollup hides its tokens out and in+out last of all, before its key is cut (a route or a cwd whole
-on one line reads better than two more figures); it never hides its cost."""
+"""A rollup hides its calls (steps), sessions and tokens out last, and never its tokens (in+out) or its
+cost: "which burnt the most" is what it answers, so on a narrow terminal its key (a route, a cwd) is cut
+before they go."""
 
 
 def _total_tokens(row: RollupRow) -> int | None:
