@@ -89,7 +89,7 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             elif not interactive:
                 from .transcript import write_transcript
 
-                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
+                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps, width=transcript_width())
                 status = 0
             else:
                 played = _stdin_is_terminal()
@@ -105,6 +105,14 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     if played:
         _exit_now(status)
     return status
+
+
+def transcript_width() -> int | None:
+    """The width a transcript written to a terminal folds a frame's rows at, its border continued
+    (``COLUMNS``, else the terminal's); None to a pipe or a file, which get each line whole."""
+    from ..stdio import terminal_width
+
+    return terminal_width() if is_terminal() else None
 
 
 def _exit_now(status: int) -> None:
