@@ -222,3 +222,50 @@ def test_on_tmuxs_screen_every_row_of_a_frame_has_its_border(width, mode):
             inside = False
         elif inside:
             assert row.startswith("│"), (row, screen)
+
+
+def _ascii_messages():
+    from hypothesis import strategies as st
+
+    delta = st.lists(st.sampled_from(list("ab c{}\":") + ["\n", "\n\n", "xyz" * 5, "q" * 23]), max_size=6).map("".join)
+    block = st.tuples(st.sampled_from(["text", "reasoning", "call"]), st.lists(delta, min_size=1, max_size=8))
+
+    @st.composite
+    def messages(draw):
+        blocks = draw(st.lists(block, min_size=2, max_size=4))
+        order = draw(st.lists(st.integers(0, len(blocks) - 1), max_size=sum(len(deltas) for _, deltas in blocks)))
+        return blocks, order, draw(st.sampled_from(["tool-calls", "max-tokens"])), draw(st.sampled_from([None, "done", "line\n"]))
+
+    return messages()
+
+
+def test_interleaved_blocks_fold_as_the_transcript_on_random_messages():
+    """Blocks redrawn in place, each laid out again from another start state: whatever the interleaving,
+    the width (down to a frame's border and two cells) and where the output starts, the screen the
+    timed stream leaves is the transcript from there, a frame's rows folded with their border."""
+    import tempfile
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from test_replay_parallel import _wrapped
+    from test_replay_frames import message_log
+
+    from dshctl.replay import frames
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_ascii_messages(), st.integers(4, 40), st.floats(0, 1))
+    def check(message, cols, where):
+        blocks, order, finish, before = message
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "m.session.v4.jsonl"
+            path.write_text(message_log(blocks, order, finish=finish, before=before), encoding="utf-8")
+            built = timeline(path)
+            built.ensure_all()
+            region = next((item for item in built.items if item.region is not None), None)
+            starts = [0] + ([region.start + int(where * (region.count - 1))] if region is not None else [])
+            for start in starts:
+                output = "".join(text for _, text in frames.terminal_output(built, start, cols=cols, rows=1000, wrap=True))
+                expected = [row.rstrip() for row in _wrapped(folded(transcript(timeline(path), start), cols), cols)]
+                assert _emulate(output, cols) == expected
+
+    check()
