@@ -368,18 +368,18 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
         (_ms("LLM", drop=4), lambda session: _span(session.llm_ms)),
         (_ms("tools", drop=5), lambda session: _span(session.tool_ms)),
         (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
-        *_billed_parts(lambda session: session),
+        *_billed_parts(),
         (number("out"), lambda session: _tokens(session.output_tokens)),
         (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
     _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
 
 
-def _billed_parts(figures_of) -> list:
+def _billed_parts() -> list:
     """Billed input's parts (uncached, cache read, cache write), in TSV only: what the terminal's figure
     table says in a sentence, as fields of the one row a session has there."""
     def part(header: str, name: str):
-        return (number(header, forms=("tsv",)), lambda record: _count(getattr(figures_of(record), name)))
+        return (number(header, forms=("tsv",)), lambda session: _count(getattr(session, name)))
 
     return [part("uncached in", "uncached_input_tokens"), part("cache read", "cache_read_tokens"), part("cache write", "cache_write_tokens")]
 
