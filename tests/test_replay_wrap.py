@@ -14,15 +14,13 @@ import io
 import json
 import re
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 
-from conftest import SAMPLES, invoke, wait_until
+from conftest import SAMPLES, invoke
 from dshctl.reader import open_log
 from dshctl.replay.timeline import Timeline
 from dshctl.replay.transcript import transcript
@@ -196,19 +194,15 @@ def _emulate(output: str, cols: int) -> list[str]:
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("mode", ["instant", "timed"])
 def test_on_tmuxs_screen_every_row_of_a_frame_has_its_border(width, mode):
-    name = f"dshctl-wrap-{width}-{mode}-{time.monotonic_ns()}"
-    command = f"{sys.executable} -m dshctl.cli --no-color replay " + ("--instant " if mode == "instant" else "--speed 1000 ")
-    command += f"{TOUR}" + (" < /dev/null" if mode == "timed" else "") + "; echo DONE; sleep 60"
-    # the pane's own size, not a worker's COLUMNS
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", "150", "-c", str(REPO),
-                    f"env -u COLUMNS -u LINES sh -c '{command}'"], check=True)
-    try:
-        def read() -> str:
-            return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+    from test_replay_tmux import Pane
 
-        screen = wait_until(read, lambda text: "DONE" in text, "the replay to end", 30)
+    command = f"{sys.executable} -m dshctl.cli --no-color replay " + ("--instant " if mode == "instant" else "--speed 1000 ")
+    command += f"{TOUR}" + (" < /dev/null" if mode == "timed" else "") + "; echo DONE"
+    pane = Pane(f"env -u COLUMNS -u LINES sh -c '{command}'", width, 150)  # the pane's own size, not a worker's COLUMNS
+    try:
+        screen = pane.wait(lambda text: "DONE" in text, "the replay to end", 30)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        pane.close()
     rows = screen.split("DONE", 1)[0].rstrip("\n").split("\n")
     from test_replay_parallel import _wrapped
 
