@@ -51,7 +51,7 @@ def folded(text: str, width: int) -> str:
 
 def on_a_terminal(*args: str, width: int, color: bool = False, env: dict | None = None):
     """``dshctl ARGS`` in process, standard output taken for a terminal of ``width`` columns."""
-    replay = importlib.import_module("dshctl.replay")
+    replay = importlib.import_module("dshctl.replay.wrap")
     real = replay.is_terminal
     replay.is_terminal = lambda stream=None: True
     try:

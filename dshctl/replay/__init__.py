@@ -89,6 +89,8 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             elif not interactive:
                 from .transcript import write_transcript
 
+                from .wrap import transcript_width
+
                 write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps, width=transcript_width())
                 status = 0
             else:
@@ -105,14 +107,6 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
     if played:
         _exit_now(status)
     return status
-
-
-def transcript_width() -> int | None:
-    """The width a transcript written to a terminal folds a frame's rows at, its border continued
-    (``COLUMNS``, else the terminal's); None to a pipe or a file, which get each line whole."""
-    from ..stdio import terminal_width
-
-    return terminal_width() if is_terminal() else None
 
 
 def _exit_now(status: int) -> None:

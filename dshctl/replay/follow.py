@@ -23,7 +23,7 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
         from .live import play_live
 
         return play_live(path, filters, speed=speed, idle_limit=idle_limit, color=color)
-    from . import transcript_width
+    from .wrap import transcript_width
 
     follower = Follower(path)
     out = sys.stdout

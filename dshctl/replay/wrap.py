@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import re
 
+from ..terminal import is_terminal, terminal_width
 from .view import BAR, Segment
 
 _STAMP = re.compile(r"\[~?[0-9:.]+\] ")
 _CLOCK_SO_FAR = re.compile(r"\[~?[0-9:.]*(\]( )?)?")
 """A ``--timestamps`` clock at the start of a line (:class:`.transcript.Stamper`), whole or begun."""
 TAB_STOP = 8
+
+
+def transcript_width() -> int | None:
+    """The width a transcript written to standard output folds a frame's rows at: ``COLUMNS``, else
+    the terminal's, when it is a terminal; None for a pipe or a file, which get each line whole."""
+    return terminal_width() if is_terminal() else None
 
 
 def _cells(char: str) -> int:
