@@ -237,13 +237,10 @@ def _map_in_pool(func, refs, sizes: list, batches: list[list[int]], workers: int
     finished = False
     try:
         # the workers are forked here, by the submits, before the progress bar draws (it waits a second).
-        # What this process holds is frozen for them: a worker's collections then never walk the modules
-        # and refs it inherited (nor write to their pages, which fork shares until written)
+        # What this process holds now is frozen while the pool runs: no collection, here or in a worker,
+        # walks the modules and refs it holds (a worker's would also write to pages fork shares)
         gc.freeze()
-        try:
-            pending = {pool.submit(_run_batch, batch): batch for batch in batches}
-        finally:
-            gc.unfreeze()
+        pending = {pool.submit(_run_batch, batch): batch for batch in batches}
         results: dict[int, object] = {}
         next_index = 0
         while pending:
@@ -262,6 +259,7 @@ def _map_in_pool(func, refs, sizes: list, batches: list[list[int]], workers: int
             # regular expression never ends), and shutdown would wait for it and for the batch queued next
             _terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
 
 
 def _terminate_workers(pool) -> None:
