@@ -117,6 +117,35 @@ def test_closing_early_cancels_the_batches_not_started(root, small_batches, tmp_
     assert len(list(marks.iterdir())) < len(refs)
 
 
+def unset_and_gc_frozen(ref) -> tuple:
+    """In a worker: a value left out (``msgspec.UNSET``) to send back, and how many objects are frozen."""
+    import gc
+
+    import msgspec
+
+    return msgspec.UNSET, gc.get_freeze_count()
+
+
+def test_the_pool_sends_unset_by_reference_and_freezes_the_parent_heap_only_while_it_runs(root, small_batches):
+    import gc
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    import msgspec
+
+    refs = resolve_many([str(root)])
+    results = [result for _, result in map_logs(unset_and_gc_frozen, refs, jobs=2, progress=False)]
+    assert all(value is msgspec.UNSET and frozen > 0 for value, frozen in results)  # the inherited heap is frozen there
+    assert gc.get_freeze_count() == 0  # and no longer here
+    sent = bytes(ForkingPickler.dumps(msgspec.UNSET))
+    assert b"dshctl.many" in sent and pickle.loads(sent) is msgspec.UNSET  # named: no search of every module
+    assert b"dshctl" not in pickle.dumps(msgspec.UNSET)  # the stats cache's own pickles are unchanged
+    stopped = map_logs(unset_and_gc_frozen, refs, jobs=2, progress=False)
+    next(stopped)
+    stopped.close()
+    assert gc.get_freeze_count() == 0  # a caller that stops early unfreezes it too
+
+
 @pytest.mark.parametrize("by", ["session", "turn", "step"])
 def test_stats_same_document_with_one_or_two_jobs(root, small_batches, by):
     one = invoke("stats", str(root), "--json", "--by", by, "-j", "1")
