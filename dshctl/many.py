@@ -131,12 +131,11 @@ def map_logs(
     from .progress import log_size
 
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    pooled = jobs > 1 and len(refs) >= PARALLEL_THRESHOLD and all(ref.path is not None for ref in refs)
-    sizes = [log_size(ref) for ref in refs] if pooled else []  # one stat a log plans the batches and counts them done
-    batches = _plan_batches(refs, jobs, sizes) if pooled else []
-    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color) as meter:
+    sizes = [log_size(ref) for ref in refs]  # one stat a log: the bar's total, the batches, each log done
+    batches = _plan_batches(refs, jobs, sizes) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
+    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color, sizes=sizes) as meter:
         if len(batches) < 2:
-            yield from _map_in_process(func, refs, meter, parts)
+            yield from _map_in_process(func, refs, sizes, meter, parts)
         elif parts:
             for ref, results in _map_in_pool(partial(_all_parts, func), refs, sizes, batches, min(jobs, len(batches)), meter):
                 yield from ((ref, result) for result in results) if isinstance(results, list) else [(ref, results)]
@@ -144,17 +143,15 @@ def map_logs(
             yield from _map_in_pool(func, refs, sizes, batches, min(jobs, len(batches)), meter)
 
 
-def _map_in_process(func, refs, meter, parts: bool = False):
-    from .progress import log_size
-
-    for ref in refs:
+def _map_in_process(func, refs, sizes, meter, parts: bool = False):
+    for ref, size in zip(refs, sizes):
         if not parts:
             result = _result_or_error(func, ref)
-            meter.finished(log_size(ref))
+            meter.finished(size)
             yield ref, result
             continue
         yield from _parts_or_error(func, ref)
-        meter.finished(log_size(ref))
+        meter.finished(size)
 
 
 def _parts_or_error(func, ref: LogRef):
