@@ -227,7 +227,6 @@ def _map_in_pool(func, refs, sizes: list, batches: list[list[int]], workers: int
     import gc
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    _register_reducers()
     pool = ProcessPoolExecutor(
         max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
     )
@@ -271,28 +270,6 @@ def _pool_context():
     import multiprocessing
 
     return multiprocessing.get_context("fork") if sys.platform == "linux" else None
-
-
-def _register_reducers() -> None:
-    """How the pool's own pickles (:class:`multiprocessing.reduction.ForkingPickler`, only them: the stats
-    cache's pickles are unchanged) send ``msgspec.UNSET``, which a record holds for a field left out.
-    pickle finds UNSET's module by searching every module imported (it names none): 0.3 ms a log, as
-    much as the floor spends reading a small one."""
-    from multiprocessing.reduction import ForkingPickler
-
-    import msgspec
-
-    ForkingPickler.register(type(msgspec.UNSET), _reduce_unset)
-
-
-def _reduce_unset(value) -> tuple:
-    return _unset, ()
-
-
-def _unset():
-    import msgspec
-
-    return msgspec.UNSET
 
 
 _installed: dict = {}
