@@ -31,6 +31,7 @@ __all__ = [
     "decode_session_dir_name",
     "find_session",
     "id_matches",
+    "in_sessions_root",
     "latest_session",
     "no_logs_found",
     "parse_generation_name",
@@ -351,9 +352,9 @@ def resolve_one(spec: str) -> LogRef:
     if len(refs) > 1 and _one_export(refs):
         return refs[0]
     if len(refs) != 1:
-        raise SourceError(
-            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
-        )
+        shown = ", ".join(ref.display for ref in refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
+        raise SourceError(f"expected one log, found {len(refs)} ({shown}): name one, or use a command that reads many",
+                          file=spec)
     return refs[0]
 
 
@@ -392,6 +393,8 @@ def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
 def _resolve_dir(path: Path, display: str) -> list[LogRef]:
     entries = _scan(path, display)
     if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
+        if not in_sessions_root(path) and _foreign_logs(path, display, entries):
+            return _plain_folder_logs(path, display, entries)
         refs = _session_logs(path, display, entries, explicit=True)
         return sorted(refs, key=_sort_key)
     if _is_project_dir_name(_real_name(path)):
@@ -422,14 +425,48 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
     )
 
 
+_EXPORT_DIRS = ("subagents", "media")
+"""The directories of an unzipped dsh Web UI export beside its ``session.jsonl`` (§1.10)."""
+
+
+def in_sessions_root(path: Path) -> bool:
+    """Whether the directory ``path`` is a session directory by its place: inside a project directory (of
+    a sessions root), where dsh reads only its generation files whatever else the directory holds (§1.4;
+    dsh keeps the directory for future per-session artifacts, §1.2), and its name is its session's id."""
+    parent = path.parent
+    if path.name in ("", ".", "..") or parent.name in ("", ".", ".."):
+        try:
+            parent = path.resolve().parent
+        except OSError:
+            pass
+    return _is_project_dir_name(parent.name)
+
+
+def _foreign_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
+    """The logs a folder holding generation files holds beside dsh's own entries: what a plain-folder
+    reading finds among its other files (a log not named as dsh names a generation, an export ZIP) and
+    its folders but an export's ``subagents/`` and ``media/``. A session directory holds none (§1.2,
+    §1.3, §1.5: generation files, ``session.lock``, staging ``*.tmp``; §1.10: an export's folders); a
+    folder that holds any is a plain folder of logs, its generation files among them, so no log in it
+    is passed over unread."""
+    others = [(name, is_dir) for name, is_dir in entries
+              if (name not in _EXPORT_DIRS if is_dir else parse_generation_name(name) is None)]
+    return _plain_folder_logs(path, display, others)
+
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
+"""The names a plain folder's logs end with: dsh's two (§1.3) and the ``zstd`` tool's (a log compressed
+by hand: the bytes tell zstd, never the name)."""
+
+
 def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
-    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd``
-    files by name, whatever they are called (the header tells the generation), and the logs of the
-    folders below it that hold any; hidden folders and folders without logs are passed over."""
+    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd`` /
+    ``*.jsonl.zst`` files by name, whatever they are called (the header tells the generation), and the
+    logs of the folders below it that hold any; hidden folders and folders without logs are passed over."""
     refs: list[LogRef] = []
     for name, is_dir in entries:
         sub, sub_display = path / name, os.path.join(display, name)
-        if not is_dir and (name.endswith(".jsonl") or name.endswith(".jsonl.zstd")):
+        if not is_dir and name.endswith(LOG_SUFFIXES):
             parsed = parse_generation_name(name)
             refs.append(LogRef(path=sub, display=sub_display, generation_from_name=None if parsed is None else parsed[0],
                                session_dir=None))
