@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
@@ -44,6 +44,7 @@ __all__ = [
     "session_ids",
     "sessions_root",
     "short_ids",
+    "shown_ids",
     "written_key",
 ]
 
@@ -685,6 +686,17 @@ def short_ids(ids: list[str], among: Iterable[str] = ()) -> dict[str, str]:
         length = max(_id_tail_start(session_id) + SHORT_ID_LENGTH, shared + 1)
         shown[session_id] = session_id[:length]
     return shown
+
+
+def shown_ids(ids: Iterable[Any], root: str | os.PathLike | None = None) -> dict[str, str]:
+    """The one rule by which dshctl shows sessions (``ls``'s and ``stats``' tables, ``grep``'s lines):
+    each id of ``ids`` — every session of the run, the rows of a table or the logs grep reads — as its
+    :func:`short_ids` among ``ids`` and the sessions of ``root`` (default: :func:`sessions_root`, where a
+    short id is looked up: :func:`find_session`). So no two sessions of one output share a shown id, and
+    one of the sessions root opens when it is given back as a PATH. Values that are not ids (None, "",
+    a header's non-string) are passed over: their rows show the log's path."""
+    named = [i for i in ids if isinstance(i, str) and i]
+    return short_ids(named, among=session_ids(root)) if named else {}
 
 
 def _neighbours(names: list[tuple[str, str]], session_id: str) -> list[str]:
