@@ -304,3 +304,31 @@ def test_grep_reads_no_header_of_a_sessions_root_to_name_its_sessions(tmp_path, 
     monkeypatch.setattr("dshctl.reader.open_log", lambda *a, **k: opened.append(a) or (_ for _ in ()).throw(AssertionError))
     assert grep_run.session_ids_of(refs) == ["session-64c38c41-1961-aaaa", "session-64c38c41-2222-bbbb"]
     assert opened == []
+
+
+def test_a_session_directory_below_a_plain_folder_that_cannot_be_chosen_is_an_unreadable_log(tmp_path):
+    """Where it stopped the whole folder (a newer generation) or was passed over without a word (both
+    encodings), it is one unreadable log of the folder, and the others are read."""
+    folder = tmp_path / "corpus"
+    for name, files in (("newer", ["session.v4.jsonl", "session.v9.jsonl"]), ("mixed", ["session.v4.jsonl", "session.v4.jsonl.zstd"])):
+        (folder / name).mkdir(parents=True)
+        for file in files:
+            shutil.copy(TOUR, folder / name / file)
+    shutil.copy(FORK, folder / "fork.jsonl")
+    refs = resolve(str(folder))
+    assert [(ref.display.rsplit(os.sep, 1)[-1], ref.problem is not None) for ref in refs] == [
+        ("fork.jsonl", False), ("mixed", True), ("newer", True)]
+    result = invoke("stats", str(folder), status=1)
+    assert "both raw and zstd" in result.stderr and "newer dsh" in result.stderr
+    with pytest.raises(dshctl.DshctlError, match="newer dsh"):
+        resolve(str(folder / "newer"))  # named, it is an error
+
+
+def test_folders_linked_in_a_loop_are_walked_once(tmp_path):
+    folder = tmp_path / "loop"
+    folder.mkdir()
+    shutil.copy(TOUR, folder / "x.jsonl")
+    for name in ("a", "b", "c"):
+        (folder / name).symlink_to(".")  # each level would triple the walk: 3**40 folders before ELOOP
+    (folder / "session.jsonl").symlink_to("x.jsonl")
+    assert [ref.display for ref in resolve(str(folder))] == [str(folder / "session.jsonl"), str(folder / "x.jsonl")]

@@ -391,12 +391,18 @@ def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
     raise TypeError(f"a log source is a path (str or os.PathLike) or a LogRef, not {type(source).__name__}")
 
 
-def _resolve_dir(path: Path, display: str) -> list[LogRef]:
+def _resolve_dir(path: Path, display: str, walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
+    """The logs of the directory ``path``. ``walked``: the directories of the plain folder it is found in
+    (:func:`_plain_folder_logs`), where a session directory whose log cannot be chosen is an unreadable
+    log of the folder; named by the user (None), that is an error."""
     entries = _scan(path, display)
     if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
-        if not in_sessions_root(path) and _foreign_logs(path, display, entries):
-            return _plain_folder_logs(path, display, entries)
-        refs = _session_logs(path, display, entries, explicit=True)
+        own = [entry for entry in entries if _dsh_writes(*entry)]
+        others = [entry for entry in entries if not _dsh_writes(*entry)]
+        foreign = [] if in_sessions_root(path) else _plain_folder_logs(path, display, others, walked)
+        if foreign:  # a plain folder of logs: none passed over
+            return sorted(foreign + _plain_folder_logs(path, display, own, walked), key=_sort_key)
+        refs = _session_logs(path, display, entries, explicit=walked is None)
         return sorted(refs, key=_sort_key)
     if _is_project_dir_name(_real_name(path)):
         return sorted(_project_logs(path, display, entries), key=_sort_key)
@@ -415,7 +421,7 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
         )
     if not _has_non_scratch_entries(entries):
         return []  # nothing there (a root or a project not yet written to, a new folder): no logs found
-    found = _plain_folder_logs(path, display, entries)
+    found = _plain_folder_logs(path, display, entries, walked)
     if found:
         return found
     raise SourceError(
@@ -443,16 +449,13 @@ def in_sessions_root(path: Path) -> bool:
     return _is_project_dir_name(parent.name)
 
 
-def _foreign_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
-    """The logs a folder holding generation files holds beside dsh's own entries: what a plain-folder
-    reading finds among its other files (a log not named as dsh names a generation, an export ZIP) and
-    its folders but an export's ``subagents/`` and ``media/``. A session directory holds none (§1.2,
-    §1.3, §1.5: generation files, ``session.lock``, staging ``*.tmp``; §1.10: an export's folders); a
-    folder that holds any is a plain folder of logs, its generation files among them, so no log in it
-    is passed over unread."""
-    others = [(name, is_dir) for name, is_dir in entries
-              if (name not in _EXPORT_DIRS if is_dir else parse_generation_name(name) is None)]
-    return _plain_folder_logs(path, display, others)
+def _dsh_writes(name: str, is_dir: bool) -> bool:
+    """Whether dsh writes an entry of this name in a session directory and a plain-folder reading would
+    read it: a generation file (§1.3), an export's ``subagents/`` or ``media/`` (§1.10). A directory
+    that holds generation files and another log (a log not named as dsh names a generation, an export
+    ZIP, a folder with logs) is a plain folder of logs, so that no log in it is passed over unread;
+    ``session.lock``, staging ``*.tmp`` files (§1.3, §1.5) and files that are no log change nothing."""
+    return name in _EXPORT_DIRS if is_dir else parse_generation_name(name) is not None
 
 
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
@@ -460,10 +463,15 @@ LOG_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 by hand: the bytes tell zstd, never the name)."""
 
 
-def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
+def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]],
+                       walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
     """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd`` /
     ``*.jsonl.zst`` files by name, whatever they are called (the header tells the generation), and the
-    logs of the folders below it that hold any; hidden folders and folders without logs are passed over."""
+    logs of the folders below it that hold any; hidden folders and folders without logs are passed over.
+    A folder is walked once, however many links lead to it (``walked`` holds those walked): symlinks
+    that loop end, in time linear in the folders."""
+    walked = set() if walked is None else walked
+    walked.add(_identity(path))
     refs: list[LogRef] = []
     for name, is_dir in entries:
         sub, sub_display = path / name, os.path.join(display, name)
@@ -473,12 +481,21 @@ def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]
                                session_dir=None))
         elif not is_dir and name.lower().endswith(".zip") and is_zip(sub):
             refs.extend(_folder_zip(sub, sub_display))
-        elif is_dir and not name.startswith("."):
+        elif is_dir and not name.startswith(".") and _identity(sub) not in walked:
             try:
-                refs.extend(_resolve_dir(sub, sub_display))
+                refs.extend(_resolve_dir(sub, sub_display, walked))
             except SourceError:
                 continue
     return sorted(refs, key=_sort_key)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """A directory's device and inode (its path's own, when it cannot be looked at: it is walked once)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return (-1, hash(os.path.abspath(path)))
+    return (status.st_dev, status.st_ino)
 
 
 def zip_refs(archive: Archive, display: str) -> list[LogRef]:
