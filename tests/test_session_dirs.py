@@ -332,3 +332,14 @@ def test_folders_linked_in_a_loop_are_walked_once(tmp_path):
         (folder / name).symlink_to(".")  # each level would triple the walk: 3**40 folders before ELOOP
     (folder / "session.jsonl").symlink_to("x.jsonl")
     assert [ref.display for ref in resolve(str(folder))] == [str(folder / "session.jsonl"), str(folder / "x.jsonl")]
+
+
+def test_an_unzipped_export_whose_subagents_link_back_ends(tmp_path):
+    export = tmp_path / "dsh-session-x"
+    for child in ("x", "y"):
+        (export / "subagents" / child).mkdir(parents=True)
+        shutil.copy(FORK, export / "subagents" / child / "session.jsonl")
+        (export / "subagents" / child / "subagents").symlink_to("../../subagents")  # 2**n paths, never ending
+    shutil.copy(TOUR, export / "session.jsonl")
+    assert [str(ref.path.relative_to(export)) for ref in resolve(str(export))] == [
+        "session.jsonl", "subagents/x/session.jsonl", "subagents/y/session.jsonl"]

@@ -489,6 +489,15 @@ def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]
     return sorted(refs, key=_sort_key)
 
 
+def _first_walk(path: Path, walked: set[tuple[int, int]]) -> bool:
+    """Whether the directory ``path`` is not yet among ``walked``, which it then joins."""
+    identity = _identity(path)
+    if identity in walked:
+        return False
+    walked.add(identity)
+    return True
+
+
 def _identity(path: Path) -> tuple[int, int]:
     """A directory's device and inode (its path's own, when it cannot be looked at: it is walked once)."""
     try:
@@ -540,13 +549,15 @@ def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
 
 
 def _session_logs(
-    path: Path, display: str, entries: list[tuple[str, bool]], *, explicit: bool, exported: bool = False
+    path: Path, display: str, entries: list[tuple[str, bool]], *, explicit: bool, exported: bool = False,
+    walked: set[tuple[int, int]] | None = None,
 ) -> list[LogRef]:
     """The chosen log of one session directory, plus its export subagents.
 
     ``explicit``: errors choosing this directory's own log are raised;
     otherwise they become a ``problem`` ref. A directory without any log
-    returns ``[]`` (only called for explicit dirs when logs exist).
+    returns ``[]`` (only called for explicit dirs when logs exist). A ``subagents/`` reached again
+    through a symlink (``walked``: those read) is read once.
     """
     is_export = exported or any(is_dir and name in ("subagents", "media") for name, is_dir in entries)
     refs: list[LogRef] = []
@@ -560,7 +571,8 @@ def _session_logs(
         if is_export and own.problem is None and own.path is not None and own.path.name == "session.jsonl":
             own = LogRef(path=own.path, display=own.display, generation_from_name=None, session_dir=path)
         refs.append(own)
-    if is_export and any(is_dir and name == "subagents" for name, is_dir in entries):
+    walked = set() if walked is None else walked
+    if is_export and any(is_dir and name == "subagents" for name, is_dir in entries) and _first_walk(path / "subagents", walked):
         sub_root = path / "subagents"
         sub_root_display = os.path.join(display, "subagents")
         for name, is_dir in _scan(sub_root, sub_root_display):
@@ -569,7 +581,7 @@ def _session_logs(
             child = sub_root / name
             child_display = os.path.join(sub_root_display, name)
             refs.extend(
-                _session_logs(child, child_display, _scan(child, child_display), explicit=False, exported=True)
+                _session_logs(child, child_display, _scan(child, child_display), explicit=False, exported=True, walked=walked)
             )
     return refs
 
