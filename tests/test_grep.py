@@ -640,7 +640,7 @@ def test_help_says_what_the_man_page_says(v0_split):
     reference = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
     assert "--in KINDS Search only these kinds (comma-separated or repeated)" in reference
     assert "Ignore case unless PATTERN has an upper-case letter outside an escape; -i wins." in reference
-    assert "at least 8 characters after any session-, that no other session of the sessions root shares" in reference
+    assert "at least 8 characters after any session-, that no other log searched and no session of the sessions root shares" in reference
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}
 
