@@ -343,3 +343,22 @@ def test_an_unzipped_export_whose_subagents_link_back_ends(tmp_path):
     shutil.copy(TOUR, export / "session.jsonl")
     assert [str(ref.path.relative_to(export)) for ref in resolve(str(export))] == [
         "session.jsonl", "subagents/x/session.jsonl", "subagents/y/session.jsonl"]
+
+
+@pytest.mark.parametrize("form", ["60", "80", "120", "pipe", "tsv"])
+@pytest.mark.parametrize("command", ["ls", "stats"])
+def test_a_plain_folder_holding_session_jsonl_lists_each_log_at_every_width(mixed, command, form):
+    if form == "tsv":
+        lines = invoke(command, "--tsv", str(mixed), status=0).stdout.split("\n\n")[0].splitlines()
+        header = lines[0].split("\t")
+        logs = [line.split("\t")[header.index("log")] for line in lines[1:]]
+        assert sorted(logs) == sorted(str(mixed / name) for name in ("session.jsonl", "fork.jsonl", "cwd.jsonl.zst"))
+        return
+    terminal = form != "pipe"
+    out = invoke(command, str(mixed), columns=int(form) if terminal else None, terminal=terminal, status=0).stdout
+    table = out.split("sessions\n", 1)[-1].split("\n\n")[0].split("└")[0]  # the first table
+    ids = [line.strip(BOX_BODY + " ").split()[0] for line in table.splitlines() if line.strip(BOX_BODY + " ")]
+    assert sorted(i for i in ids if re.fullmatch("[0-9a-f]{8}", i)) == ["7c1e5a2d", "b4d2f6a8", "e8c1f3a5"], out
+    assert len([line for line in table.splitlines() if line.startswith(BOX_BODY)]) in ((3,) if terminal else (0,))  # one line a log
+    if terminal:
+        assert all(len(line) <= int(form) for line in out.splitlines() if line[:1] in "┏┃┡│└")
