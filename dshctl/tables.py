@@ -634,6 +634,8 @@ class SessionNames:
         from .source import shown_ids
 
         self._short = shown_ids(ids)
+        self.longest = max(map(len, self._short.values()), default=0)
+        """The longest short id: a column of them is at least this wide while another can be hidden."""
 
     def __call__(self, session_id: Any, path: str) -> str:
         return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path

@@ -362,3 +362,24 @@ def test_a_plain_folder_holding_session_jsonl_lists_each_log_at_every_width(mixe
     assert len([line for line in table.splitlines() if line.startswith(BOX_BODY)]) in ((3,) if terminal else (0,))  # one line a log
     if terminal:
         assert all(len(line) <= int(form) for line in out.splitlines() if line[:1] in "┏┃┡│└")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_long_short_id_stays_whole_in_ls_and_stats_alike(tmp_path, width):
+    """An agent's ids (``<agent>-session-<uuid>``) give short ids past 24 characters: ls cut them at their
+    start (``…t-long-name-session-5d9e2c71``, which opens nothing) and stats folded them over two lines;
+    both show them whole, hiding other columns first."""
+    home = tmp_path / "home"
+    ids = [f"reviewer-agent-long-name-session-5d9e2c7{n}-0b3a-4f68-a1c4-7e2b9d0f3a86" for n in (1, 2)]
+    for session_id in ids:
+        directory = home / "sessions" / "--home-alice-proj--" / session_id
+        directory.mkdir(parents=True)
+        (directory / "session.v4.jsonl").write_bytes(_with_id(TOUR, session_id))
+    shown = [session_id[: len("reviewer-agent-long-name-session-5d9e2c7x")] for session_id in ids]
+    for command in ("ls", "stats"):
+        out = invoke(command, str(home / "sessions"), columns=width, terminal=True, home=home, status=0).stdout
+        body = [line for line in out.split("└")[0].splitlines() if line.startswith(BOX_BODY)]
+        assert [line.split(BOX_BODY)[1].strip() for line in body] == shown, (command, out)
+        assert all(len(line) <= width for line in out.split("└")[0].splitlines())
+    for session_id, prefix in zip(ids, shown):
+        assert find_session(prefix, root=home / "sessions").name == session_id
