@@ -21,7 +21,7 @@ from stats_logs import _rollup_step_events
 
 from dshctl.options import StatsOptions
 from dshctl.source import as_ref
-from dshctl.stats import split
+from dshctl.stats import split, stats_fold
 from dshctl.stats.split import SPLIT_MIN_BYTES_ENV, find_boundaries, read_split
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ def assert_same(path, *args) -> None:
 
 
 def was_split(path, jobs: int = 3, **options) -> bool:
-    result = read_split(as_ref(str(path)), StatsOptions(jobs=jobs, **options), None)
+    result = read_split(as_ref(str(path)), StatsOptions(jobs=jobs, **options), None, stats_fold)
     return not isinstance(result, str)
 
 
@@ -209,20 +209,20 @@ def test_damage_anywhere_sends_the_log_to_one_pass(tmp_path):
         assert not was_split(path)
         assert_same(path, "--json")
     torn = _write(tmp_path, data[:-25], "torn.jsonl.zstd")
-    reason = read_split(as_ref(str(torn)), StatsOptions(jobs=3), None)
+    reason = read_split(as_ref(str(torn)), StatsOptions(jobs=3), None, stats_fold)
     assert isinstance(reason, str) and "warnings" in reason
     assert_same(torn, "--json")
 
 
 def test_what_never_splits(tmp_path, monkeypatch):
     path = _bench_log(tmp_path, turns=30)
-    assert read_split(as_ref(str(path)), StatsOptions(jobs=1), None) == "one part"
-    assert read_split(as_ref(str(path)), StatsOptions(jobs=3, salvage=True), None) == "one part"
+    assert read_split(as_ref(str(path)), StatsOptions(jobs=1), None, stats_fold) == "one part"
+    assert read_split(as_ref(str(path)), StatsOptions(jobs=3, salvage=True), None, stats_fold) == "one part"
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(path.read_bytes()))
-    assert read_split(as_ref(str(plain)), StatsOptions(jobs=3), None) == "one part"
+    assert read_split(as_ref(str(plain)), StatsOptions(jobs=3), None, stats_fold) == "one part"
     monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, str(path.stat().st_size))  # one part's worth of bytes only
-    assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None) == "one part"
+    assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None, stats_fold) == "one part"
 
 
 def test_a_bad_threshold_is_a_usage_error(tmp_path):
@@ -271,6 +271,6 @@ def test_a_turn_number_again_in_a_later_part_is_read_in_one_pass(tmp_path):
             record["data"]["turn"] = 2  # turn 2 again, in the last part: its meter slot and turn count are shared
         lines.append(json.dumps(record, separators=(",", ":")))
     path = _write(tmp_path, b"".join(_compress((line + "\n").encode()) for line in lines), "again.jsonl.zstd")
-    assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None) == "part 3 opens a turn an earlier part opened"
+    assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None, stats_fold) == "part 3 opens a turn an earlier part opened"
     for by in ("session", "turn", "model"):
         assert_same(path, "--json", "--by", by)

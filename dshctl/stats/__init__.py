@@ -79,7 +79,7 @@ def _stats_of_log(ref, options: StatsOptions, spark: bool, prices: PriceTable | 
     if split:
         from .split import split_log_stats
 
-        result = split_log_stats(ref, options, prices)
+        result = split_log_stats(ref, options, prices, stats_fold)
     if result is None:
         result = log_stats(ref, options, prices=prices)
     if not spark and result.samples is not None:

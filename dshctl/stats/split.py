@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 import zstandard
@@ -54,7 +54,7 @@ from ..errors import DshctlError, UsageError
 
 __all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
 
-SPLIT_MIN_BYTES = 64 << 20
+SPLIT_MIN_BYTES = 8 << 20
 """The smallest part worth a process of its own (compressed bytes): below it the workers' start-up and the
 merge cost more than the part's reading saves (``benchmarks/split_bench.py`` measures the crossover)."""
 SPLIT_MIN_BYTES_ENV = "DSHCTL_SPLIT_MIN_BYTES"
@@ -277,7 +277,9 @@ def _range_reader(ref: Any, start: int, end: int) -> Any:
 class _Plan:
     """What every part's reading needs: set before the workers fork, so a task carries only its index."""
 
-    def __init__(self, ref: Any, header: Any, options: Any, prices: Any, starts: list[tuple[int, int]], size: int):
+    def __init__(self, ref: Any, header: Any, options: Any, prices: Any, starts: list[tuple[int, int]], size: int,
+                 new_fold: Callable[..., Any]):
+        self.new_fold = new_fold  # :func:`dshctl.stats.stats_fold`, the one way a log's fold is made
         self.ref = ref
         self.header = header
         self.options = options
@@ -295,10 +297,8 @@ _plan: dict = {}
 
 
 def _fold(plan: _Plan, log: Any, *, later: bool) -> Any:
-    from . import stats_fold
-
     by = plan.options.record_by
-    fold = stats_fold(log, prices=plan.prices, keep_turns=by == "turn", keep_steps=by == "step")
+    fold = plan.new_fold(log, prices=plan.prices, keep_turns=by == "turn", keep_steps=by == "step")
     if later:
         fold.own.header_route = UNKNOWN_ROUTE
         fold.context.window = UNSEEN_WINDOW
@@ -525,14 +525,14 @@ def _refusal(first: PartState, parts: list[PartState], starts: list[tuple[int, i
 # -- the whole ---------------------------------------------------------------------------------------------
 
 
-def split_log_stats(ref: Any, options: Any, prices: Any) -> Any:
+def split_log_stats(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]) -> Any:
     """The :class:`~dshctl.stats.results.LogStats` of one big zstd log read in parts, exactly as one pass
     reads it; None where the split does not apply or cannot prove that (the caller reads it in one pass)."""
-    result = read_split(ref, options, prices)
+    result = read_split(ref, options, prices, new_fold)
     return None if isinstance(result, str) else result
 
 
-def read_split(ref: Any, options: Any, prices: Any) -> Any:
+def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]) -> Any:
     """:func:`split_log_stats`, or why the log is read in one pass instead (a sentence)."""
     parts = planned_parts(ref, options)
     if parts < 2:
@@ -551,7 +551,7 @@ def read_split(ref: Any, options: Any, prices: Any) -> Any:
     with log:
         if not options.window.holds(log.header.createdAt):
             return "outside --since/--until"  # one pass reads only the header
-        plan = _Plan(ref, log.header, options, prices, starts, size)
+        plan = _Plan(ref, log.header, options, prices, starts, size, new_fold)
         warnings_before = len(log.warnings)
         return _read_in_parts(plan, log, warnings_before)
 
