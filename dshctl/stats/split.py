@@ -9,10 +9,12 @@ whole log back to the one-pass reader, which then reports every figure, warning 
 does. So damage is never judged here: it is found, and one pass reads the log.
 
 **Where a part starts.** At a frame boundary near each nominal cut point (file size × k / parts): the
-first zstd magic number there from which whole frames decode on (:data:`CONFIRM_FRAMES` of them before
-the boundary is taken), where one frame's last line is a ``turn/end`` record and the next frame's first
-line a timed ``turn/start`` record (dsh writes each commit as one frame; its benchmark log writes every
-row as one). Nothing of the reader or the folds crosses such a point:
+first zstd magic number there from which whole frames decode on, where one frame's last line is a
+``turn/end`` record, the frame after it decoding whole too (dsh writes each commit as one frame, and a
+turn's last commit ends with its ``turn/end``; the benchmark log writes every row as one). The
+search only proposes: the parts' own readers prove it, since the part before a boundary must end there
+exactly (a complete frame, else a torn tail and one pass) at the seq the part after it starts with.
+Nothing of the reader or the folds crosses such a point:
 
 * the v0 chunk fold (:func:`~dshctl.generations.v0.fold_chunks`) settles its pending attempt at a
   ``turn/end``; the legacy normalizer's state (replaced tool results, retry chains, the open
@@ -32,10 +34,15 @@ series and exact histograms (integer counts, integer costs in nano-units), so th
 except for a sum of non-integral numbers (``outputTokens`` as a float), whose rounding depends on the
 order of additions: a log with one is read in one pass.
 
+The records a part holds before its first ``turn/start`` (dsh's commit often opens with
+``agent/inbox/spliced`` or ``session/title``) are read by one pass while the previous turn is still open:
+only a user message (a prompt for that turn) and a change of what the fold knows of times could reach it,
+and both are refused.
+
 Refused (one pass instead): any error, warning, torn tail or gap in any part; a part that does not end
-where the next starts; a fork or seed cut after the first part; a part other than the last that ends
-with untimed events or placeholder stream times (the next part's rows would be finalized under them);
-turns opened in two parts; a float token count. ``--salvage`` and ``--follow`` never split.
+where the next starts; a fork or seed cut after the first part; a part with untimed events or placeholder
+stream times; a user message ahead of a part's first ``turn/start``; turns opened in two parts; a float
+token count. ``--salvage`` and ``--follow`` never split.
 
 ``DSHCTL_SPLIT_MIN_BYTES`` sets the smallest part (bytes on disk, K/M/G suffixes as
 ``DSHCTL_MAX_LINE_BYTES``); tests set it to 1 to split small logs.
@@ -60,8 +67,6 @@ merge cost more than the part's reading saves (``benchmarks/split_bench.py`` mea
 SPLIT_MIN_BYTES_ENV = "DSHCTL_SPLIT_MIN_BYTES"
 SEARCH_BYTES = 8 << 20
 """How far past a nominal cut point a turn boundary is looked for (compressed bytes)."""
-CONFIRM_FRAMES = 3
-"""Whole frames decoded from a magic number before a boundary after them is trusted."""
 FRAME_MAX = 8 << 20
 """The largest frame the search decodes (its declared size): dsh's writer's frames are small."""
 UNKNOWN_ROUTE = "\x00(the route of the part before)"
@@ -188,22 +193,22 @@ def _record_type(line: bytes, kind: bytes) -> dict | None:
     return record
 
 
-def _turn_start_seq(line: bytes) -> int | None:
-    """The seq of a timed ``turn/start`` record (a part's first), else None."""
-    record = _record_type(line, b"turn/start")
-    if record is None:
+def _first_seq(line: bytes) -> int | None:
+    """The seq a part's first record says it has (a packed row's ``seq0``), else None."""
+    try:
+        record = _decode(line)
+    except _NOT_JSON:
         return None
-    seq, time = record.get("seq"), record.get("time")
-    if type(seq) is not int or seq < 1 or type(time) is not int:
+    if type(record) is not dict:
         return None
-    return seq
+    seq = record.get("seq", record.get("seq0"))
+    return seq if type(seq) is int and seq >= 1 else None
 
 
 def _boundary_from(window: _Window, start: int) -> tuple[int, int] | None | bool:
-    """From a magic number at ``start``: ``(offset, seq)`` of the first frame that starts with a timed
-    ``turn/start`` right after a frame that ends with a ``turn/end``, once :data:`CONFIRM_FRAMES` whole
-    frames were decoded; ``False`` when no whole frame starts at ``start`` (try the next magic number);
-    None when the frames run out first (no boundary near here)."""
+    """From a magic number at ``start``: ``(offset, seq)`` of the first frame after one that ends with a
+    ``turn/end``, the frames from ``start`` to it and the one after it (or the end of the file) decoded whole; ``False`` when no whole frame starts at
+    ``start`` (try the next magic number); None when the frames run out first (no boundary near here)."""
     position = start
     frames = 0
     after_turn_end = False
@@ -212,9 +217,9 @@ def _boundary_from(window: _Window, start: int) -> tuple[int, int] | None | bool
         if frame is None or not frame[0].endswith(b"\n"):
             return False if frames == 0 else None
         decoded, end = frame
-        if frames >= CONFIRM_FRAMES and after_turn_end:
-            seq = _turn_start_seq(decoded[: decoded.find(b"\n")])
-            if seq is not None:
+        if after_turn_end:
+            seq = _first_seq(decoded[: decoded.find(b"\n")])
+            if seq is not None and (window.frame(end) is not None or (not window.ensure(end + 1) and window.eof)):
                 return position, seq
         last = decoded[decoded.rfind(b"\n", 0, len(decoded) - 1) + 1 : -1]
         after_turn_end = _record_type(last, b"turn/end") is not None
@@ -296,12 +301,15 @@ class _Plan:
 _plan: dict = {}
 
 
-def _fold(plan: _Plan, log: Any, *, later: bool) -> Any:
+def _fold(plan: _Plan, log: Any, *, before: Any = None) -> Any:
+    """The part's fold; ``before``, for a part after the first, stands for the turn the part before ended
+    with (a user message ahead of the part's first ``turn/start`` gives that turn its prompt)."""
     by = plan.options.record_by
     fold = plan.new_fold(log, prices=plan.prices, keep_turns=by == "turn", keep_steps=by == "step")
-    if later:
+    if before is not None:
         fold.own.header_route = UNKNOWN_ROUTE
         fold.context.window = UNSEEN_WINDOW
+        fold.current_turn = before
     fold.run(log.events())
     return fold
 
@@ -315,6 +323,7 @@ def _fold_part(index: int) -> "PartState | str":
     """In a worker: part ``index`` (1 or later) read and folded, its finished fold as a :class:`PartState`;
     or why it cannot be merged."""
     from ..reader import Log
+    from .fold import TurnFigures
 
     plan: _Plan = _plan["plan"]
     start, end = plan.span(index)
@@ -324,7 +333,8 @@ def _fold_part(index: int) -> "PartState | str":
         log.cut = log.header.seedLength
     try:
         log._lines = iter(reader)
-        fold = _fold(plan, log, later=True)
+        before = TurnFigures(None)
+        fold = _fold(plan, log, before=before)
     except DshctlError as exc:
         return f"part {index + 1}: {exc.message}"
     except Exception as exc:  # one pass reads the log then, and meets whatever this was itself
@@ -337,6 +347,8 @@ def _fold_part(index: int) -> "PartState | str":
         return f"part {index + 1}: a fork or seed cut"
     if UNKNOWN_ROUTE in fold.own.models:
         return f"part {index + 1}: an attempt under the previous part's request header"
+    if before.prompt is not None:
+        return f"part {index + 1}: a prompt for the previous part's last turn"
     return PartState.of(fold, log.event_count)
 
 
@@ -362,7 +374,8 @@ MERGED = {
         "merged": ("dsh", "meter", "meter011", "context", "own", "timing_known", "placeholder_times", "outside_steps",
                    "turn_rows", "step_rows", "observed", "_billing", "turn_bounds", "unnumbered_turn"),
         "the first part's": ("prefix", "pricing", "seed_length", "keep_turns", "keep_steps", "keep_settlements", "_handlers"),
-        "empty once finished": ("turn_records", "current_turn", "current_step"),
+        "empty once finished": ("turn_records", "current_step"),
+        "a sentinel in later parts, then read only while folding": ("current_turn",),
         "never kept by stats": ("settlement_rows", "tool_call_rows"),
     },
     "DshSessionStats": {
@@ -503,11 +516,12 @@ def _refusal(first: PartState, parts: list[PartState], starts: list[tuple[int, i
     high: int | None = None
     unnumbered = False
     for index, part in enumerate(everything):
-        if index + 1 < len(everything):
-            if part.event_count != starts[index + 1][1]:
-                return f"part {index + 1} ends at seq {part.event_count}, not where part {index + 2} starts"
-            if not part.timing_known or part.placeholder_times:
-                return f"part {index + 1} ends with untimed figures"
+        if index + 1 < len(everything) and part.event_count != starts[index + 1][1]:
+            return f"part {index + 1} ends at seq {part.event_count}, not where part {index + 2} starts"
+        if not part.timing_known or part.placeholder_times:
+            # a part's rows are finalized under what the fold knows of times then: the turns a part
+            # ends with, under what the next part's first events (before its turn/start) tell
+            return f"part {index + 1} has untimed figures"
         if part.floats():
             return f"part {index + 1} sums non-integral token counts"
         bounds = part.turn_bounds
@@ -569,7 +583,7 @@ def _read_in_parts(plan: _Plan, log: Any, warnings_before: int) -> Any:
     try:
         futures = [pool.submit(_fold_part, index) for index in range(1, count)]
         try:
-            fold = _fold(plan, log, later=False)
+            fold = _fold(plan, log)
         except DshctlError as exc:
             return f"part 1: {exc.message}"
         try:
