@@ -204,14 +204,28 @@ def test_the_benchmark_shape_splits_and_equals_one_pass(tmp_path):
 
 def test_damage_anywhere_sends_the_log_to_one_pass(tmp_path):
     data = _bench_log(tmp_path, turns=30).read_bytes()
-    for at in (len(data) // 5, len(data) // 2, len(data) - 30):  # in each part, and a torn tail
+    for at in (len(data) // 5, len(data) // 2, len(data) - 30):  # in each part, and in the last frame
         path = _write(tmp_path, data[:at] + b"\x00" * 7 + data[at + 7 :], f"d{at}.jsonl.zstd")
         assert not was_split(path)
         assert_same(path, "--json")
-    torn = _write(tmp_path, data[:-25], "torn.jsonl.zstd")
-    reason = read_split(as_ref(str(torn)), StatsOptions(jobs=3), None, stats_fold)
-    assert isinstance(reason, str) and "warnings" in reason
-    assert_same(torn, "--json")
+
+
+
+def test_a_torn_tail_keeps_the_split_and_one_pass_line_numbers(tmp_path):
+    """A log being written ends in a torn frame: the last part is read again in the command's process,
+    its warning naming the line one pass names."""
+    data = _bench_log(tmp_path, turns=30).read_bytes()
+    for cut in (25, 60, 200):
+        torn = _write(tmp_path, data[:-cut], f"torn{cut}.jsonl.zstd")
+        if cut < 200:  # 200 bytes cut the last message: its chunks settle as an attempt, refused (it has no header)
+            assert was_split(torn)
+            assert was_split(torn, jobs=2)
+        for args in (("--json",), ("--json", "--by", "step"), ()):
+            assert_same(torn, *args)
+        code, _, stderr = outcome(torn, "--json", jobs=3)
+        assert code == 0 and "torn tail dropped" in stderr
+        assert not was_split(torn, strict=True)  # --strict: the torn tail is an error, one pass says so
+        assert_same(torn, "--json", "--strict")
 
 
 def test_what_never_splits(tmp_path, monkeypatch):

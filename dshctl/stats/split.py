@@ -39,7 +39,9 @@ The records a part holds before its first ``turn/start`` (dsh's commit often ope
 only a user message (a prompt for that turn) and a change of what the fold knows of times could reach it,
 and both are refused.
 
-Refused (one pass instead): any error, warning, torn tail or gap in any part; a part that does not end
+Refused (one pass instead): any error, warning or gap in any part, but a torn tail at the end of the log
+(a log being written: the last part is read again in the command's process, numbering its lines as one
+pass does, and keeps its warnings); a part that does not end
 where the next starts; a fork or seed cut after the first part; a part with untimed events or placeholder
 stream times; a user message ahead of a part's first ``turn/start``; turns opened in two parts; a float
 token count. ``--salvage`` and ``--follow`` never split.
@@ -319,15 +321,24 @@ def _clean(log: Any, warnings_before: int) -> bool:
             and not log.gaps and not log.fixture)
 
 
-def _fold_part(index: int) -> "PartState | str":
+REREAD = "the last part ends in a torn tail"
+"""What a worker says of the last part when it ends in a torn tail (a log being written): its warnings
+name lines, which only the command's process can number, once the parts before are read; it reads the
+part again itself, numbering them as one pass does (:func:`_fold_part`'s ``line_offset``)."""
+
+
+def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
     """In a worker: part ``index`` (1 or later) read and folded, its finished fold as a :class:`PartState`;
-    or why it cannot be merged."""
+    or why it cannot be merged. ``line_offset``: the lines before the part (the last part read again in
+    the command's process): its warnings are then kept, numbered as one pass numbers them."""
     from ..reader import Log
     from .fold import TurnFigures
 
     plan: _Plan = _plan["plan"]
     start, end = plan.span(index)
     reader = _range_reader(plan.ref, start, end)
+    if line_offset is not None:
+        reader._line = line_offset
     log = Log(ref=plan.ref, header=plan.header, reader=reader, strict=plan.options.strict, start_seq=plan.starts[index][1])
     if log.header.version <= 1 and log.header.seedLength is not None:
         log.cut = log.header.seedLength
@@ -341,15 +352,19 @@ def _fold_part(index: int) -> "PartState | str":
         return f"part {index + 1}: {type(exc).__name__}: {exc}"
     finally:
         reader.close()
-    if not _clean(log, 0):
+    if log.gaps or log.fixture:
         return f"part {index + 1}: warnings"
+    if not _clean(log, 0) and line_offset is None:
+        return REREAD if index + 1 == len(plan.starts) else f"part {index + 1}: warnings"
     if fold.prefix is not None:
         return f"part {index + 1}: a fork or seed cut"
     if UNKNOWN_ROUTE in fold.own.models:
         return f"part {index + 1}: an attempt under the previous part's request header"
     if before.prompt is not None:
         return f"part {index + 1}: a prompt for the previous part's last turn"
-    return PartState.of(fold, log.event_count)
+    state = PartState.of(fold, log.event_count, reader._line)
+    state.warnings = list(log.warnings)
+    return state
 
 
 def _install(plan: _Plan) -> None:
@@ -402,14 +417,14 @@ class PartState:
         self.__dict__.update(fields)
 
     @classmethod
-    def of(cls, fold: Any, event_count: int) -> "PartState":
+    def of(cls, fold: Any, event_count: int, lines: int) -> "PartState":
         fold._clamp_gaps()
         own = fold.own
         models = [(route, {name: getattr(model, name) for name in MERGED["ModelFigures"]["merged"]})
                   for route, model in own.models.items()]
         tools = [(name, tuple(getattr(tool, key) for key in _TOOL_SUMS)) for name, tool in own.tools.items()]
         return cls(
-            event_count=event_count,
+            event_count=event_count, lines=lines, warnings=[],
             dsh={name: getattr(fold.dsh, name) for name in _DSH_SUMS},
             own={name: getattr(own, name) for name in _OWN_SUMS},
             meter=fold.meter.totals, meter011=fold.meter011.totals,
@@ -597,14 +612,23 @@ def _read_in_parts(plan: _Plan, log: Any, warnings_before: int) -> Any:
         pool.shutdown(wait=True, cancel_futures=True)
     if not _clean(log, warnings_before):
         return "part 1: warnings"
-    for result in results:
+    for result in results[:-1]:
         if isinstance(result, str):
             return result
-    first = PartState.of(fold, log.event_count)
+    if results[-1] == REREAD:
+        _plan["plan"] = plan
+        try:
+            results[-1] = _fold_part(count - 1, line_offset=log.reader._line + sum(part.lines for part in results[:-1]))
+        finally:
+            _plan.clear()
+    if isinstance(results[-1], str):
+        return results[-1]
+    first = PartState.of(fold, log.event_count, log.reader._line)
     refusal = _refusal(first, results, plan.starts)
     if refusal is not None:
         return refusal
     for part in results:
         _merge(fold, part)
     log.event_count = results[-1].event_count
+    log.warnings.extend(results[-1].warnings)  # a torn tail's, the last of one pass's warnings too
     return folded_stats(log, fold, by=plan.options.record_by, salvage=False)
