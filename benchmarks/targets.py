@@ -10,7 +10,8 @@ Rows (targets from the issue):
 2. the same × the pipeline a user writes instead, ``zstd -dc LOG | jq -r 'select(.type=="assistant/message")
    | .data.usage.outputTokens' | awk '{s+=$1} END {print s}'`` — target < 1.0× (faster than it);
 3. ``stats --json`` on a log of ``--size-gb`` (default 1 GiB) in the benchmark's shape, × the floor, its
-   throughput and peak RSS — targets ≤ 1.5×, < 100 MB;
+   throughput and peak RSS — targets ≤ 1.5×, < 100 MB; beside it the same with ``-j 1``, one pass (the
+   log not split across cores, :mod:`dshctl.stats.split`);
 4. ``stats --json --no-cache ROOT`` over the 1,200-session root (``many_bench``), default jobs, wall ×
    the one-process floor — target ≤ 1.0×; and the cold run of the cache (an empty cache, written);
 5. the same command again with nothing changed (warm cache) × its cold run — target ≤ 10 %.
@@ -155,7 +156,10 @@ def large_log(directory: Path, dshctl: dict[str, str], rounds: int, size_gb: flo
     r.add("floor", [sys.executable, "-c", FLOOR_SCRIPT, str(log)])
     for label, exe in dshctl.items():
         r.add(label, [exe, "stats", "--json", str(log)])
+        r.add(f"{label} -j 1", [exe, "stats", "--json", "-j", "1", str(log)])  # one pass: the log not split
     r.run(rounds)
+    for label in dshctl:
+        assert r.output(label) == r.output(f"{label} -j 1"), f"{label}: the split changed the document"
     size = facts["logical_bytes"]
     print(f"\n3.   stats --json, {size / 1e9:.2f} GB log in the benchmark's shape ({facts['turns']:,} turns, {facts['frames']:,} frames), "
           f"{rounds} rounds")
@@ -165,6 +169,10 @@ def large_log(directory: Path, dshctl: dict[str, str], rounds: int, size_gb: flo
         rss = r.peak(label)
         print(f"     {label:>10}: {r.median(label):.1f} s ({size / 1e6 / r.median(label):.0f} MB/s), {ratio:.2f}× floor "
               f"[≤ 1.5×: {verdict(ratio, 1.5)}], peak RSS {rss / 1e6:.0f} MB [< 100 MB: {verdict(rss, 100e6, False)}]")
+        one = f"{label} -j 1"
+        print(f"     {'':>10}  CPU {r.median(label, 'cpu'):.1f} s ({r.ratio(label, 'floor', 'cpu'):.2f}× the floor's); "
+              f"one pass (-j 1, not split) {r.median(one):.1f} s, {r.ratio(one, 'floor'):.2f}× floor, CPU {r.median(one, 'cpu'):.1f} s; "
+              f"split/one pass wall {r.ratio(label, one):.2f}, CPU {r.ratio(label, one, 'cpu'):.2f}")
 
 
 def root(directory: Path, dshctl: dict[str, str], rounds: int) -> None:

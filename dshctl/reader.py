@@ -70,6 +70,9 @@ class Log:
     """Read past damage (FORMAT §8): a damaged zstd frame (located by the structural walk) or record
     is skipped and reported in :attr:`gaps` instead of ending the log."""
     record_gaps: list = field(default_factory=list)
+    start_seq: int = 0
+    """The seq of the first record after the header (0), or of the first record of a part of the log
+    read on its own (:mod:`dshctl.stats.split`)."""
     _lines: Iterator[tuple[int, bytes]] | None = None
     _consumed: bool = False
     before_fold: Callable[[Event | PackedRow], None] | None = None
@@ -187,7 +190,7 @@ class Log:
         assert lines is not None
         self._v0 = v0 = self.generation <= 1
         self._known = KNOWN_EVENT_TYPES[self.generation]
-        position = 0  # the seq the next record must have
+        position = self.start_seq  # the seq the next record must have
         suspect: _SuspectTail | None = None
         typed = False  # whether the typed decode applies: known from the first record
         decode_wire_event = self._decode_wire_event

@@ -172,7 +172,9 @@ class _Prefetch:
 
     def __init__(self, fd: int, first: bytes, reader: LineReader):
         self.fd = fd
-        self.size = os.fstat(fd).st_size
+        # a reader of a part of the file (:mod:`dshctl.stats.split`) reads the bytes of its span as the whole
+        self.base, end = getattr(reader, "span", None) or (0, os.fstat(fd).st_size)
+        self.size = end - self.base
         self.first = first
         self.out_bound = reader._blocks_per_call() * ZSTD_BLOCK_MAX  # the fast path's bound
         self.line_limit = reader.max_line_bytes
@@ -230,7 +232,7 @@ class _Prefetch:
                 if len(data) > CARRY_MAX:
                     self._put(_Handoff(offset, frames))
                     return
-                more = os.pread(self.fd, READ_BYTES, read_to)
+                more = os.pread(self.fd, min(READ_BYTES, self.size - read_to), self.base + read_to)
                 if more:
                     data = data + more if data else more
                     read_to += len(more)

@@ -72,9 +72,16 @@ def stats_fold(log, *, prices: PriceTable | None = None, **keep: bool) -> StatsF
 
 
 
-def _stats_of_log(ref, options: StatsOptions, spark: bool, prices: PriceTable | None) -> LogStats:
-    """:func:`log_stats` as ``run_stats`` maps it over the logs (in worker processes when there are many)."""
-    result = log_stats(ref, options, prices=prices)
+def _stats_of_log(ref, options: StatsOptions, spark: bool, prices: PriceTable | None, split: bool = False) -> LogStats:
+    """:func:`log_stats` as ``run_stats`` maps it over the logs (in worker processes when there are many);
+    ``split``: a big zstd log may be read in parts on several cores (:mod:`dshctl.stats.split`)."""
+    result = None
+    if split:
+        from .split import split_log_stats
+
+        result = split_log_stats(ref, options, prices, stats_fold)
+    if result is None:
+        result = log_stats(ref, options, prices=prices)
     if not spark and result.samples is not None:
         result.samples.spark = None  # only a single log's table draws it: not sent back from a worker
     return result
@@ -122,7 +129,8 @@ class StatsRun:
         from ..many import map_logs
 
         options = self.options
-        stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices)
+        stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices,
+                               split=self.single)
         aggregate = self.aggregate
         for ref, result in self._mapped(map_logs, stats_of_log):
             if isinstance(result, DshctlError):

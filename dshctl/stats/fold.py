@@ -755,6 +755,10 @@ class StatsFold:
         self.turn_records: dict[Any, TurnFigures] = {}
         self.current_turn: TurnFigures | None = None
         self.current_step: StepFigures | None = None
+        # every turn a record was opened for, as bounds (int turns) and whether an unnumbered one was: the
+        # split reader's proof that its parts share no turn-keyed state (:mod:`dshctl.stats.split`)
+        self.turn_bounds: list[int] | None = None
+        self.unnumbered_turn = False
         self._handlers = {
             "assistant/message": self._message,
             "assistant/attempt": self._attempt,
@@ -811,7 +815,19 @@ class StatsFold:
         record = self.turn_records.get(turn)
         if record is None:
             record = self.turn_records[turn] = TurnFigures(turn)
+            self._opened(turn)
         return record
+
+    def _opened(self, turn: Any) -> None:
+        bounds = self.turn_bounds
+        if turn is None:
+            self.unnumbered_turn = True
+        elif bounds is None:
+            self.turn_bounds = [turn, turn]
+        elif turn < bounds[0]:
+            bounds[0] = turn
+        elif turn > bounds[1]:
+            bounds[1] = turn
 
     def _step(self, turn: Any, step: Any) -> StepFigures:
         record = self._turn(turn)
