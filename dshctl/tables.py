@@ -120,7 +120,9 @@ class Column:
     right-justified, else text that may fold.
     ``tsv``: the header in TSV when its values are in other units there (``LLM ms``). ``beside``: on a
     terminal the column has no box of its own, its cells follow the previous column's after a space (a
-    mark); in plain and TSV it is a column. ``forms``: the forms that show the column (default all)."""
+    mark); in plain and TSV it is a column. ``forms``: the forms that show the column (default all).
+    ``unit``: on a terminal, a unit every value of the column ends with (``0.0061 USD``, the one currency
+    of a cost column) moves to its header (``cost USD``), so the column is that much narrower."""
 
     header: str
     justify: str = "left"
@@ -132,6 +134,7 @@ class Column:
     tsv: str | None = None
     beside: bool = False
     forms: tuple[str, ...] = ("box", "plain", "tsv")
+    unit: bool = False
 
     @property
     def narrows(self) -> bool:
@@ -139,8 +142,9 @@ class Column:
         return self.fold or self.cut is not None
 
 
-def number(header: str, drop: int | None = None, *, tsv: str | None = None, forms: tuple[str, ...] | None = None) -> Column:
-    return Column(header, "right", number=True, drop=drop, tsv=tsv, forms=forms or Column.forms)
+def number(header: str, drop: int | None = None, *, tsv: str | None = None, forms: tuple[str, ...] | None = None,
+           unit: bool = False) -> Column:
+    return Column(header, "right", number=True, drop=drop, tsv=tsv, forms=forms or Column.forms, unit=unit)
 
 
 CUTS = (None, "end", "start", "middle", "distinct")
@@ -414,10 +418,43 @@ def _in_form(form: str, specs: list[Column], cells: list[list[str]]) -> tuple[li
     return [specs[i] for i in keep], [[row[i] for i in keep] for row in cells]
 
 
+def _units_in_headers(specs: list[Column], cells: list[list[str]]) -> list[Column]:
+    """Each ``unit`` column whose values all end with one unit (a value and the unit, a space apart; a
+    cell without a value, or a bare number such as ``0``, has none) shows it in its header instead."""
+    for i, spec in enumerate(specs):
+        if not spec.unit:
+            continue
+        units = set()
+        for row in cells:
+            parts = row[i].split(" ")
+            if len(parts) == 2:
+                units.add(parts[1])
+            elif len(parts) > 2 or not (row[i] in ("", NULL_CELL) or _is_number(row[i])):
+                units.add(None)
+        if len(units) != 1 or None in units:
+            continue
+        (unit,) = units
+        specs[i] = replace(spec, header=f"{spec.header} {unit}")
+        for row in cells:
+            parts = row[i].split(" ")
+            if len(parts) == 2:
+                row[i] = parts[0]
+    return specs
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
 def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     from rich import box
     from rich.table import Table
 
+    specs = _units_in_headers(list(specs), cells)
     width = terminal_width()
     fitted = layout(specs, cells, width)
     out = console(color=color, width=max(fitted.width, width or 0))

@@ -531,7 +531,9 @@ def test_timed_stream_prints_the_transcript_at_the_capped_pace():
         clock[0] += seconds
 
     play_stream(timeline, 0, speed=2.0, idle_limit=1.0, color=False, timestamps=False, out=out, sleep=sleep, now=lambda: clock[0])
-    assert out.getvalue() == transcript(build(SAMPLES / "tour.session.v4.jsonl"))
+    # the transcript, a frame's rows folded at the terminal's width (80 for a stream that is none) with their border
+    assert out.getvalue() == transcript(build(SAMPLES / "tour.session.v4.jsonl"), width=80)
+    assert out.getvalue() != transcript(build(SAMPLES / "tour.session.v4.jsonl"))
     expected = sum(capped_pauses(timeline.times, 1.0)) / 2.0
     assert sum(slept) == pytest.approx(expected, abs=0.05)
 

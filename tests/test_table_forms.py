@@ -215,7 +215,7 @@ def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
         assert "created" in words
     hidden = re.search(r"hidden to fit \d+ columns: ([^(]*)", " ".join(out.split("session(s)")[1].split()))
     if hidden:
-        order = ["gen", "mean TTFT", "tok/s", "steps", "cache hit", "LLM", "tools", "cwd", "turns", "billed in", "title"]
+        order = ["gen", "mean TTFT", "tok/s", "cache hit", "LLM", "tools", "cwd", "turns", "steps", "billed in", "title"]
         names = [name.strip() for name in hidden.group(1).split(",")]
         assert names == order[: len(names)], names  # the least asked-for first
 
@@ -234,9 +234,9 @@ def test_a_model_route_stays_on_one_line(width, args):
     assert rows[0][0] == ROUTE, table  # whole: other columns hid first
     assert all(row[0] for row in rows)  # no continuation line: nothing folded
     if "--by" in args:
-        assert rows[0][-1].endswith("USD") and rows[-1][0] == "total"
+        assert "cost USD" in " ".join(" ".join(w) for w in _headers(table)) and rows[-1][0] == "total"  # one currency: in the header
     assert all(len(line) <= width for line in table.splitlines() if line[:1] in BOX)
-    for form in ("--plain", "--tsv"):
+    for form in ("--plain", "--tsv") if "--by" in args else ("--plain",):  # a folder's TSV is its session table alone
         assert f"\n{ROUTE}" in run(*args, form, columns=width).stdout
 
 
@@ -384,8 +384,7 @@ def test_tsv_cells_are_machine_values():
     assert {row["since"] for row in prices} >= {"", "2026-08-16T16:00:00Z"} and {row["out"] for row in prices} >= {"0.28", "1.32"}
     for name, args in TABLE_COMMANDS:
         for table in run(*args, "--tsv").stdout.split("\n\n"):
-            if table.startswith("figure\tvalue\n"):
-                continue  # dsh's figures as sentences (the man page says so; --json has each figure)
+            assert not table.startswith("figure\t"), (name, table)  # no figure/value table of sentences
             for line in table.splitlines()[1:]:
                 for cell in line.split("\t"):
                     assert cell not in ("-", "—") and not re.fullmatch(r"[\d.]+[KM]|[\d.]+m?s|v\d+|\d+:\d\d", cell), (name, cell, line)
@@ -635,3 +634,117 @@ def test_stats_of_the_samples_names_each_copy_apart(width):
     logs = [line.split("│")[at].strip() for line in out.splitlines() if line.startswith("│")]
     logs = [log for log in logs if log]
     assert len(logs) >= 20 and len(set(logs)) == len(logs), [log for log in logs if logs.count(log) > 1]
+
+
+# -------------------------------------------------------------------------------------------- one TSV table
+
+
+def _one_tsv_table(*args: str) -> list[list[str]]:
+    result = run(*args, "--tsv")
+    assert result.exit_code in (0, 1), result.output
+    assert "\n\n" not in result.stdout.strip("\n"), result.stdout  # one table: no empty line between tables
+    lines = [line.split("\t") for line in result.stdout.rstrip("\n").split("\n")]
+    assert all(len(line) == len(lines[0]) for line in lines), result.stdout
+    assert not set("▁▂▃▄▅▆▇█") & set(result.stdout)  # no sparkline
+    return lines
+
+
+def test_a_single_logs_tsv_is_the_folders_row_with_every_billed_figure():
+    """``stats LOG --tsv`` is one header line and one row, the same columns as a folder's TSV (so rows of
+    several runs stack), each figure a machine value; no figure/value tables, no sparkline."""
+    one = _one_tsv_table("stats", str(TOUR))
+    assert len(one) == 2
+    folder = _one_tsv_table("stats", str(ROOT))
+    assert one[0] == folder[0]
+    row = dict(zip(one[0], one[1]))
+    session = json.loads(run("stats", "--json", str(TOUR)).stdout)["sessions"][0]
+    assert row["session"] == session["id"] and row["log"] == str(TOUR) and row["fork"] == "false"
+    for header, key in (("billed in", "billedInputTokens"), ("uncached in", "uncachedInputTokens"), ("cache read", "cacheReadTokens"),
+                        ("cache write", "cacheWriteTokens"), ("out", "outputTokens"), ("LLM ms", "llmMs"), ("tools ms", "toolMs"),
+                        ("turns", "turns"), ("steps", "steps"), ("cache hit %", "cacheHitPercent")):
+        assert row[header] == str(session[key]), header
+    assert float(row["mean TTFT ms"]) == session["meanTtftMs"] and float(row["cost"]) == session["costs"]["total"]
+    assert int(row["uncached in"]) + int(row["cache read"]) + int(row["cache write"]) == int(row["billed in"])
+    no_cost = _one_tsv_table("stats", "--no-cost", str(TOUR))
+    assert "cost" not in no_cost[0] and len(no_cost) == 2
+
+
+@pytest.mark.parametrize("by", ["session", "turn", "step", "day", "model", "project", "tool"])
+@pytest.mark.parametrize("what", ["log", "folder", "folder-with-an-unreadable-log"])
+def test_tsv_is_exactly_one_table(by, what, tmp_path):
+    """No summary, percentile, per-model or unreadable table after the rows: a folder's TSV is its one
+    table too (an unreadable log is a warning on standard error and status 1)."""
+    paths = [str(TOUR)] if what == "log" else [str(ROOT)]
+    if what == "folder-with-an-unreadable-log":
+        (tmp_path / "bad.jsonl").write_text("garbage\n")
+        paths.append(str(tmp_path / "bad.jsonl"))
+    result = run("stats", "--by", by, "--tz", "UTC", *paths, "--tsv")
+    lines = _one_tsv_table("stats", "--by", by, "--tz", "UTC", *paths)
+    assert len(lines) >= 2 and not any(line[0] in ("figure", "log") for line in lines)
+    if what == "folder-with-an-unreadable-log":
+        assert result.exit_code == 1 and "bad.jsonl" in result.stderr and "bad.jsonl" not in result.stdout
+
+
+@pytest.mark.parametrize("by", ["session", "turn", "step", "day", "model", "tool"])
+def test_tsv_of_no_sessions_is_the_header_line_alone(by):
+    """A window that keeps no session: the table's header (its fixed columns) and no row; the reason on
+    standard error, where a table of one sentence was the output."""
+    result = run("stats", "--by", by, "--since", "2099-01-01", str(ROOT), "--tsv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") == 1 and "\t" in result.stdout
+    assert result.stdout.split("\t")[0] == {"session": "session", "turn": "session", "step": "session"}.get(by, by)
+    assert "no sessions (3 outside --since/--until)" in result.stderr
+    if by != "tool":
+        assert "\tcost\tcurrency" in result.stdout
+        assert result.stdout.split("\n")[0] == run("stats", "--by", by, str(ROOT), "--tsv").stdout.split("\n")[0]
+
+
+# -------------------------------------------------------------------------------------------- 60 columns
+
+
+def _boxed_rows(out: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_corpus_model_rollup_keeps_its_tokens_and_cost_at_any_width(corpus, width):
+    """At 60 columns it showed the routes and the cost alone: the tokens stay, and the longest route is
+    cut in its middle rather than hide them; a route that fits stays whole."""
+    out = run("stats", "--by", "model", str(corpus), columns=width, terminal=True).stdout
+    table = out.split("per model", 1)[1].split("└", 1)[0]
+    words = " ".join(" ".join(w) for w in _headers(table + "└"))
+    assert "in+out" in words and "cost USD" in words, table
+    rows = _boxed_rows(table)
+    routes = [row[0] for row in rows]
+    assert "deepseek/deepseek-v4-flash" in routes and routes[-1] == "total" and all(routes)  # short routes whole, nothing folded
+    for route in routes:
+        assert "…" not in route or (route.startswith("deepseek-") and route.endswith(("flash", "exp")))  # a cut keeps both ends
+    if width >= 80:
+        assert "…" not in " ".join(routes)  # whole: other columns hid first
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_tables_keep_their_tokens_at_60_columns(corpus, width):
+    """The per-model figures keep billed in and out, a turn table its tokens in, a session table its start."""
+    out = run("stats", str(corpus), columns=width, terminal=True).stdout
+    per_model = out.split("per model (dshctl)", 1)[1].split("└", 1)[0] + "└"
+    assert {"billed", "in", "out"} <= {w for ws in _headers(per_model) for w in ws}, per_model
+    turns = run("stats", "--by", "turn", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
+    assert {"in", "out", "cost", "USD"} <= {w for ws in _headers(turns) for w in ws}, turns
+    sessions = run("stats", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
+    assert {"created", "out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
+
+
+def test_a_cost_column_in_one_currency_says_it_once_in_its_header():
+    from dshctl.tables import Column, _units_in_headers, number
+
+    rows = [["0.0061 USD"], ["—"], ["0"], ["1,234.50 USD"]]
+    header = _units_in_headers([number("cost", unit=True)], rows)[0].header
+    assert header == "cost USD" and [row[0] for row in rows] == ["0.0061", "—", "0", "1,234.50"]
+    for mixed in ([["1.00 USD"], ["2.00 CNY"]], [["1.00 USD + 2.00 CNY"]], [["1.00 USD"], ["n/a"]]):
+        before = [list(row) for row in mixed]
+        assert _units_in_headers([number("cost", unit=True)], mixed)[0].header == "cost" and mixed == before
+    assert _units_in_headers([Column("cost")], [["1.00 USD"]])[0].header == "cost"  # only a unit column
+    plain = run("stats", "--by", "day", str(ROOT)).stdout
+    assert "USD" in plain.split("\ntotal", 1)[1].split("\n", 1)[0]  # a pipe keeps the currency in each cell

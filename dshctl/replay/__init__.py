@@ -89,7 +89,9 @@ def run_replay(path: str | None, options: ReplayOptions) -> int:
             elif not interactive:
                 from .transcript import write_transcript
 
-                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps)
+                from .wrap import transcript_width
+
+                write_transcript(timeline, sys.stdout, start, color=color, timestamps=options.timestamps, width=transcript_width())
                 status = 0
             else:
                 played = _stdin_is_terminal()

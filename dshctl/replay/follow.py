@@ -23,8 +23,11 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
         from .live import play_live
 
         return play_live(path, filters, speed=speed, idle_limit=idle_limit, color=color)
+    from .wrap import transcript_width
+
     follower = Follower(path)
     out = sys.stdout
+    width = transcript_width()
     follower.on_idle = out.flush
     ansi = color
 
@@ -34,7 +37,7 @@ def run_replay_follow(path: str, filters, start_of, *, live: bool, speed: float,
 
         with Timeline(log, filters) as timeline:
             start = start_of(timeline)
-            for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps):
+            for text in iter_chunks(timeline, start, color=ansi, timestamps=timestamps, width=width):
                 out.write(text)
 
     return follower.run(consume)

@@ -34,8 +34,9 @@ from typing import Iterator
 from . import layout, view
 from .items import Item
 from .timeline import Timeline
-from .transcript import Stamper, fragment_outputs
+from .transcript import Stamper, fragment_outputs, trimmed
 from .view import Segment
+from .wrap import FrameWrap
 
 CURSOR_UP = "\x1b[{}A"
 ERASE_BELOW = "\x1b[J"
@@ -44,31 +45,38 @@ COINCIDENCE_LIMIT = 4096
 
 
 def terminal_output(
-    timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False, cols: int = 100, rows: int = 30
+    timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False, cols: int = 100, rows: int = 30,
+    wrap: bool = False,
 ) -> Iterator[tuple[int, str]]:
     """``(fragment index, output)`` for every fragment from ``start`` on, in the order they streamed,
-    building the timeline as it goes; ``cols``×``rows`` is the terminal the output is for."""
+    building the timeline as it goes; ``cols``×``rows`` is the terminal the output is for. ``wrap``: a
+    frame's rows are folded at ``cols`` with their border (:mod:`.wrap`), as the timed stream shows them
+    (a cast is the transcript, as asciinema records it, and is not)."""
+    wrapper = FrameWrap(cols) if wrap else None
 
     def region(item: Item, k: int, stamp: Stamper | None, trim: bool):
-        yield from _region_output(item, k, color, stamp, trim, cols, rows)
+        yield from _region_output(item, k, color, stamp, trim, cols, rows, wrapper)
         return False
 
-    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region)
+    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region, wrap=wrapper)
 
 
-def _region_output(item: Item, first: int, color: bool, stamp: Stamper | None, trim: bool, cols: int, rows: int) -> Iterator[tuple[int, str]]:
+def _region_output(item: Item, first: int, color: bool, stamp: Stamper | None, trim: bool, cols: int, rows: int,
+                   wrap: FrameWrap | None = None) -> Iterator[tuple[int, str]]:
     """The region's fragments from ``first`` (region-relative) on: the first shows the layout so far, each
     next one what changes it."""
-    state = stamp.line_start if stamp is not None else True
-    laid = _Layout(item, stamp, state, trim, cols)
+    stamped = stamp.line_start if stamp is not None else True
+    laid = _Layout(item, stamp, stamped if wrap is None else (stamped, wrap.state), trim, cols, wrap)
     for member in range(first + 1):
         laid.add(member)
     yield item.start + first, laid.output(0, color)
     reach = max(rows - 1, 0)
     for member in range(first + 1, item.count):
         yield item.start + member, laid.grow(member, color, reach)
+    if wrap is not None:
+        wrap.state = laid.final_state()[1]
     if stamp is not None:
-        stamp.line_start = laid.ends_line(state)
+        stamp.line_start = laid.ends_line(stamped)
 
 
 def row_starts(text: str, cols: int) -> list[int]:
@@ -224,10 +232,13 @@ class _Layout:
     (in the region's block order) a run for its marks and a run for its fragments (runs ``2u`` and
     ``2u + 1``), and the state each block leaves behind for the next (:func:`.layout.marks`)."""
 
-    def __init__(self, item: Item, stamp: Stamper | None, line_start: bool, trim: bool, cols: int) -> None:
+    def __init__(self, item: Item, stamp: Stamper | None, line_start, trim: bool, cols: int, wrap: FrameWrap | None = None) -> None:
+        """``line_start``: the stamper's (whether the output before the region ends a line); with ``wrap``,
+        the pair of it and the wrap's state, which the state each block is drawn from carries too."""
         region = item.region
         self.item = item
         self.stamp = stamp
+        self.wrap = wrap
         self.cols = max(cols, 1)
         self.parts = region.parts
         self.offsets = region.offsets
@@ -326,6 +337,11 @@ class _Layout:
             self._replace(2 * unit + 1, run)
         self.leave[unit] = self._leaving(unit)
 
+    def final_state(self):
+        """The ``line_start`` state after the layout (that of its last block shown)."""
+        last = self._started_before(len(self.pieces))
+        return self.initial[3] if last is None else self.drawn_to[last][0]
+
     def _leaving(self, unit: int) -> tuple:
         first, ends_line, _, _, _ = self.enter[unit]
         last = self.last[unit] if self.last[unit] is not None else self.marks_last[unit]
@@ -335,15 +351,17 @@ class _Layout:
         """Segments as the output shows them: timestamped, and without the line breaks output that starts
         mid-session drops before its first text; with the state after them."""
         self.relaid += 1
+        if self.wrap is not None:
+            line_start, wrapped = line_start
         if self.stamp is not None:
             segments, line_start = self.stamp.segments(segments, fragment, self.item.synthetic, line_start)
         if trim:
-            segments = list(segments)
-            while segments and segments[0][0].startswith("\n"):
-                text, style = segments[0]
-                text = text.lstrip("\n")
-                segments[0:1] = [(text, style)] if text else []
+            segments = trimmed(segments)
             trim = not segments
+        if self.wrap is not None:
+            self.wrap.state = wrapped
+            segments = self.wrap.feed(segments)
+            line_start = (line_start, self.wrap.state)
         return segments, line_start, trim
 
     def _replace(self, index: int, run: _Run) -> None:

@@ -594,7 +594,7 @@ def play_stream(timeline: Timeline, start: int, *, speed: float, idle_limit: flo
     pending: list[str] = []
     began = base = None
     cols, rows = _terminal_size(out)
-    for fragment, text in terminal_output(timeline, 0, color=color, timestamps=timestamps, cols=cols, rows=rows):
+    for fragment, text in terminal_output(timeline, 0, color=color, timestamps=timestamps, cols=cols, rows=rows, wrap=True):
         if fragment >= start:
             if began is None:
                 began, base = now(), clock[fragment]

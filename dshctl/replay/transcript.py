@@ -16,6 +16,7 @@ from typing import Callable, Generator, Iterator
 from . import layout, view
 from .items import Item
 from .timeline import Timeline
+from .wrap import FrameWrap
 from ..humanize import format_clock
 
 
@@ -66,22 +67,28 @@ class Stamper:
         return "".join(out)
 
 
-def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> Iterator[tuple[int, str]]:
+def iter_fragments(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False,
+                   width: int | None = None) -> Iterator[tuple[int, str]]:
     """``(fragment index, output)`` for every fragment from ``start`` on, building the timeline as it goes.
 
     Output that starts mid-session (``start > 0``) drops the line breaks before its first visible text,
     so it does not open with blank lines. The interleaved blocks of a message (a region) are laid out
     block by block: their fragments come in layout order, not in the order they streamed (a start
-    inside a region shows it whole)."""
+    inside a region shows it whole). ``width``: a terminal's, at which a frame's rows are folded with
+    their border (:mod:`.wrap`)."""
+    wrap = FrameWrap(width) if width else None
 
     def region(item: Item, k: int, stamp: Stamper | None, trim: bool):
         for member_fragment, segments in layout.pieces(item):
-            text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
-            text, trim = _shown(text, trim, stamp, member_fragment, item.synthetic)
+            if wrap is not None:
+                text, trim = _wrapped(segments, trim, stamp, member_fragment, item.synthetic, wrap, color)
+            else:
+                text = view.ansi(segments) if color else "".join(piece for piece, _ in segments)
+                text, trim = _shown(text, trim, stamp, member_fragment, item.synthetic)
             yield member_fragment, text
         return trim
 
-    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region)
+    return fragment_outputs(timeline, start, color=color, timestamps=timestamps, region=region, wrap=wrap)
 
 
 def _shown(text: str, trim: bool, stamp: "Stamper | None", fragment: int, synthetic: bool) -> tuple[str, bool]:
@@ -95,16 +102,40 @@ def _shown(text: str, trim: bool, stamp: "Stamper | None", fragment: int, synthe
     return text, trim
 
 
+def trimmed(segments: list[view.Segment]) -> list[view.Segment]:
+    """``segments`` without the line breaks before their first text (output that starts mid-session)."""
+    segments = list(segments)
+    while segments and segments[0][0].startswith("\n"):
+        text, style = segments[0]
+        text = text.lstrip("\n")
+        segments[0:1] = [(text, style)] if text else []
+    return segments
+
+
+def _wrapped(segments: list[view.Segment], trim: bool, stamp: "Stamper | None", fragment: int, synthetic: bool,
+             wrap: FrameWrap, color: bool) -> tuple[str, bool]:
+    """:func:`_shown` for output folded at a terminal's width: trimmed, timestamped, then a frame's rows
+    folded with their border."""
+    if trim:
+        segments = trimmed(segments)
+        trim = not any(text for text, _ in segments)
+    if stamp is not None:
+        segments, stamp.line_start = stamp.segments(segments, fragment, synthetic, stamp.line_start)
+    segments = wrap.feed(segments)
+    return (view.ansi(segments) if color else "".join(text for text, _ in segments)), trim
+
+
 RegionOutput = Callable[[Item, int, "Stamper | None", bool], Generator[tuple[int, str], None, bool]]
 """How a walk shows a region: ``region(item, member, stamp, trim)`` yields ``(fragment, output)`` from the
 region's ``member`` on and returns whether output still drops its leading line breaks."""
 
 
-def fragment_outputs(timeline: Timeline, start: int, *, color: bool, timestamps: bool, region: RegionOutput) -> Iterator[tuple[int, str]]:
+def fragment_outputs(timeline: Timeline, start: int, *, color: bool, timestamps: bool, region: RegionOutput,
+                     wrap: FrameWrap | None = None) -> Iterator[tuple[int, str]]:
     """The walk every fragment-by-fragment output shares (the transcript's fragments, a cast's and the timed
     stream's terminal output): each item's fragments from ``start`` on, in order, building the timeline
-    as it goes — timestamped, the line breaks before the first visible text dropped when ``start > 0`` —
-    and each region as ``region`` shows it."""
+    as it goes — timestamped, the line breaks before the first visible text dropped when ``start > 0``,
+    a frame's rows folded by ``wrap`` — and each region as ``region`` shows it."""
     stamp = Stamper(timeline, color) if timestamps else None
     trim = start > 0
     fragment = start
@@ -118,16 +149,21 @@ def fragment_outputs(timeline: Timeline, start: int, *, color: bool, timestamps:
             fragment = item.start + item.count
             continue
         for member in range(k, item.count):
-            text, trim = _shown(view.ansi_text(item, member) if color else view.text(item, member), trim, stamp,
-                                fragment, item.synthetic)
+            if wrap is not None:
+                text, trim = _wrapped(view.segments(item, member), trim, stamp, fragment, item.synthetic, wrap, color)
+            else:
+                text, trim = _shown(view.ansi_text(item, member) if color else view.text(item, member), trim, stamp,
+                                    fragment, item.synthetic)
             yield fragment, text
             fragment += 1
 
 
-def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> Iterator[str]:
-    """The transcript from ``start`` in large pieces (whole items at once when that is equivalent)."""
-    if timestamps or color:
-        for _, text in iter_fragments(timeline, start, color=color, timestamps=timestamps):
+def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False,
+                width: int | None = None) -> Iterator[str]:
+    """The transcript from ``start`` in large pieces (whole items at once when that is equivalent);
+    ``width``: a terminal's, at which a frame's rows are folded with their border (:mod:`.wrap`)."""
+    if timestamps or color or width:
+        for _, text in iter_fragments(timeline, start, color=color, timestamps=timestamps, width=width):
             yield text
         return
     trim = start > 0
@@ -142,15 +178,16 @@ def iter_chunks(timeline: Timeline, start: int = 0, *, color: bool = False, time
         fragment = item.start + item.count
 
 
-def transcript(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False) -> str:
-    return "".join(iter_chunks(timeline, start, color=color, timestamps=timestamps))
+def transcript(timeline: Timeline, start: int = 0, *, color: bool = False, timestamps: bool = False, width: int | None = None) -> str:
+    return "".join(iter_chunks(timeline, start, color=color, timestamps=timestamps, width=width))
 
 
-def write_transcript(timeline: Timeline, out, start: int = 0, *, color: bool = False, timestamps: bool = False) -> None:
-    """Write the transcript to a text stream in batches."""
+def write_transcript(timeline: Timeline, out, start: int = 0, *, color: bool = False, timestamps: bool = False,
+                     width: int | None = None) -> None:
+    """Write the transcript to a text stream in batches (``width``: a terminal's, :func:`iter_chunks`)."""
     batch: list[str] = []
     size = 0
-    for text in iter_chunks(timeline, start, color=color, timestamps=timestamps):
+    for text in iter_chunks(timeline, start, color=color, timestamps=timestamps, width=width):
         batch.append(text)
         size += len(text)
         if size > 65536:

@@ -197,13 +197,15 @@ def _ms(header: str, drop: int | None = None) -> Any:
     return number(header, drop, tsv=f"{header} ms")
 
 
-def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True) -> None:
+def _record_table(out: Tables, title: str, fields: list, records: list, caption: str | None = None, *, cost_last: bool | None = True,
+                  priced: bool | None = None) -> None:
     """A table of one row per record from ``fields``, ``(column, cell of a record)`` pairs, with a cost
-    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none)."""
+    column when the records have costs (:func:`_with_cost_column`; ``cost_last`` None: none; ``priced``:
+    whether a table without records has one)."""
     columns = [column for column, _ in fields]
     body = [[cell(record) for _, cell in fields] for record in records]
     if cost_last is not None:
-        columns, body = _with_cost_column(columns, body, records, last=cost_last)
+        columns, body = _with_cost_column(columns, body, records, last=cost_last, priced=priced)
     out.table(title, columns, body, caption=caption)
 
 
@@ -231,7 +233,7 @@ def _model_table(out: Tables, models: list[ModelTotals], title: str) -> None:
         (_route_column("model", [model.model for model in models]), lambda m: m.model or "(unknown)"),
         (number("settlements", drop=2), lambda m: _count(m.settlements)),
         (number("messages", drop=1), lambda m: _count(m.messages)),
-        (number("billed in", drop=4), lambda m: _count(m.billed_input_tokens)),
+        (number("billed in"), lambda m: _count(m.billed_input_tokens)),  # its tokens stay: the route is cut first
         (number("out"), lambda m: _count(m.output_tokens)),
         (_ms("mean TTFT", drop=0), lambda m: _millis(m.mean_ttft_ms)),
         (number("tok/s", drop=3), lambda m: _rate(m.tokens_per_second)),
@@ -274,7 +276,7 @@ ID_LEAST = 24
 copied whole."""
 
 
-def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None) -> None:
+def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str | None, priced: bool | None = None) -> None:
     def spark(row: TurnRecord) -> str:
         rates = row.step_rates or []
         return sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
@@ -282,20 +284,20 @@ def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str |
     fields = _session_fields(rows, lambda row: row.session, multi) + [
         (number("turn"), lambda row: _count(row.turn)),
         *_mark_fields("inherited", rows, lambda row: row.inherited),
-        (_ms("TTFT", drop=4), lambda row: _millis(row.ttft_ms)),
-        (number("in", drop=3), lambda row: _count(row.billed_input_tokens)),
+        (_ms("TTFT", drop=3), lambda row: _millis(row.ttft_ms)),
+        (number("in", drop=7), lambda row: _count(row.billed_input_tokens)),
         (number("out"), lambda row: _count(row.output_tokens)),
-        (number("tok/s", drop=5), lambda row: _rate(row.tokens_per_second)),
+        (number("tok/s", drop=4), lambda row: _rate(row.tokens_per_second)),
         (number("steps", drop=2), lambda row: _count(row.steps)),
         (number("tools", drop=1), lambda row: _count(row.tool_calls)),
         (_ms("duration", drop=6), lambda row: _span(row.duration_ms)),
-        (text("end", drop=7), lambda row: Cell(row.end_reason or "—", row.end_reason)),
+        (text("end", drop=5), lambda row: Cell(row.end_reason or "—", row.end_reason)),
         (text("tok/s by step", drop=0, forms=("box", "plain")), spark),
     ]
-    _record_table(out, "per turn", fields, rows, _with_note(caption, rows))
+    _record_table(out, "per turn", fields, rows, _with_note(caption, rows), priced=priced)
 
 
-def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None) -> None:
+def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str | None, priced: bool | None = None) -> None:
     def finish(row: StepRecord) -> str:
         shown = row.finish_reason or ("interrupted" if row.interrupted else "—")
         if row.failure_code:
@@ -317,7 +319,7 @@ def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str |
         (text("finish", fold=True, drop=7), finish),
     ]
     title = "per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)"
-    _record_table(out, title, fields, rows, _with_note(caption, rows))
+    _record_table(out, title, fields, rows, _with_note(caption, rows), priced=priced)
 
 
 SEEDED_MARK = "⑂"
@@ -340,9 +342,9 @@ def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
     return sorted(sessions, key=lambda s: (s.created_at is None, s.created_at or 0, s.path or ""))
 
 
-def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
+def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | None = None) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
-    figures few ask for go first (generation, TTFT, decode rate, steps, cache hit, times, cwd, turns),
+    figures few ask for go first (generation, TTFT, decode rate, cache hit, times, cwd, turns, steps),
     the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
     session (copies of a log, its generations) each name their log, cut around what tells them apart."""
     caption = f"{len(sessions)} session(s)"
@@ -357,19 +359,29 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord]) -> None:
         *([(text("log", cut="distinct", least=16, drop=12, forms=("box",)), lambda session: logs[id(session)])] if copies else []),
         (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
         (text("created", drop=11), lambda session: _moment(session.created_at)),
-        (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
+        (text("cwd", cut="start", least=12, drop=6), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
-        (number("turns", drop=8), lambda session: _count(session.turns)),
-        (number("steps", drop=3), lambda session: _count(session.steps)),
+        (number("turns", drop=7), lambda session: _count(session.turns)),
+        (number("steps", drop=8), lambda session: _count(session.steps)),
         (_ms("mean TTFT", drop=1), lambda session: _millis(session.mean_ttft_ms)),
         (number("tok/s", drop=2), lambda session: _rate(session.tokens_per_second)),
-        (_ms("LLM", drop=5), lambda session: _span(session.llm_ms)),
-        (_ms("tools", drop=6), lambda session: _span(session.tool_ms)),
+        (_ms("LLM", drop=4), lambda session: _span(session.llm_ms)),
+        (_ms("tools", drop=5), lambda session: _span(session.tool_ms)),
         (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
+        *_billed_parts(),
         (number("out"), lambda session: _tokens(session.output_tokens)),
-        (number("cache hit", drop=4, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
+        (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
-    _record_table(out, "sessions", fields, sessions, caption, cost_last=False)
+    _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
+
+
+def _billed_parts() -> list:
+    """Billed input's parts (uncached, cache read, cache write), in TSV only: what the terminal's figure
+    table says in a sentence, as fields of the one row a session has there."""
+    def part(header: str, name: str):
+        return (number(header, forms=("tsv",)), lambda session: _count(getattr(session, name)))
+
+    return [part("uncached in", "uncached_input_tokens"), part("cache read", "cache_read_tokens"), part("cache write", "cache_write_tokens")]
 
 
 def render(
@@ -386,6 +398,17 @@ def render(
 ) -> None:
     """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown). The
     session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``)."""
+    if out.form == "tsv":  # one table: a row per session (the one log's too), turn or step
+        priced = aggregate is not None and has_costs(aggregate)
+        if not sessions:
+            _no_sessions(out, aggregate)
+        if by == "session":
+            _sessions_table(out, sessions if reordered or not multi else by_start(sessions), priced)
+        elif by == "turn":
+            _turn_table(out, rows, multi, None, priced)
+        else:
+            _step_table(out, rows, multi, None, priced)
+        return
     if not sessions:
         _no_sessions(out, aggregate)
         return
@@ -412,8 +435,7 @@ def render(
         label += f", {aggregate.inherited_prefixes.excluded} inherited prefix(es) counted in the parent only"
     _summary_tables(out, aggregate, label)
     _percentile_table(out, aggregate)
-    if errors:
-        out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
+    _unreadable_table(out, errors)
 
 
 # -- costs and rollups (#16) -------------------------------------------------------------------------------
@@ -477,13 +499,13 @@ def _currency_cell(record: Any) -> Cell:
 
 def cost_columns(drop: int | None = None) -> list:
     """The cost column, and in TSV its currency beside it."""
-    return [number("cost", drop=drop), text("currency", forms=("tsv",))]
+    return [number("cost", drop=drop, unit=True), text("currency", forms=("tsv",))]
 
 
-def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True) -> tuple[list, list]:
-    """The table with a cost column when its records have costs: before the last column (which alone
-    may wrap), or at the end."""
-    if not records or not has_costs(records[0]):
+def _with_cost_column(columns: list, body: list, records: list, *, last: bool = True, priced: bool | None = None) -> tuple[list, list]:
+    """The table with a cost column when its records have costs (``priced``, when there are none): before
+    the last column (which alone may wrap), or at the end."""
+    if not (has_costs(records[0]) if records else priced):
         return columns, body
     at = len(columns) - 1 if last else len(columns)
     columns = columns[:at] + cost_columns(COST_DROP) + columns[at:]
@@ -516,13 +538,14 @@ def _rollup_line(row: RollupRow, cost: bool) -> list:
 
 
 _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (README "Tables")
-    number("sessions", drop=11), number("turns", drop=5), number("steps", drop=1), number("uncached in", drop=9),
-    number("cache read", drop=8), number("cache write", drop=2), number("out", drop=12), number("in+out", drop=13),
-    number("cache hit", drop=3, tsv="cache hit %"), _ms("LLM", drop=10), _ms("tools", drop=6), _ms("mean TTFT", drop=7),
-    _ms("p90 TTFT", drop=0), number("tok/s", drop=4),
+    number("sessions", drop=11), number("turns", drop=4), number("steps", drop=10), number("uncached in", drop=8),
+    number("cache read", drop=7), number("cache write", drop=1), number("out", drop=12), number("in+out"),
+    number("cache hit", drop=2, tsv="cache hit %"), _ms("LLM", drop=9), _ms("tools", drop=5), _ms("mean TTFT", drop=6),
+    _ms("p90 TTFT", drop=0), number("tok/s", drop=3),
 ]
-"""A rollup hides its tokens out and in+out last of all, before its key is cut (a route or a cwd whole
-on one line reads better than two more figures); it never hides its cost."""
+"""A rollup hides its calls (steps), sessions and tokens out last, and never its tokens (in+out) or its
+cost: "which burnt the most" is what it answers, so on a narrow terminal its key (a route, a cwd) is cut
+before they go."""
 
 
 def _total_tokens(row: RollupRow) -> int | None:
@@ -563,8 +586,16 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
 
 
 def _no_sessions(out: Tables, aggregate: AggregateRecord | None) -> None:
+    """Says there is no session: as a table's one cell, or in TSV (whose table is then its header line
+    alone) on standard error."""
     skipped = aggregate.skipped if aggregate is not None else 0
-    out.table(None, [("stats", "left")], [[f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"]])
+    said = f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"
+    if out.form == "tsv":
+        from ..stdio import note
+
+        note(said)
+    else:
+        out.table(None, [("stats", "left")], [[said]])
 
 
 def render_rollup(
@@ -579,11 +610,15 @@ def render_rollup(
     zone: Any,
     cost: bool,
 ) -> None:
-    """A rollup table (rows, then the total row) and the unreadable logs."""
-    if not aggregate.sessions:  # as the session table says it: a total of nothing reads as figures
+    """A rollup table (rows, then the total row) and the unreadable logs. In TSV, a rollup of no sessions
+    is its header line alone."""
+    empty = not aggregate.sessions
+    if empty:  # as the session table says it: a total of nothing reads as figures
         _no_sessions(out, aggregate)
+    if empty and out.form != "tsv":
+        pass
     elif by == "tool":
-        _tool_table(out, rows, total, count)
+        _tool_table(out, rows, total, count, empty)
     else:
         from .rollup import zone_name
 
@@ -597,7 +632,7 @@ def render_rollup(
         else:
             key = text(by)
         columns = [key] + _ROLLUP_COLUMNS + (cost_columns() if cost else [])  # a rollup never hides its cost
-        body = [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
+        body = [] if empty else [_rollup_line(row, cost) for row in rows] + [_rollup_line(total, cost)]
         notes = [_shown_note(len(rows), count)]
         if by in ("day", "week", "month"):
             notes.append(f"tokens and costs on the {by} of each call; turns, steps and times on the {by} a session started; time zone {zone_name(zone)}")
@@ -611,7 +646,13 @@ def render_rollup(
             unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total.unpriced_models)
             notes.append(f"cost — : a model without a price ({unpriced})")
         out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
-    if errors:
+    _unreadable_table(out, errors)
+
+
+def _unreadable_table(out: Tables, errors: list[LogError]) -> None:
+    """The logs left out, after a run's tables; not in TSV, which is one table (each is a warning on
+    standard error, and the status is 1)."""
+    if errors and out.form != "tsv":
         out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e.path, e.error] for e in errors])
 
 
@@ -629,7 +670,7 @@ def _tool_line(row: ToolRow) -> list:
     ]
 
 
-def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) -> None:
+def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int, empty: bool = False) -> None:
     columns = [
         # a tool's name stays whole on one line while a column can hide (a fold split it mid-word)
         text("tool", cut="end", least=min(max((len(row.key or "") for row in rows), default=8), 32)), number("sessions", drop=1), number("calls"), number("failures"), _ms("tool time"),
@@ -639,4 +680,5 @@ def _tool_table(out: Tables, rows: list[ToolRow], total: ToolRow, count: int) ->
         _shown_note(len(rows), count),
         "durations: tool/call → its tool/result as dsh times them; failures: results flagged isError or with an error",
     ]
-    out.table("per tool", columns, [_tool_line(row) for row in rows] + [_tool_line(total)], caption="\n".join(n for n in notes if n))
+    body = [] if empty else [_tool_line(row) for row in rows] + [_tool_line(total)]
+    out.table("per tool", columns, body, caption="\n".join(n for n in notes if n))
