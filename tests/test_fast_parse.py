@@ -213,7 +213,7 @@ def test_the_common_command_lines_start_without_typer():
         "from dshctl.entry import main\n"
         "sys.argv = ['dshctl', *sys.argv[1:]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write(repr(sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules)))\n"
+        "sys.stderr.write(repr(sorted(m for m in ('typer', 'click', 'rich', 'tomllib') if m in sys.modules)))\n"
     )
     for args in (["--version"], ["stats", "--json", LOG]):
         result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO, timeout=60)
