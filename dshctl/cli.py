@@ -320,7 +320,7 @@ def help_(command: str | None, options: HelpOptions) -> int:
 
 
 for _spec in COMMANDS:
-    _command(_spec if _spec.body is not None else _spec._replace(body=help_))
+    _command(_spec if _spec.body is not None else _spec.with_body(help_))
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ This module imports nothing heavy: the commands' modules load when a command run
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from .options import (
     CatOptions,
@@ -34,27 +34,44 @@ from .options import (
 from .options.base import COLOR, NO_COLOR
 
 
-class Argument(NamedTuple):
-    """A positional argument of a command (its options are the options type's fields)."""
+class Argument:
+    """A positional argument of a command (its options are the options type's fields). A plain class:
+    a NamedTuple's class costs more to make at start-up than all of this module's parse."""
 
-    name: str
-    metavar: str
-    help: str
-    many: bool = False
-    """Any number of values (``[PATH]...``): a list, None when none is given."""
-    required: bool = False
+    __slots__ = ("name", "metavar", "help", "many", "required")
+
+    def __init__(self, name: str, metavar: str, help: str, *, many: bool = False, required: bool = False) -> None:
+        self.name, self.metavar, self.help = name, metavar, help
+        self.many = many
+        """Any number of values (``[PATH]...``): a list, None when none is given."""
+        self.required = required
+
+    def with_help(self, help: str) -> Argument:
+        return Argument(self.name, self.metavar, help, many=self.many, required=self.required)
 
 
-class Command(NamedTuple):
-    name: str
-    options: type[Options]
-    arguments: tuple[Argument, ...]
-    body: Callable[..., int | None] | None
-    """``body(*arguments, options)``; its docstring is the command's ``--help`` text. None for ``help``,
-    whose body is the typer command line's (:func:`dshctl.cli.help_`): it describes the commands typer
-    holds."""
-    plain_usage: bool = False
-    """Usage as every other command writes it (``PATTERN``, not typer's ``{PATTERN}``)."""
+class Command:
+    """A command: its name, its options type, its positional arguments in order, and its body
+    (``body(*arguments, options)``, whose docstring is the command's ``--help`` text; None for ``help``,
+    whose body is the typer command line's, :func:`dshctl.cli.help_`: it describes the commands typer
+    holds). ``plain_usage``: usage as every other command writes it (``PATTERN``, not typer's
+    ``{PATTERN}``)."""
+
+    __slots__ = ("name", "options", "arguments", "body", "plain_usage")
+
+    def __init__(
+        self,
+        name: str,
+        options: type[Options],
+        arguments: tuple[Argument, ...],
+        body: Callable[..., int | None] | None,
+        *,
+        plain_usage: bool = False,
+    ) -> None:
+        self.name, self.options, self.arguments, self.body, self.plain_usage = name, options, arguments, body, plain_usage
+
+    def with_body(self, body: Callable[..., int | None]) -> Command:
+        return Command(self.name, self.options, self.arguments, body, plain_usage=self.plain_usage)
 
 
 PATH = Argument("path", "[PATH]", "Log file, session directory, session id or unique id prefix, or - for stdin.")
@@ -151,7 +168,7 @@ COMMANDS: tuple[Command, ...] = (
         SqlOptions,
         (
             Argument("query", "QUERY", "A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.", required=True),
-            PATHS._replace(help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
+            PATHS.with_help("Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
         ),
         sql,
         plain_usage=True,
@@ -160,7 +177,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "prices",
         PricesOptions,
-        (PATHS._replace(help="Logs, session directories or sessions roots whose models to list (default: every entry)."),),
+        (PATHS.with_help("Logs, session directories or sessions roots whose models to list (default: every entry)."),),
         prices_,
     ),
 )
