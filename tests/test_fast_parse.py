@@ -223,3 +223,24 @@ def test_the_common_command_lines_start_without_typer():
 def test_every_command_but_help_is_read_by_the_fast_parse():
     assert [command.name for command in COMMANDS if command.body is None] == ["help"]
     assert set(BY_NAME) == set(GROUP.commands)
+
+
+def _golden_command_lines() -> list[list[str]]:
+    """Every command line of the golden harness (tests/golden.py), placeholders filled."""
+    import golden
+
+    fill = {"{log}": LOG, "{out}/x.md": "x.md", "{out}/x.ndjson": "x.ndjson", "{out}/x.cast": "x.cast", "{root}": "root"}
+    lines = [argv for _, argv in (*golden.PER_LOG, *golden.PER_ROOT)]
+    return [[fill.get(word, word) for word in argv] for argv in lines]
+
+
+@pytest.mark.parametrize("args", _golden_command_lines(), ids=lambda args: " ".join(args).replace(LOG, "LOG"))
+def test_the_golden_command_lines_parse_alike(args, monkeypatch):
+    """The golden harness runs typer's command line in process; the console script parses these same
+    lines itself, into the same values (or leaves them to typer)."""
+    found = fast(args)
+    if found is not None:
+        assert found == typer_parse(args, monkeypatch)
+    for variant in (["--no-color", *args], [*args, "--color", "never"]):
+        found = fast(variant)
+        assert found is None or found == typer_parse(variant, monkeypatch)
