@@ -38,3 +38,10 @@ def describe() -> str:
     if not modules:
         return "pure Python"
     return "compiled with mypyc: " + ", ".join(name.removeprefix("dshctl.") for name in modules)
+
+
+def version_line() -> str:
+    """``dshctl 0.1.0 (pure Python)``: what ``dshctl --version`` prints."""
+    from . import __version__
+
+    return f"dshctl {__version__} ({describe()})"

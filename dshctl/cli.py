@@ -1,9 +1,11 @@
-"""The command line: one short function per command over the library.
+"""The command line, with typer: every command of :mod:`dshctl.commands` (its body, arguments and
+options type, declared there once), ``--help``, completion and usage errors in dshctl's wording.
 
 A command's options are not declared here: each command's options type (:mod:`dshctl.options`) holds
 them, and :func:`_command` turns its fields into the typer options, in the same order, with the same
-flags, defaults and help. typer parses them and builds the options object (which checks itself); the
-function body hands it, with the positional arguments, to the command's ``run_*``.
+flags, defaults and help. typer parses them; :func:`dshctl.commands.start` builds the options object
+(which checks itself) and hands it, with the positional arguments, to the command's body. The common
+command lines never come here: :mod:`dshctl.entry` parses them without typer (:func:`dshctl.commands.parse`).
 
 Heavy modules (msgspec, zstandard, rich, the command modules) are imported inside the functions, so
 ``dshctl --help`` stays fast.
@@ -19,22 +21,9 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
-from . import __version__
-from .options import (
-    CatOptions,
-    ExportOptions,
-    GrepOptions,
-    HelpOptions,
-    ImagesOptions,
-    LsOptions,
-    Option,
-    Options,
-    PricesOptions,
-    ReplayOptions,
-    SqlOptions,
-    StatsOptions,
-    ValidateOptions,
-)
+from . import commands
+from .commands import COMMANDS, Argument, Command, annotation, color_when
+from .options import HelpOptions, Option
 from .options.base import COLOR, COLORS, NO_COLOR
 
 class _Group(typer.core.TyperGroup):
@@ -197,9 +186,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from .build import describe
+        from .build import version_line
 
-        typer.echo(f"dshctl {__version__} ({describe()})")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -233,70 +222,49 @@ def main_options(
 
 
 def _color_when(ctx: typer.Context) -> str:
-    """``--color`` as this invocation chose it: the last of ``--color WHEN`` and ``--no-color``
-    (``never``) typed, before or after the command name, as git and ripgrep take theirs; else ``auto``."""
-    given = ctx.meta.get(_COLOUR_FLAGS) or [COLOR.default]
-    return given[-1]
+    """``--color`` as this invocation chose it (:func:`dshctl.commands.color_when` of the flags noted)."""
+    return color_when(ctx.meta.get(_COLOUR_FLAGS) or [])
 
 
-def _finish(body: Callable[[], int | None]) -> None:
-    from .interrupt import command_starts
-    from .stdio import run
-
-    status = run(lambda: command_starts() or body())
-    if status:
-        raise typer.Exit(status)
-
-
-class _Argument:
-    """A positional argument of a command (the options are the options type's fields)."""
-
-    def __init__(self, name: str, annotation: Any, info: Any) -> None:
-        self.name, self.annotation, self.info = name, annotation, info
+def _typer_argument(argument: Argument) -> tuple[Any, Any]:
+    """A positional argument's annotation and typer declaration."""
+    if argument.many:
+        annotation: Any = Optional[List[str]]
+    else:
+        annotation = str if argument.required else Optional[str]
+    return annotation, typer.Argument(... if argument.required else None, metavar=argument.metavar, help=argument.help)
 
 
-PATH_HELP = "Log file, session directory, session id or unique id prefix, or - for stdin."
-PATH = _Argument("path", Optional[str], typer.Argument(None, metavar="[PATH]", help=PATH_HELP))
-PATHS = _Argument(
-    "paths",
-    Optional[List[str]],
-    typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots (default: the sessions root)."),
-)
+def _command(spec: Command) -> Callable[..., None]:
+    """Register ``spec.body(*arguments, options)`` as a command whose options are its options type's
+    fields; it runs through :func:`dshctl.commands.start`, as the fast parse's does."""
+    options_type = spec.options
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    for arg in spec.arguments:
+        annotation, info = _typer_argument(arg)
+        parameters.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
+    from_cli: dict[str, Callable[[Any], Any]] = {}
+    for field, declared in options_type.fields.items():
+        annotation, default, from_cli[field] = _typer_form(field, declared, _annotation(options_type, field))
+        noted = {"callback": _colour_flag_given} if field in ("color", "no_color") else {}
+        info = typer.Option(default, *declared.flags, help=declared.help, metavar=declared.metavar, **noted)
+        parameters.append(inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
 
+    def command(ctx: typer.Context, **given: Any) -> None:
+        positional = [given.pop(arg.name) for arg in spec.arguments]
+        values = {field: convert(given[field]) for field, convert in from_cli.items()}
+        if "color" in values:
+            values["color"], values["no_color"] = _color_when(ctx), False
+        status = commands.start(spec, positional, values)
+        if status:
+            raise typer.Exit(status)
 
-def _command(options_type: type[Options], *arguments: _Argument, name: str | None = None, **settings: Any):
-    """Register ``body(*arguments, options)`` as a command whose options are ``options_type``'s fields.
-    The options object is built inside the one error path, so a refused combination is reported as
-    every error is (``dshctl: error: …``, exit 2)."""
-
-    def register(body: Callable[..., int | None]) -> Callable[..., None]:
-        parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
-        parameters += [
-            inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, default=arg.info, annotation=arg.annotation)
-            for arg in arguments
-        ]
-        from_cli: dict[str, Callable[[Any], Any]] = {}
-        for field, declared in options_type.fields.items():
-            annotation, default, from_cli[field] = _typer_form(field, declared, _annotation(options_type, field))
-            noted = {"callback": _colour_flag_given} if field in ("color", "no_color") else {}
-            info = typer.Option(default, *declared.flags, help=declared.help, metavar=declared.metavar, **noted)
-            parameters.append(inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation))
-
-        def command(ctx: typer.Context, **given: Any) -> None:
-            positional = [given.pop(arg.name) for arg in arguments]
-            values = {field: convert(given[field]) for field, convert in from_cli.items()}
-            if "color" in values:
-                values["color"], values["no_color"] = _color_when(ctx), False
-            _finish(lambda: body(*positional, options_type(**values)))
-
-        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-        command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
-        command.__name__ = command.__qualname__ = body.__name__
-        command.__doc__ = body.__doc__
-        app.command(name, **settings)(command)
-        return command
-
-    return register
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    command.__name__ = command.__qualname__ = spec.body.__name__
+    command.__doc__ = spec.body.__doc__
+    app.command(spec.name, **({"cls": _PlainUsage} if spec.plain_usage else {}))(command)
+    return command
 
 
 def _same(value: Any) -> Any:
@@ -304,11 +272,7 @@ def _same(value: Any) -> Any:
 
 
 _KINDS = {"bool": bool, "str": str, "int": int, "float": float, "Path": Path}
-
-
-def _annotation(options_type: type, field: str) -> str:
-    """A field's annotation as written (``int | None``): read, not evaluated, which ``--help`` would pay for."""
-    return next(vars(cls)["__annotations__"][field] for cls in options_type.__mro__ if field in vars(cls).get("__annotations__", {}))
+_annotation = annotation
 
 
 def _typer_form(field: str, declared: Option, annotation: str) -> tuple[Any, Any, Callable[[Any], Any]]:
@@ -335,105 +299,6 @@ class _PlainUsage(typer.core.TyperCommand):
         return ["PATTERN" if piece == "[PATTERN]" else piece for piece in pieces]
 
 
-@_command(CatOptions, PATH)
-def cat(path: str | None, options: CatOptions) -> int:
-    """Print the normalized events as NDJSON, one per line, compact streams embedded."""
-    from .cat import run_cat
-
-    return run_cat(path, options)
-
-
-@_command(LsOptions, _Argument("root", Optional[str], typer.Argument(None, metavar="[ROOT]", help="Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions).")), name="ls")
-def ls_(root: str | None, options: LsOptions) -> int:
-    """List the sessions under a sessions root: id, cwd, created, turns, duration, generation, size, title."""
-    from .ls import run_ls
-
-    return run_ls(root, options)
-
-
-@_command(StatsOptions, PATHS)
-def stats(paths: list[str] | None, options: StatsOptions) -> int:
-    """Turns, steps, TTFT, decode speed, tokens, tool time, retries and cost, computed as dsh computes them."""
-    from .stats import run_stats
-
-    return run_stats(paths or [], options)
-
-
-@_command(
-    GrepOptions,
-    _Argument(
-        "pattern",
-        Optional[str],
-        typer.Argument(None, metavar="PATTERN", help="A Python regular expression (with -F, a fixed string); with -e, a PATH."),
-    ),
-    _Argument(
-        "paths",
-        Optional[List[str]],
-        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots (default: the sessions root)."),
-    ),
-    cls=_PlainUsage,
-)
-def grep(pattern: str | None, paths: list[str] | None, options: GrepOptions) -> int:
-    """Find what was said: prompts, answers, reasoning, tool calls and results, titles. Exit 0 hit, 1 none, 2 error."""
-    from .grep.run import run_grep
-
-    return run_grep(pattern, paths or [], options)
-
-
-@_command(ValidateOptions, PATHS)
-def validate(paths: list[str] | None, options: ValidateOptions) -> int:
-    """Strict checks at dsh's durable boundaries, for CI. Exit 0 clean, 1 findings, 2 unreadable."""
-    from .validate import run_validate
-
-    return run_validate(paths or [], options)
-
-
-@_command(ImagesOptions, PATH)
-def images(path: str | None, options: ImagesOptions) -> int:
-    """List the image references of a session; with --out, extract and verify them."""
-    from .images import run_images
-
-    return run_images(path, options)
-
-
-@_command(ReplayOptions, PATH)
-def replay(path: str | None, options: ReplayOptions) -> int:
-    """Replay what the user saw, at the recorded token timing."""
-    from .replay import run_replay
-
-    return run_replay(path, options)
-
-
-@_command(ExportOptions, PATHS)
-def export(paths: list[str] | None, options: ExportOptions) -> int:
-    """Write the sessions as Parquet tables (sessions, turns, steps, tool_calls, images) or as OpenTelemetry traces."""
-    from .export import run_export
-
-    return run_export(paths or [], options)
-
-
-@_command(
-    SqlOptions,
-    _Argument("query", str, typer.Argument(..., metavar="QUERY", help="A SQL query (DuckDB) over the tables sessions, turns, steps, tool_calls, images.")),
-    _Argument(
-        "paths",
-        Optional[List[str]],
-        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories, sessions roots or datasets written by export (default: the sessions root)."),
-    ),
-    cls=_PlainUsage,
-)
-def sql(query: str, paths: list[str] | None, options: SqlOptions) -> int:
-    """Query the sessions with SQL (DuckDB, in process): the export's tables as views."""
-    from .export.sql import run_sql
-
-    return run_sql(query, paths or [], options)
-
-
-@_command(
-    HelpOptions,
-    _Argument("command", Optional[str], typer.Argument(None, metavar="[COMMAND]", help="The command to describe (default: all of them).")),
-    name="help",
-)
 def help_(command: str | None, options: HelpOptions) -> int:
     """Describe a command (as 'dshctl COMMAND --help'), or list them all; the man page, man dshctl, is the reference."""
     click = typer.core._click
@@ -454,6 +319,10 @@ def help_(command: str | None, options: HelpOptions) -> int:
     return 0
 
 
+for _spec in COMMANDS:
+    _command(_spec if _spec.body is not None else _spec.with_body(help_))
+
+
 def main() -> None:
     """Console-script entry point. click's own output (--help, --version, usage errors) goes through
     the one error path too, so a full or closed stdout or stderr is reported, never a traceback."""
@@ -468,22 +337,6 @@ def _click_main() -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     return 0
-
-
-@_command(
-    PricesOptions,
-    _Argument(
-        "paths",
-        Optional[List[str]],
-        typer.Argument(None, metavar="[PATH]...", help="Logs, session directories or sessions roots whose models to list (default: every entry)."),
-    ),
-    name="prices",
-)
-def prices_(paths: list[str] | None, options: PricesOptions) -> int:
-    """The price tables in force (built-in: generated from genai-prices) and the prices of the models in PATHs."""
-    from .stats.prices_info import run_prices
-
-    return run_prices(paths or [], options)
 
 
 if __name__ == "__main__":  # pragma: no cover

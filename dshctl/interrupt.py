@@ -37,11 +37,11 @@ def install(args: list[str]) -> None:
 def asks_to_follow(args: list[str]) -> bool:
     """Whether the command line asks ``cat``, ``stats`` or ``replay`` to follow (read before parsing: a
     rough reading that only decides what an early Ctrl-C does)."""
-    from .options.base import FOLLOW
-
     words = [arg for arg in args if not arg.startswith("-")]
     if not words or words[0] not in FOLLOW_COMMANDS:
         return False
+    from .options.base import FOLLOW  # not before: dshctl --version need not import the options
+
     options = args[: args.index("--")] if "--" in args else args
     short = next(flag[1:] for flag in FOLLOW.flags if not flag.startswith("--"))
     return any(arg in FOLLOW.flags or _short_cluster_with(short, arg) for arg in options)

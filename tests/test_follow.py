@@ -458,13 +458,17 @@ def test_the_live_stats_step_stays_current_while_its_tools_run(tmp_path):
     assert current_step_text(fold, now_ms=1790000010000 + 90_500) == "turn 2 step 1 · running 1m31s"
 
 
-@pytest.mark.parametrize("when", [["typer"], ["cat"], ["typer", "msgspec"]])
+@pytest.mark.parametrize(
+    "when, typer_parses",
+    [(["commands"], False), (["cat"], False), (["commands", "options"], False), (["typer"], True), (["typer", "msgspec"], True)],
+)
 @pytest.mark.parametrize("follow", [True, False])
-def test_ctrl_c_while_the_command_starts_is_no_traceback(when, follow):
+def test_ctrl_c_while_the_command_starts_is_no_traceback(when, typer_parses, follow):
     """Ctrl-C while the command line is still being imported (the first ~100 ms): a follow command reads
-    the log as it stands and exits 0 (a second Ctrl-C: at once, 0); any other is interrupted, 130."""
+    the log as it stands and exits 0 (a second Ctrl-C: at once, 0); any other is interrupted, 130. The
+    command line the console script parses itself (dshctl.commands), and one only typer reads (``--``)."""
     log = SAMPLES / "tour.session.v4.jsonl"
-    args = ["cat", *(["-f"] if follow else []), str(log)]
+    args = ["cat", *(["-f"] if follow else []), *(["--"] if typer_parses else []), str(log)]
     env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
     result = subprocess.run([*sigint_on_import(*when), *args], capture_output=True, env=env, cwd=REPO, timeout=30)
     assert b"Traceback" not in result.stderr

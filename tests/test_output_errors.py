@@ -168,10 +168,15 @@ def test_export_with_stderr_closed_still_writes_the_file(results):
     assert cast.read_text().startswith('{"version": 2')
 
 
-@pytest.mark.parametrize("when", [["cat"], ["typer", "msgspec"]], ids=["while the command starts", "while imported"])
-def test_ctrl_c_with_a_failing_stderr_is_still_status_130(when):
+@pytest.mark.parametrize(
+    "when, args",
+    [(["cat"], ["cat", LOG]), (["commands", "options"], ["cat", LOG]), (["typer", "msgspec"], ["cat", "--", LOG])],
+    ids=["while the command starts", "while imported", "while typer is imported"],
+)
+def test_ctrl_c_with_a_failing_stderr_is_still_status_130(when, args):
     """Ctrl-C ends a command with 130 and ``dshctl: interrupted`` on standard error; standard error full
     loses the line, never the status: through the command's error path (a Ctrl-C noted while the command
-    starts) and through the console script's own (a second Ctrl-C while the command line is imported)."""
-    result = _in_shell(["cat", LOG], ">/dev/null 2>/dev/full", command=sigint_on_import(*when))
+    starts) and through the console script's own (a second Ctrl-C while the command line is imported:
+    the fast parse's modules, or typer for a command line only typer reads, ``--``)."""
+    result = _in_shell(args, ">/dev/null 2>/dev/full", command=sigint_on_import(*when))
     assert result.returncode == 130

@@ -55,6 +55,28 @@ def test_the_builtin_table_is_the_generators_output_from_the_installed_genai_pri
     assert table.info[0].source == "genai-prices" and table.info[0].version == genai_prices.__version__
 
 
+def test_the_pre_read_table_is_prices_toml():
+    """``prices_builtin.py`` (what ``stats`` loads) is generated from prices.toml, the one source: the
+    same document as tomllib reads, the generator's text, and the same table."""
+    import tomllib
+
+    from dshctl.stats import prices_builtin, prices_generate
+
+    text = price_module.BUILTIN.read_text(encoding="utf-8")
+    assert prices_builtin.DOCUMENT == tomllib.loads(text)
+    assert prices_generate.PRE_READ.read_text(encoding="utf-8") == prices_generate.pre_read(text)
+    pre_read, parsed = price_module.builtin_prices(), read_price_file(price_module.BUILTIN, name="built-in")
+    assert (pre_read.models, pre_read.providers, pre_read.aliases, pre_read.info) == (parsed.models, parsed.providers, parsed.aliases, parsed.info)
+
+
+def test_a_builtin_table_elsewhere_is_read_from_its_file(tmp_path, monkeypatch):
+    other = tmp_path / "prices.toml"
+    other.write_text(price_module.BUILTIN.read_text(encoding="utf-8").replace("0.66", "0.67"))
+    monkeypatch.setattr(price_module, "BUILTIN", other)
+    assert price_module.builtin_prices().info[0].path == str(other)
+    assert "0.67" in repr(price_module.builtin_prices().models)
+
+
 def test_the_generator_check_fails_on_a_stale_table(tmp_path):
     stale = tmp_path / "prices.toml"
     stale.write_text(price_module.BUILTIN.read_text(encoding="utf-8").replace("0.66", "0.67"))

@@ -320,15 +320,29 @@ _PRICES_FLAG = _PRICES_OPTION.long
 """How a table named on the command line is called in messages and in ``costBasis``."""
 
 
+_PACKAGED = BUILTIN
+
+
 def load_prices(extra: str | None = None) -> PriceTable:
     """The built-in table, overridden by the user's file when it exists, then by ``extra`` (must exist)."""
-    table = read_price_file(BUILTIN, name="built-in")
+    table = builtin_prices()
     user = user_prices_path()
     if user.is_file():
         table = table.overridden_by(read_price_file(user, name="user"))
     if extra is not None:
         table = table.overridden_by(read_price_file(Path(extra), name=_PRICES_FLAG))
     return table
+
+
+def builtin_prices() -> PriceTable:
+    """The built-in table: ``prices.toml``'s document as generated beside it, pre-read
+    (``prices_builtin.py``, :mod:`dshctl.stats.prices_generate`), checked as every table is; the file
+    itself where :data:`BUILTIN` names another."""
+    if BUILTIN != _PACKAGED:
+        return read_price_file(BUILTIN, name="built-in")
+    from .prices_builtin import DOCUMENT
+
+    return _table(DOCUMENT, "built-in", str(BUILTIN))
 
 
 def read_price_file(path: Path, *, name: str | None = None) -> PriceTable:
