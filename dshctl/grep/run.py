@@ -81,7 +81,7 @@ class GrepRun:
         options = self.options
         color = options.colored
         write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1,
-                    only=options.only_matching)
+                    only=options.only_matching, numbers=options.line_number)
 
     def emit(self) -> None:
         from ..output import emit
