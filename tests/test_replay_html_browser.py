@@ -49,7 +49,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from dshctl.reader import open_log  # noqa: E402
 from dshctl.replay import view  # noqa: E402
-from dshctl.replay.html_redact import MARKER, Redactor  # noqa: E402
+from dshctl.replay.redact import MARKER, Redactor  # noqa: E402
 from dshctl.replay.timeline import Timeline  # noqa: E402
 from dshctl.replay.transcript import iter_fragments, transcript  # noqa: E402
 from dshctl.replay.transform import PlaybackClock  # noqa: E402
