@@ -257,7 +257,7 @@ def test_per_turn_figures_come_from_the_stats_library(tmp_path):
     _, data = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     assert data["fig"]["1"] == {"ttft": 300, "dur": 2552, "in": 24000, "out": 253, "tps": 111.11111111111111, "cost": 0.00430626,
                                 "cur": "USD", "steps": 1}
-    assert data["fig"]["4"] == {"ttft": 500, "dur": 1002, "steps": 1}  # no usage: no tokens, no cost
+    assert data["fig"]["4"] == {"ttft": 500, "dur": 1002, "steps": 1, "cost": 0, "cur": "USD"}  # no usage: no tokens, 0 USD
     _, builtin = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
     # no user file: the built-in table (list prices, each call at its own time) still prices the route
     assert builtin["fig"]["1"]["cur"] == "USD" and 0 < builtin["fig"]["1"]["cost"] != 0.00430626 and builtin["fig"]["1"]["ttft"] == 300

@@ -38,8 +38,8 @@ def with_session(row: TurnRecord | StepRecord, session_id: str | None, path: str
     return msgspec.structs.replace(row, session=session_id, path=path)
 
 
-def _in_session(row: TurnRecord | StepRecord, session_id: str | None, path: str, currency: str | None) -> Any:
-    """:func:`with_session`, its cost read in the session's currency (:func:`.costs.in_session_currency`)."""
+def in_session(row: TurnRecord | StepRecord, session_id: str | None, path: str, currency: str | None) -> Any:
+    """:func:`with_session`, its cost read in the session's ``currency`` (:func:`.costs.in_session_currency`)."""
     from .costs import in_session_currency
 
     row = with_session(row, session_id, path)
@@ -166,7 +166,7 @@ def folded_stats(log, fold, *, by: str = "session", salvage: bool = False) -> Lo
     if salvage:
         session.gaps = [SalvageGap(line=gap.line, message=gap.message) for gap in log.gaps]
     currency = getattr(session.costs, "currency", None)
-    turns = [_in_session(row, header.id, log.display, currency) for row in fold.turn_rows] if by == "turn" else None
-    steps = [_in_session(row, header.id, log.display, currency) for row in fold.step_rows] if by == "step" else None
+    turns = [in_session(row, header.id, log.display, currency) for row in fold.turn_rows] if by == "turn" else None
+    steps = [in_session(row, header.id, log.display, currency) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 
