@@ -43,6 +43,13 @@ class DshctlError(Exception):
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
 
+    def detail(self) -> str:
+        """The message located by line and seq but not by file, for a row or warning that names the file
+        itself: ``line 1: not JSON: not a dsh session log``."""
+        where = [f"line {self.line}"] if self.line is not None else []
+        where += [f"(seq {self.seq})"] if self.seq is not None else []
+        return f"{' '.join(where)}: {self.message}" if where else self.message
+
 
 class SourceError(DshctlError):
     """The bytes cannot be read as a dsh log: missing file, corrupt zstd, oversized line, bad UTF-8."""
@@ -53,7 +60,12 @@ class FormatError(DshctlError):
 
 
 class UnsupportedVersion(DshctlError):
-    """The log was written by a newer dsh than this tool supports (header version > 4)."""
+    """The log was written by a newer dsh than this tool supports (header version > 4). ``version`` is
+    the generation its header or file name tells, when one does."""
+
+    def __init__(self, message: str, *, version: int | None = None, **where):
+        super().__init__(message, **where)
+        self.version = version
 
 
 class StreamError(DshctlError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError
+from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion
 from .humanize import format_bytes, format_duration, utc_moment
 from .jsvalues import NOT_JSON
 from .options import LsOptions
@@ -31,7 +31,7 @@ def session_row(ref) -> dict[str, Any]:
         "created": None,
         "turns": None,
         "durationMs": None,
-        "generation": ref.generation_from_name,
+        "generation": None,  # the header's; a name that says v0 proves nothing about unreadable bytes
         "compression": None,
         "bytes": ref.member.size if ref.member is not None else status.st_size if status is not None else None,
         "modifiedAt": int(status.st_mtime * 1000) if status is not None else None,
@@ -42,7 +42,9 @@ def session_row(ref) -> dict[str, Any]:
     try:
         log = open_log(ref)
     except DshctlError as exc:
-        row["error"] = exc.message
+        row["error"] = exc.detail()
+        if isinstance(exc, UnsupportedVersion):
+            row["generation"] = exc.version
         return row
     try:
         header = log.header
@@ -56,10 +58,22 @@ def session_row(ref) -> dict[str, Any]:
         )
         _scan_body(log.body_lines(), row)
     except DshctlError as exc:
-        row["error"] = exc.message
+        row["error"] = exc.detail()
     finally:
         log.close()
     return row
+
+
+def _error_of(ref) -> str | None:
+    """The one log's error as every other command words it (``x.jsonl:1: …``), read again: a row keeps
+    only its text, and this is the failure path of one log."""
+    from .reader import open_log
+
+    try:
+        open_log(ref).close()
+    except DshctlError as exc:
+        return str(exc)
+    return None
 
 
 def _scan_body(lines, row: dict[str, Any]) -> None:
@@ -243,7 +257,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     if failed and len(failed) == len(refs) == 1:  # the one log asked for cannot be read, as for the other commands
         from .stdio import error
 
-        error(f"{failed[0]['path']}: {failed[0]['error']}")
+        error(_error_of(refs[0]) or f"{failed[0]['path']}: {failed[0]['error']}")
         return EXIT_UNREADABLE
     warnings.report()
     return EXIT_FINDINGS if failed else EXIT_OK

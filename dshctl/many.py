@@ -315,9 +315,7 @@ class Warnings:
 
     def add_unreadable(self, path: str, error: DshctlError) -> None:
         """A log that could not be read: its error, located by line and seq (the warning names the file)."""
-        where = [f"line {error.line}"] if error.line is not None else []
-        where += [f"(seq {error.seq})"] if error.seq is not None else []
-        self.add(path, f"{' '.join(where)}: {error.message}" if where else error.message)
+        self.add(path, error.detail())
 
     def report(self) -> None:
         from .stdio import warn

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from .errors import DshctlError, FormatError
-from .generations import HEADER_NOT_JSON, NO_HEADER_LINE, TORN_HEADER_LINE, parse_header
+from .generations import HEADER_NOT_JSON, NO_HEADER_LINE, TORN_HEADER_LINE, parse_header, unreadable_header
 from .generations.current import attach_stream
 from .generations.v0 import (
     ROW_TAGS,
@@ -466,11 +466,15 @@ def open_log(
         try:
             lineno, raw = next(lines)
         except StopIteration:
-            raise FormatError(TORN_HEADER_LINE if reader.torn_tail is not None else NO_HEADER_LINE, line=1)
+            if reader.torn_tail is None:
+                raise FormatError(NO_HEADER_LINE, line=1) from None
+            message, line = unreadable_header(TORN_HEADER_LINE, compressed=reader.compressed, name=ref.display)
+            raise FormatError(message, line=line) from None
         try:
             header_json = _decoder.decode(raw)
         except NOT_JSON:
-            raise FormatError(HEADER_NOT_JSON, line=1) from None
+            message, line = unreadable_header(HEADER_NOT_JSON, compressed=reader.compressed, name=ref.display)
+            raise FormatError(message, line=line) from None
         log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning,
                   salvage=salvage)
         log.header = parse_header(header_json, log.warn)

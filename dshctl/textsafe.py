@@ -80,6 +80,13 @@ def visible_raw_line(line: bytes) -> bytes:
     return visible_line(line.decode("utf-8", "replace")).encode("utf-8")
 
 
+def quoted(text: str) -> str:
+    """A name from a log or an archive inside a message, in double quotes, its characters as they are:
+    wherever the message is written, the one rule above shows its controls (:func:`visible_line` on a
+    terminal, JSON escapes in JSON); never Python's escapes (``'a\\x1bb'``), which show no log's text."""
+    return f'"{text}"'
+
+
 def has_unsafe(text: str) -> bool:
     """True if :func:`visible` would change ``text``."""
     return _MULTI_LINE_UNSAFE.search(text) is not None

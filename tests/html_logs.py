@@ -192,3 +192,29 @@ def dropped_call_log(folder: Path, how: str) -> Path:
         chunk(t + 40, {"type": "finish", "reason": {"kind": "max-tokens"}})]
     folder.mkdir(parents=True, exist_ok=True)
     return write_log(folder / f"dropped-{how}.session.v4.jsonl", one_turn(1, t, "go", stream, [{"type": "text", "text": "and then"}]))
+
+
+def secret_log(tmp_path: Path) -> Path:
+    """A log carrying secrets everywhere a page shows text: split across streamed deltas, in a prompt, a
+    tool call's arguments, a tool result, a failure message past the view's 300-character cut, a title."""
+    t = T0 + 1000
+    key = "sk-abcDEF123456789XYZ0000"
+    stream = [
+        {"type": "text-chunks", "time0": t + 10, "index": 0, "dt": [10, 10, 10], "texts": ["the key is sk-abc", "DEF123456789", "XYZ0000", " and codename project-x42."]},
+        chunk(t + 50, {"type": "block-end", "index": 0, "block": {"type": "text", "text": f"the key is {key} and codename project-x42."}}),
+        chunk(t + 60, {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "bash", "argumentsDelta": '{"cmd": "curl -H \'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9'}),
+        chunk(t + 70, {"type": "tool-call-delta", "index": 1, "id": "c1", "argumentsDelta": '.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\' https://bob:hunter2pass@example.com"}'}),
+        chunk(t + 80, {"type": "block-end", "index": 1, "block": {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}}),
+        chunk(t + 81, {"type": "finish", "reason": {"kind": "tool-calls"}}),
+    ]
+    after = [
+        ("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}", "_time": t + 90}),
+        tool_result(1, 1, "c1", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nok", t + 95),
+        ("llm/retry", {"turn": 1, "step": 1, "retry": 1, "maxRetries": 3, "delayMs": 10, "failure": {"code": "x" * 280 + " ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "_time": t + 96}),
+    ]
+    events = one_turn(1, t, f"use password=Tr0ub4dor&3 and {key} for project-x7", stream, [], after=after, title="project-x99 rollout")
+    return write_log(tmp_path / "secrets.session.v4.jsonl", events)
+
+
+SECRETS = ("abcDEF", "DEF123456789", "XYZ0000", "eyJhbGciOiJIUzI1NiJ9", "dozjgNryP4J3", "hunter2pass", "b3BlbnNzaC1rZXkt",
+           "bm9uZQAAAAAAAAAB", "Tr0ub4dor", "ghp_abcdefghijklmnop", "project-x")

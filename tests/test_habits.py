@@ -50,6 +50,26 @@ def test_only_matching_prints_each_match_on_its_own_line():
     assert all(line.endswith(":red") for line in lines("-o", "red", str(TOUR)))
 
 
+def test_n_numbers_each_line_in_its_block_as_ripgrep_numbers_lines():
+    """``-n`` (rejected before: "no such option"): the line's number in its block after the kind, ``:``
+    on a matching line and ``-`` on context, as ripgrep marks them; off by default."""
+    assert lines("-B", "1", "-F", "Unexpected token", str(TOUR)) == [
+        "7c1e5a2d:2:1:tool-result-4:   settings.retries ??= 3;",
+        "7c1e5a2d:2:1:tool-result:5: SyntaxError: Unexpected token '??='",
+    ]
+    assert lines("-n", "-B", "1", "-F", "Unexpected token", str(TOUR)) == [
+        "7c1e5a2d:2:1:tool-result-2-4:   settings.retries ??= 3;",
+        "7c1e5a2d:2:1:tool-result:3:5: SyntaxError: Unexpected token '??='",
+    ]
+    assert lines("--line-number", "-o", "-F", "Unexpected token", str(TOUR)) == [
+        "7c1e5a2d:2:1:tool-result:3:Unexpected token"]
+    assert lines("-N", "-F", "Unexpected token", str(TOUR)) == lines("-F", "Unexpected token", str(TOUR))
+    both = invoke("grep", "-n", "-N", "x", str(TOUR))
+    assert both.exit_code == 2 and "choose one" in both.stderr
+    coloured = invoke("grep", "-n", "--color", "always", "-F", "Unexpected token", str(TOUR)).stdout
+    assert "\x1b[32m3\x1b[0m:" in coloured  # the number green, as ripgrep paints it
+
+
 def test_e_is_repeatable_and_makes_pattern_a_path():
     either = lines("-e", "pipeline", "-e", "Node", str(TOUR))
     assert set(either) == set(lines("pipeline|Node", str(TOUR)))

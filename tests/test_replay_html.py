@@ -15,11 +15,11 @@ import pytest
 from dshctl.errors import UsageError
 from dshctl.reader import open_log
 from dshctl.replay.html import page_data, render_page, turn_figures
-from dshctl.replay.html_redact import MARKER, SECRET_PATTERNS, Redactor
+from dshctl.replay.redact import MARKER, SECRET_PATTERNS, Redactor
 from dshctl.replay.timeline import Timeline
 from dshctl.replay.transform import PlaybackClock
 from conftest import invoke
-from html_logs import SAMPLES, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, tool_result, write_log
+from html_logs import SAMPLES, SECRETS, T0, assistant, chunk, embedded_bytes, one_turn, page_data_of, secret_log, tool_result, write_log
 
 TOUR = SAMPLES / "tour.session.v4.jsonl.zstd"
 
@@ -101,32 +101,6 @@ def test_runs_are_one_item_per_block_and_fragment_lengths_are_javascripts(tmp_pa
 
 
 # -- privacy: redaction and filters ------------------------------------------------------------------------
-
-
-def secret_log(tmp_path: Path) -> Path:
-    """A log carrying secrets everywhere a page shows text: split across streamed deltas, in a prompt, a
-    tool call's arguments, a tool result, a failure message past the view's 300-character cut, a title."""
-    t = T0 + 1000
-    key = "sk-abcDEF123456789XYZ0000"
-    stream = [
-        {"type": "text-chunks", "time0": t + 10, "index": 0, "dt": [10, 10, 10], "texts": ["the key is sk-abc", "DEF123456789", "XYZ0000", " and codename project-x42."]},
-        chunk(t + 50, {"type": "block-end", "index": 0, "block": {"type": "text", "text": f"the key is {key} and codename project-x42."}}),
-        chunk(t + 60, {"type": "tool-call-delta", "index": 1, "id": "c1", "name": "bash", "argumentsDelta": '{"cmd": "curl -H \'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9'}),
-        chunk(t + 70, {"type": "tool-call-delta", "index": 1, "id": "c1", "argumentsDelta": '.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\' https://bob:hunter2pass@example.com"}'}),
-        chunk(t + 80, {"type": "block-end", "index": 1, "block": {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}}),
-        chunk(t + 81, {"type": "finish", "reason": {"kind": "tool-calls"}}),
-    ]
-    after = [
-        ("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}", "_time": t + 90}),
-        tool_result(1, 1, "c1", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nok", t + 95),
-        ("llm/retry", {"turn": 1, "step": 1, "retry": 1, "maxRetries": 3, "delayMs": 10, "failure": {"code": "x" * 280 + " ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "_time": t + 96}),
-    ]
-    events = one_turn(1, t, f"use password=Tr0ub4dor&3 and {key} for project-x7", stream, [], after=after, title="project-x99 rollout")
-    return write_log(tmp_path / "secrets.session.v4.jsonl", events)
-
-
-SECRETS = ("abcDEF", "DEF123456789", "XYZ0000", "eyJhbGciOiJIUzI1NiJ9", "dozjgNryP4J3", "hunter2pass", "b3BlbnNzaC1rZXkt",
-           "bm9uZQAAAAAAAAAB", "Tr0ub4dor", "ghp_abcdefghijklmnop", "project-x")
 
 
 def test_redaction_leaves_nothing_of_a_secret_in_the_file(tmp_path):
@@ -233,7 +207,7 @@ def test_filters_leave_the_omitted_content_out_of_the_file(tmp_path):
 
 
 def test_html_options_apply_to_html_exports_only(tmp_path):
-    for extra in (["--redact", "x"], ["--redact-secrets"], ["--embed-images"]):
+    for extra in (["--embed-images"],):  # --redact applies to every form (tests/test_replay_redact.py)
         result = invoke("replay", TOUR, "--instant", *extra)
         assert result.exit_code == 2 and "only applies with --export FILE.html" in result.stderr, result.stderr
         result = export(TOUR, tmp_path / "x.md", *extra)
@@ -283,7 +257,7 @@ def test_per_turn_figures_come_from_the_stats_library(tmp_path):
     _, data = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     assert data["fig"]["1"] == {"ttft": 300, "dur": 2552, "in": 24000, "out": 253, "tps": 111.11111111111111, "cost": 0.00430626,
                                 "cur": "USD", "steps": 1}
-    assert data["fig"]["4"] == {"ttft": 500, "dur": 1002, "steps": 1}  # no usage: no tokens, no cost
+    assert data["fig"]["4"] == {"ttft": 500, "dur": 1002, "steps": 1, "cost": 0, "cur": "USD"}  # no usage: no tokens, 0 USD
     _, builtin = exported(TOUR, tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
     # no user file: the built-in table (list prices, each call at its own time) still prices the route
     assert builtin["fig"]["1"]["cur"] == "USD" and 0 < builtin["fig"]["1"]["cost"] != 0.00430626 and builtin["fig"]["1"]["ttft"] == 300

@@ -49,7 +49,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from dshctl.reader import open_log  # noqa: E402
 from dshctl.replay import view  # noqa: E402
-from dshctl.replay.html_redact import MARKER, Redactor  # noqa: E402
+from dshctl.replay.redact import MARKER, Redactor  # noqa: E402
 from dshctl.replay.timeline import Timeline  # noqa: E402
 from dshctl.replay.transcript import iter_fragments, transcript  # noqa: E402
 from dshctl.replay.transform import PlaybackClock  # noqa: E402
@@ -752,7 +752,7 @@ def test_turns_carry_their_figures(pages, open_page, tmp_path):
     page.js("window.dshctlReplay.seek('end')")
     figures = page.js("[...document.querySelectorAll('.turn-head .figures')].map((node) => node.textContent)")
     assert figures[0] == "TTFT 300 ms · 2.6 s · 24,000 in · 253 out · 111 tok/s · $0.0043"
-    assert figures[3] == "TTFT 500 ms · 1.0 s"
+    assert figures[3] == "TTFT 500 ms · 1.0 s · $0.00"  # no usage: it cost nothing, in the session's currency
 
 
 def screenshot(page: Opened, folder: Path, name: str, record_property) -> Path:

@@ -22,7 +22,7 @@ import re._parser as sre_parse
 
 import pytest
 
-from dshctl.replay.html_redact import SECRET_PATTERNS, Redactor
+from dshctl.replay.redact import SECRET_PATTERNS, Redactor
 
 # the sizes compared and the growth allowed: linear work grows 4× (plus the constant part), quadratic 16×
 SMALL, LARGE = 150, 600

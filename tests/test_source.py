@@ -86,13 +86,13 @@ def test_lines_spanning_read_chunks(tmp_path):
 
 def test_empty_file_is_an_error(tmp_path):
     p = write(tmp_path / "session.jsonl", b"")
-    with pytest.raises(SourceError, match="empty file: not a dsh log"):
+    with pytest.raises(SourceError, match="empty file: not a dsh session log"):
         read_all(p)
 
 
 def test_raw_line_longer_than_limit(tmp_path):
     p = write(tmp_path / "long.jsonl", b"ok\n" + b"y" * 5000 + b"\n")
-    with pytest.raises(SourceError, match="line 2 is longer than.*DSHCTL_MAX_LINE_BYTES") as exc:
+    with pytest.raises(SourceError, match="the line is longer than.*DSHCTL_MAX_LINE_BYTES") as exc:
         read_all(p, max_line_bytes=4096)
     assert exc.value.line == 2
 
@@ -293,7 +293,7 @@ def test_decompression_bomb_fails_fast_with_bounded_memory(tmp_path):
     tracemalloc.start()
     started = time.perf_counter()
     try:
-        with pytest.raises(SourceError, match="line 2 is longer than 1 MiB") as exc:
+        with pytest.raises(SourceError, match="the line is longer than 1 MiB") as exc:
             read_all(p, max_line_bytes=limit)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -308,7 +308,7 @@ def test_one_shot_frame_content_size_cannot_bypass_the_limit(tmp_path):
     p = write(tmp_path / "big.jsonl.zstd", frame(HEADER + b"\n") + frame(b"b" * (5 * 1024 * 1024)))
     tracemalloc.start()
     try:
-        with pytest.raises(SourceError, match="line 2 is longer than"):
+        with pytest.raises(SourceError, match="the line is longer than"):
             read_all(p, max_line_bytes=512 * 1024)
         _, peak = tracemalloc.get_traced_memory()
     finally:

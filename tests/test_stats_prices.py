@@ -25,7 +25,7 @@ from dshctl.stats import log_stats
 from dshctl.stats import prices as price_module
 from dshctl.stats.prices import Pricer, load_prices, read_price_file
 
-from conftest import invoke, sample, samples
+from conftest import SAMPLES as SAMPLES_DIR, invoke, sample, samples
 from stats_logs import rollup_session, rollup_step
 
 genai_prices = pytest.importorskip("genai_prices", reason="genai-prices is a test dependency: pip install -e '.[test]'")
@@ -539,3 +539,27 @@ def test_a_session_pricer_falls_back_only_to_a_real_creation_time():
     assert session_pricer(table, 1_767_225_600_000).fallback_ms == 1_767_225_600_000
     for created in (True, 0, -1, 2**60, 1.5, None):
         assert session_pricer(table, created).fallback_ms is None, created
+
+
+def test_a_step_without_usage_costs_0_in_its_sessions_currency(tmp_path):
+    """A record without tokens costs nothing (dsh billed nothing), but it read ``0`` in no currency
+    beside ``0.0023 USD``: a turn or step of a session priced in one currency costs 0 in it, in the
+    table, in TSV and in JSON; with no single currency in the session it stays 0 with a null currency."""
+    tour = sample("tour.session.v4.jsonl")
+    steps = log_stats(tour, StatsOptions(by="step"), prices=load_prices()).steps
+    assert steps[-1].output_tokens is None  # the interrupted step of turn 4 has no usage
+    assert (steps[-1].costs.total, steps[-1].costs.currency) == (0, "USD")
+    turns = log_stats(tour, StatsOptions(by="turn"), prices=load_prices()).turns
+    assert (turns[-1].costs.total, turns[-1].costs.currency) == (0, "USD")
+    document = json.loads(invoke("stats", "--by", "step", "--json", tour).stdout)
+    assert document["steps"][-1]["costs"] == {"input": 0, "cacheRead": 0, "cacheWrite": 0, "output": 0, "total": 0,
+                                              "currency": "USD"}
+    table = invoke("stats", "--by", "step", tour).stdout.splitlines()
+    assert next(line for line in table if line.rstrip().endswith("interrupted")).split()[-3:] == ["0", "USD", "interrupted"]
+    tsv = invoke("stats", "--by", "step", "--tsv", tour).stdout.splitlines()
+    assert tsv[-1].split("\t")[-3:] == ["0", "USD", "interrupted"]
+    unpriced = tmp_path / "unpriced.session.v4.jsonl"
+    unpriced.write_text((SAMPLES_DIR / "tour.session.v4.jsonl").read_text().replace("deepseek-official", "nowhere-route"))
+    stats = log_stats(unpriced, StatsOptions(by="step"), prices=load_prices())
+    assert stats.session.costs is None  # tokens without a price
+    assert (stats.steps[-1].costs.total, stats.steps[-1].costs.currency) == (0, None)

@@ -205,7 +205,7 @@ def test_duplicate_names_are_refused(tmp_path):
     log = (SAMPLES / "tour.session.v4.jsonl").read_bytes()
     other = (SAMPLES / "cwd-change.session.v4.jsonl").read_bytes()
     path = _raw_zip(tmp_path / "a.zip", [("session.jsonl", log), ("session.jsonl", other)])
-    _assert_refused(path, "two members named 'session.jsonl'")
+    _assert_refused(path, 'two members named "session.jsonl"')
 
 
 def test_a_zip_bomb_is_refused_before_inflating(tmp_path):
@@ -256,3 +256,18 @@ def test_an_encrypted_member_is_refused(tmp_path):
     log = (SAMPLES / "tour.session.v4.jsonl").read_bytes()
     path = _raw_zip(tmp_path / "locked.zip", [("session.jsonl", log)], flags=0x1)
     _assert_refused(path, "is encrypted")
+
+
+def test_member_names_in_errors_are_shown_by_the_one_picture_rule(tmp_path):
+    """A member name is text from the archive: quoted, its controls shown as pictures (␛) on a terminal
+    and kept exact in JSON, as any log text is (:mod:`dshctl.textsafe`); never Python's escapes
+    (``'media/../a\\x1bb.png'``)."""
+    log = (SAMPLES / "tour.session.v4.jsonl").read_bytes()
+    path = _raw_zip(tmp_path / "a.zip", [("session.jsonl", log), ("media/../a\x1bb\u00e9.png", b"x")], flags=0x800)  # UTF-8 names
+    _assert_refused(path, "ZIP member name \"media/../a\u241bb\u00e9.png\" climbs out with '..'")
+    for command in (["stats"], ["cat"], ["ls"]):
+        assert "\\x1b" not in invoke(*command, str(path)).stderr
+    document = json.loads(invoke("validate", "--format", "json", str(path)).stdout)
+    assert document["logs"][0]["findings"][0]["message"].startswith("ZIP member name \"media/../a\x1bb\u00e9.png\"")
+    unknown = invoke("cat", f"{path}!sub\x1bagents/x")
+    assert unknown.exit_code == 2 and "climbs out" in unknown.stderr or "holds no log \"sub\u241bagents/x\"" in unknown.stderr

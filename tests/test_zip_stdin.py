@@ -249,9 +249,9 @@ def test_an_unknown_member_is_one_error_naming_the_logs(export):
     result = invoke("stats", f"{export}!subagents/nope/session.jsonl")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        f"dshctl: error: {export}: the export holds no log 'subagents/nope/session.jsonl'; its logs: session.jsonl, {CHILD}"]
+        f'dshctl: error: {export}: the export holds no log "subagents/nope/session.jsonl"; its logs: session.jsonl, {CHILD}']
     media = invoke("cat", f"{export}!media/x.png")
-    assert media.exit_code == 2 and "holds no log 'media/x.png'" in media.stderr
+    assert media.exit_code == 2 and 'holds no log "media/x.png"' in media.stderr
 
 
 def test_many_members_are_counted_not_all_listed(tmp_path):
@@ -267,7 +267,7 @@ def test_many_members_are_counted_not_all_listed(tmp_path):
 def test_a_member_of_a_hostile_archive_is_refused(tmp_path):
     hostile = _raw_zip(tmp_path / "x.zip", [("session.jsonl", b"{}\n"), ("session.jsonl", b"{}\n")])
     result = invoke("cat", f"{hostile}!session.jsonl")
-    assert result.exit_code == 2 and "two members named 'session.jsonl'" in result.stderr
+    assert result.exit_code == 2 and 'two members named "session.jsonl"' in result.stderr
 
 
 def test_a_bang_after_what_is_no_zip_stays_a_missing_path(tmp_path):

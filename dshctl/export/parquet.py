@@ -528,6 +528,4 @@ def reader_for(spool_dir: Path, prices, partition_by: str | None, refs: list):
 
 
 def located_message(error: DshctlError) -> str:
-    where = [f"line {error.line}"] if error.line is not None else []
-    where += [f"(seq {error.seq})"] if error.seq is not None else []
-    return f"{' '.join(where)}: {error.message}" if where else error.message
+    return error.detail()

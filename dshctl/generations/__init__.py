@@ -15,12 +15,28 @@ from ..errors import FormatError, UnsupportedVersion
 from ..model import SUPPORTED_GENERATIONS, Header
 
 # What line 1 can be instead of a session header, in the one wording every command uses: the reader's
-# errors (cat, stats, replay, grep, images) and validate's findings alike.
+# errors (cat, stats, replay, grep, images) and validate's findings alike. Each is located at line 1
+# (``x.jsonl:1: …``), so none names the line again.
 NO_HEADER_LINE = "no header line: not a dsh session log"
 TORN_HEADER_LINE = "the header line is not terminated by LF (torn before the first record): not a dsh session log"
-HEADER_NOT_JSON = "line 1 is not JSON: not a dsh session log"
-NOT_A_SESSION_HEADER = 'line 1 is not a dsh session header (expected {"type":"session", ...})'
-NO_NUMERIC_VERSION = "line 1 is not a dsh session header: it has no numeric version"
+HEADER_NOT_JSON = "not JSON: not a dsh session log"
+ZSTD_NOT_JSON = "zstd data that is not JSON once decompressed: not a dsh session log"
+NOT_A_SESSION_HEADER = 'not a dsh session header (expected {"type":"session", ...})'
+NO_NUMERIC_VERSION = "not a dsh session header: it has no numeric version"
+
+ZSTD_SUFFIXES = (".zst", ".zstd")
+
+
+def unreadable_header(reason: str, *, compressed: bool, name: str) -> tuple[str, int | None]:
+    """What a log whose line 1 is not JSON (``reason``: :data:`HEADER_NOT_JSON`, or
+    :data:`TORN_HEADER_LINE` when it has no LF either) really is, and the line to locate that at (None:
+    the file's first bytes). A file named as zstd whose first bytes are no zstd frame's magic number was
+    read as text (dshctl tells zstd by its magic, never by the name), so it is neither; zstd data that
+    decompresses to something else is said to be zstd. ``name`` is the log as shown."""
+    suffix = next((suffix for suffix in ZSTD_SUFFIXES if name.lower().endswith(suffix)), None)
+    if not compressed and suffix is not None:
+        return f"named {suffix} but not a zstd frame (bad magic number), nor JSON: not a dsh session log", None
+    return (ZSTD_NOT_JSON if compressed and reason == HEADER_NOT_JSON else reason), 1
 
 
 def invalid_version(shown: str) -> str:
@@ -59,7 +75,7 @@ def parse_header(header_json: Any, warn: Callable[[str], None]) -> Header:
         raise FormatError(invalid_version(repr(version)), line=1)
     version = int(version)
     if version > max(SUPPORTED_GENERATIONS):
-        raise UnsupportedVersion(newer_version(version), line=1)
+        raise UnsupportedVersion(newer_version(version), version=version, line=1)
     extra = {key: value for key, value in header_json.items() if key not in _HEADER_FIELDS}
     if extra:
         warn(f"header has keys dsh's released codecs refuse: {', '.join(sorted(extra))}")

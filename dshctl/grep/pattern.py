@@ -170,6 +170,8 @@ class Line(NamedTuple):
     text: str
     spans: tuple[tuple[int, int], ...] | None
     """Where matches lie in it (``[start, end)``, in order); None for a context line."""
+    number: int = 0
+    """Its line number in the block, from 1 (``-n``)."""
 
 
 def _near(indices: list[int], before: int, after: int, count: int) -> list[int]:
@@ -203,7 +205,7 @@ def shown_lines(piece: str, founds: list[Found], context: int | tuple[int, int])
             runs.append([])
         found_spans = spans.get(index)
         line = piece[starts[index] : _end_of_line(piece, starts, index)]
-        runs[-1].append(Line(line, tuple(found_spans) if found_spans is not None else None))
+        runs[-1].append(Line(line, tuple(found_spans) if found_spans is not None else None, index + 1))
     return runs
 
 

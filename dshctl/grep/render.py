@@ -1,7 +1,7 @@
 """``dshctl grep``'s lines, laid out as ripgrep lays them out.
 
 One output line per matching line (a line of a block that a match touches), every match on it
-highlighted: ``ID:TURN:STEP:KIND:LINE`` — the session's short id, the turn and step (``-`` when the event
+highlighted: ``ID:TURN:STEP:KIND:LINE`` (``-n``: ``ID:TURN:STEP:KIND:N:LINE``) — the session's short id, the turn and step (``-`` when the event
 has none), the kind of text, then the line; with more than one log, the log's path first (copies of a
 session across generations share its id). ``-C N`` adds the lines around inside the block, with ``-``
 after the kind instead of ``:``; runs that touch are joined, ``--`` separates the others (the runs are
@@ -25,7 +25,7 @@ _MAGENTA, _GREEN, _CYAN, _MATCH, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[36m", "\
 
 
 def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False,
-                names: "SessionIds | None" = None) -> None:
+                names: "SessionIds | None" = None, numbers: bool = False) -> None:
     """Write each result as it comes: its lines, its path (``files``) or its count (``counts``); ``names``
     shows the sessions' ids (by default, each among the sessions root alone)."""
     from ..progress import output_begins
@@ -47,23 +47,32 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
                 if context and not first:
                     out.write("--\n")
                 first = False
-                out.write(group_lines(result, group, color=color, with_path=with_path, only=only, names=names))
+                out.write(group_lines(result, group, color=color, with_path=with_path, only=only, names=names, numbers=numbers))
 
 
 def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False,
-                names: "SessionIds | None" = None) -> str:
+                names: "SessionIds | None" = None, numbers: bool = False) -> str:
     """A run of lines of one block: ``:`` after the kind on a line holding matches, ``-`` on context;
-    ``only`` (``-o``): each match of a line on a line of its own, the context lines as they are."""
+    ``only`` (``-o``): each match of a line on a line of its own, the context lines as they are;
+    ``numbers`` (``-n``): the line's number in the block after the kind, followed by the same mark
+    (``KIND:3:LINE``, context ``KIND-4-LINE``, as ripgrep numbers lines)."""
     prefix = _prefix(result, group, color, with_path, names or SessionIds())
+
+    def lead(line, mark: str) -> str:
+        if not numbers:
+            return prefix + mark
+        number = _paint(str(line.number), _GREEN) if color else str(line.number)
+        return f"{prefix}{mark}{number}{mark}"
+
     out = []
     for line in group.lines:
         if line.spans is None:
-            out.append(prefix + "-" + _body(line.text, (), color) + "\n")
+            out.append(lead(line, "-") + _body(line.text, (), color) + "\n")
         elif only:
-            out += [prefix + ":" + _body(line.text[start:end], ((0, end - start),), color) + "\n"
+            out += [lead(line, ":") + _body(line.text[start:end], ((0, end - start),), color) + "\n"
                     for start, end in line.spans if end > start]
         else:
-            out.append(prefix + ":" + _body(line.text, line.spans, color) + "\n")
+            out.append(lead(line, ":") + _body(line.text, line.spans, color) + "\n")
     return "".join(out)
 
 

@@ -38,6 +38,11 @@ class GrepOptions(PathOptions):
     )
     max_count: int | None = option(None, "-m", "--max-count", metavar="N", help="Stop reading a log after its N-th matching line.")
     only_matching: bool = option(False, "-o", "--only-matching", help="Print only the matched parts, one per line (the lines form).")
+    line_number: bool = option(
+        False, "-n", "--line-number",
+        help="Each line's number in its block (the message's text) after the kind: ID:TURN:STEP:KIND:N:LINE (ripgrep's -n). Off by default.",
+    )
+    no_line_number: bool = option(False, "-N", "--no-line-number", help="No line numbers (the default; ripgrep's -N).")
     after_context: int | None = option(None, "-A", "--after-context", metavar="N", help="Show N lines of the block after each matching line.")
     before_context: int | None = option(None, "-B", "--before-context", metavar="N", help="Show N lines of the block before each matching line.")
     context: int = option(0, "-C", "--context", metavar="N", help="Show N lines of the block around each matching line (-A and -B win on their side).")
@@ -63,6 +68,8 @@ class GrepOptions(PathOptions):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise UsageError(f"{self.fields[name].named} must be at least 0")
+        if self.line_number and self.no_line_number:
+            raise UsageError("-n/--line-number prints line numbers and -N/--no-line-number none: choose one")
         if self.only_matching and self.invert_match:
             raise UsageError("-o/--only-matching prints the matches and -v/--invert-match the lines without one: choose one")
         self._derive(kinds=_kinds(self.in_))

@@ -45,10 +45,12 @@ class ReplayOptions(PathOptions):
     cols: int | None = option(None, "--cols", metavar="N", help="Terminal width written into a .cast export (default 100).")
     rows: int | None = option(None, "--rows", metavar="N", help="Terminal height written into a .cast export (default 30).")
     redact: tuple[str, ...] = option(
-        (), "--redact", metavar="REGEX", help="With --export FILE.html: replace every match with [redacted] before anything is written (repeatable)."
+        (), "--redact", metavar="REGEX",
+        help="Replace every match with [redacted] before anything is shown or written, in every form (repeatable).",
     )
     redact_secrets: bool = option(
-        False, "--redact-secrets", help="With --export FILE.html: redact API keys, bearer tokens, private keys, passwords in URLs (see the man page)."
+        False, "--redact-secrets",
+        help="Redact API keys, bearer tokens, private keys, passwords in URLs (see the man page), in every form.",
     )
     embed_images: bool = option(
         False, "--embed-images", help="With --export FILE.html: embed the pictures the attachment store holds and verifies."
@@ -85,7 +87,8 @@ class ReplayOptions(PathOptions):
         if self.force and (self.export is None or self.to_stdout):
             raise UsageError("--force only applies with --export FILE")
         self._check_html_options()
-        filters = make_filters(no_reasoning=self.no_reasoning, no_tools=self.no_tools, turns=self.turns)
+        filters = make_filters(no_reasoning=self.no_reasoning, no_tools=self.no_tools, turns=self.turns, redact=self.redact,
+                               redact_secrets=self.redact_secrets)
         self._derive(
             from_ms=parse_from_time(self.from_) if self.from_ is not None else None, filters=filters
         )
@@ -122,8 +125,6 @@ class ReplayOptions(PathOptions):
         used = [
             self.fields[name].long
             for name, on in (
-                ("redact", bool(self.redact)),
-                ("redact_secrets", self.redact_secrets),
                 ("embed_images", self.embed_images),
                 ("store", self.store is not None),
                 ("prices", self.prices is not None),
@@ -140,6 +141,3 @@ class ReplayOptions(PathOptions):
             raise UsageError("--store only applies with --embed-images")
         if self.prices is not None and self.no_cost:
             raise UsageError(f"{self.fields['prices'].long} prices the page's costs; {self.fields['no_cost'].long} leaves them out: use one")
-        from ..replay.html_redact import Redactor
-
-        Redactor(self.redact, secrets=self.redact_secrets)  # a bad pattern is refused before the log is read

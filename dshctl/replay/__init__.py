@@ -195,13 +195,11 @@ def export_file(timeline, export: Path, *, start: int, options: ReplayOptions) -
 
 def _html_options(options: ReplayOptions):
     """What only the HTML export takes (:class:`.html.HtmlOptions`), or None when nothing was asked."""
-    if not (options.redact or options.redact_secrets or options.embed_images or options.store is not None
-            or options.prices is not None or options.no_cost):
+    if not (options.embed_images or options.store is not None or options.prices is not None or options.no_cost):
         return None
     from .html import HtmlOptions
 
-    return HtmlOptions(redact=options.redact, redact_secrets=options.redact_secrets, embed_images=options.embed_images, store=options.store,
-                       prices=options.prices, no_cost=options.no_cost)
+    return HtmlOptions(embed_images=options.embed_images, store=options.store, prices=options.prices, no_cost=options.no_cost)
 
 
 def _read_for(log, options: ReplayOptions):

@@ -330,6 +330,9 @@ class Builder:
 
     def run(self) -> Iterator[tuple[Item, list[int]]]:
         out = self.out
+        redactor = self.filters.redactor
+        if redactor:
+            from .redact import redact_items
         header_done = False
         for event in self.log.events():
             if not header_done:
@@ -338,6 +341,8 @@ class Builder:
             self.seq = event.seq
             self._event(event)
             if out:
+                if redactor:  # an event's items are complete here: a streamed block is all of them
+                    redact_items(out, redactor)
                 yield from out
                 out.clear()
         if not header_done:
@@ -346,6 +351,8 @@ class Builder:
             info = {"note": "unended-turn", "turn": self.position.turn}
             self.emit(NOTE, self.anchor[1] if self.anchor else None, gap=0, info=info)
         if out:
+            if redactor:
+                redact_items(out, redactor)
             yield from out
             out.clear()
 

@@ -35,8 +35,9 @@ style (by hash) and ``data:`` images.
 * ``im`` — with ``--embed-images``, the verified pictures as ``data:`` URLs, by attachment id;
 * ``session``, ``title``, ``idle``, ``speed``, ``start``.
 
-Every string from the log is made visible (:mod:`dshctl.textsafe`) and redacted
-(:mod:`.html_redact`) here, before anything is encoded; the page inserts text only as text.
+Every string from the log is made visible (:mod:`dshctl.textsafe`) here, before anything is encoded, and
+was redacted as the timeline was built (:mod:`.redact`: ``--redact`` is the same in every output; the
+log's header, which is no item, through the timeline's redactor); the page inserts text only as text.
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ from typing import Any, Iterator, TextIO
 
 from ..textsafe import visible, visible_line
 from . import view
-from .html_redact import Redactor
 from .items import (
     BLOCK,
     BLOCK_END,
@@ -81,11 +81,8 @@ _BLOCK_TYPES = {REASONING: "reasoning", THINKING: "reasoning", TEXT: "text", TOO
 
 @dataclass(frozen=True)
 class HtmlOptions:
-    """What only the HTML export takes: redaction and pictures."""
+    """What only the HTML export takes: pictures and costs (redaction is the timeline's: :mod:`.redact`)."""
 
-    redact: tuple[str, ...] = ()
-    """``--redact REGEX``, repeatable."""
-    redact_secrets: bool = False
     embed_images: bool = False
     store: Path | None = None
     """``--store DIR`` for ``--embed-images`` (default: the export's ``media/``, else dsh's store)."""
@@ -103,8 +100,7 @@ def write_html(timeline: Timeline, out: TextIO, *, start: int = 0, idle_limit: f
                options: HtmlOptions | None = None, on_note=None) -> dict:
     """Write the page of ``timeline`` to ``out``; returns what the summary line says (sizes, counts)."""
     options = options or HtmlOptions()
-    redactor = Redactor(options.redact, secrets=options.redact_secrets)
-    data = page_data(timeline, start=start, idle_limit=idle_limit, speed=speed, redactor=redactor,
+    data = page_data(timeline, start=start, idle_limit=idle_limit, speed=speed,
                      figures=_figures_of(timeline, options, on_note),
                      images=_images(timeline, options.store, on_note) if options.embed_images else None)
     page = render_page(data)
@@ -164,18 +160,17 @@ def _hash(text: str) -> str:
 
 
 def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, speed: float = 1.0,
-              redactor: Redactor | None = None, figures: dict | None = None, images: dict | None = None) -> dict:
+              figures: dict | None = None, images: dict | None = None) -> dict:
     """The JSON document the page replays (see the module docstring)."""
     from ..options.window import created_ms
 
     timeline.ensure_all()
-    redactor = redactor or Redactor()
     items, places = _flattened(timeline.items)
     blocks = _Blocks()
-    streamed = _redacted_streams(items, redactor)
+    streamed = _streams(items)
     records: list[dict] = []
     image_slots = _ImageSlots(images)
-    for record in _records(items, places, streamed, redactor, blocks, image_slots):
+    for record in _records(items, places, streamed, blocks, image_slots):
         previous = records[-1] if records else None
         if previous is not None and _continues(previous, record):
             _merge(previous, record)
@@ -188,14 +183,15 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
         dt[i] = times[i] - times[i - 1]
     shown_turns = _turns_shown(items)
     header = timeline.log.header
+    redact = timeline.filters.redactor.redact if timeline.filters.redactor else (lambda text: text)
     session = {
-        "id": redactor.redact(visible_line(header.id)),
+        "id": redact(visible_line(header.id)),
         "version": header.version,
-        "cwd": redactor.redact(visible_line(header.cwd)) if header.cwd else None,
+        "cwd": redact(visible_line(header.cwd)) if header.cwd else None,
         "createdAt": created_ms(header.createdAt) if not timeline.log.fixture else None,
         "synthetic": timeline.synthetic,
     }
-    title = redactor.redact(timeline.titles[-1][1]) if timeline.titles else None
+    title = timeline.titles[-1][1] if timeline.titles else None
     data: dict[str, Any] = {
         "format": PAGE_FORMAT,
         "title": title or f"dsh session {session['id'] or '?'}",
@@ -233,15 +229,14 @@ def _flattened(items: list[Item]) -> tuple[list[Item], dict[int, tuple[int, int]
     return flat, places
 
 
-def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor, blocks: "_Blocks",
-             images: "_ImageSlots") -> Iterator[dict]:
+def _records(items: list[Item], places: dict, streamed: dict, blocks: "_Blocks", images: "_ImageSlots") -> Iterator[dict]:
     """Each item's record, in fragment order. A region's parts are read in its layout order (so the k-th
     picture of a message goes with its k-th image block, and its blocks are numbered as they are laid
     out) and placed in fragment order, each with its region ``rg`` and its block's rank ``o``."""
     index = 0
     while index < len(items):
         if index not in places:
-            record = _record(items[index], streamed.get(index), redactor, blocks, images)
+            record = _record(items[index], streamed.get(index), blocks, images)
             if index and items[index].prefix is not None and items[index].prefix.dropped:
                 _dropped_by_prefix(record, items[index - 1], blocks)
             yield record
@@ -254,7 +249,7 @@ def _records(items: list[Item], places: dict, streamed: dict, redactor: Redactor
             index += 1
         made: dict[int, dict] = {}
         for member in sorted(members, key=lambda member: places[member][1]):  # stable: a block's parts as they streamed
-            record = made[member] = _record(items[member], streamed.get(member), redactor, blocks, images)
+            record = made[member] = _record(items[member], streamed.get(member), blocks, images)
             record["rg"], record["o"] = places[member]
         for member in members:
             yield made[member]
@@ -297,26 +292,9 @@ def _pieces(item: Item) -> list[str]:
     return list(item.fragments) if item.fragments is not None else [item.text or ""]
 
 
-def _redacted_streams(items: list[Item], redactor: Redactor) -> dict[int, list[str]]:
-    """Per streamed item (by index), its fragments — redacted block by block when there is a redactor,
-    so a match split across deltas is still found."""
-    streamed: dict[int, list[str]] = {}
-    by_block: dict[Any, list[int]] = {}
-    for index, item in enumerate(items):
-        if item.kind in STREAMED_KINDS and item.info is None:
-            streamed[index] = _pieces(item)
-            by_block.setdefault(item.block_key if item.block_key is not None else ("item", index), []).append(index)
-    if not redactor:
-        return streamed
-    for members in by_block.values():
-        pieces = [piece for index in members for piece in streamed[index]]
-        redacted = redactor.redact_pieces(pieces)
-        at = 0
-        for index in members:
-            count = len(streamed[index])
-            streamed[index] = redacted[at : at + count]
-            at += count
-    return streamed
+def _streams(items: list[Item]) -> dict[int, list[str]]:
+    """Per streamed item (by index), its fragments."""
+    return {index: _pieces(item) for index, item in enumerate(items) if item.kind in STREAMED_KINDS and item.info is None}
 
 
 def _js_length(text: str) -> int:
@@ -336,13 +314,12 @@ def _merge(previous: dict, record: dict) -> None:
     previous["n"] += record["n"]
 
 
-def _segments(item: Item, redactor: Redactor) -> list[list]:
-    """The view's wording of a one-fragment item (its layout marks left out), redacted, as ``[text,
+def _segments(item: Item) -> list[list]:
+    """The view's wording of a one-fragment item (its layout marks left out), as ``[text,
     style]`` pairs with adjacent pieces of one style joined and the closing line break dropped."""
     clone = copy.copy(item)
     if getattr(clone, "prefix", None) is not None:  # the terminal's layout marks are not the page's
         clone.prefix = None
-    clone.info = redactor.value(item.info)
     out: list[list] = []
     for text, style in view.segments(clone, 0):
         if not text:
@@ -358,7 +335,7 @@ def _segments(item: Item, redactor: Redactor) -> list[list]:
     return out
 
 
-def _record(item: Item, pieces: list[str] | None, redactor: Redactor, blocks: _Blocks, images: "_ImageSlots") -> dict:
+def _record(item: Item, pieces: list[str] | None, blocks: _Blocks, images: "_ImageSlots") -> dict:
     """The page's record of one item (see the module docstring)."""
     record: dict[str, Any] = {"k": item.kind, "s": item.start}
     block = blocks.id(item)
@@ -369,45 +346,45 @@ def _record(item: Item, pieces: list[str] | None, redactor: Redactor, blocks: _B
         record["x"] = "".join(pieces)
         record["l"] = [_js_length(piece) for piece in pieces]
     else:
-        _FILLS.get(item.kind, _event)(record, item, redactor, images)
+        _FILLS.get(item.kind, _event)(record, item, images)
     return record
 
 
-def _event(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _event(record: dict, item: Item, images) -> None:
     """Every one-line event (and the session line), as the view words it."""
-    record["g"] = _segments(item, redactor)
+    record["g"] = _segments(item)
 
 
-def _turn(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _turn(record: dict, item: Item, images) -> None:
     record["u"] = item.turn
     record["label"] = f"turn {item.turn}" if item.turn is not None else "turn"
 
 
-def _prompt(record: dict, item: Item, redactor: Redactor, images) -> None:
-    record["lines"] = [visible(line) for line in redactor.lines(list(item.info["lines"]))]
+def _prompt(record: dict, item: Item, images) -> None:
+    record["lines"] = [visible(line) for line in item.info["lines"]]
     images.attach(record, item, "user")
 
 
-def _tool_result(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _tool_result(record: dict, item: Item, images) -> None:
     info = item.info
-    record["g"] = _first_line(_segments(item, redactor))
-    record["lines"] = [visible(line) for line in redactor.lines(list(info["lines"] or []))]
+    record["g"] = _first_line(_segments(item))
+    record["lines"] = [visible(line) for line in info["lines"] or []]
     record["err"] = bool(info["isError"])
     images.attach(record, item, "tool-result")
 
 
-def _nothing(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _nothing(record: dict, item: Item, images) -> None:
     """A block's header or end, shown by the block's node itself."""
 
 
-def _whole_reasoning(record: dict, item: Item, redactor: Redactor, images) -> None:
-    record["x"] = visible(redactor.redact(item.info["text"]))
+def _whole_reasoning(record: dict, item: Item, images) -> None:
+    record["x"] = visible(item.info["text"])
     record["hd"] = bool(item.info.get("header"))
 
 
-def _tool_start(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _tool_start(record: dict, item: Item, images) -> None:
     if item.info is not None:  # a whole tool-call block
-        _tool_whole(record, item.info, redactor)
+        _tool_whole(record, item.info)
         _dropped_foot(record, item)
 
 
@@ -417,32 +394,32 @@ def _dropped_foot(record: dict, item: Item) -> None:
         record["foot"] = view.body_text(item).rstrip().rsplit("\n", 1)[-1].removeprefix("╰─").strip()
 
 
-def _tool_name(record: dict, item: Item, redactor: Redactor, images) -> None:
-    record["name"] = _name(item.info.get("name"), redactor)
+def _tool_name(record: dict, item: Item, images) -> None:
+    record["name"] = _name(item.info.get("name"))
 
 
-def _tool_end(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _tool_end(record: dict, item: Item, images) -> None:
     end = record["end"] = item.info["end"]
     if item.info.get("dropped"):
         record["dr"] = True
     if end == "whole":
-        _tool_whole(record, item.info, redactor)
+        _tool_whole(record, item.info)
         _dropped_foot(record, item)
     else:  # the view's words for how the call ended, without its frame
         record["foot"] = view.body_text(item).strip().removeprefix("╰─").strip()
 
 
-def _tool_whole(record: dict, info: dict, redactor: Redactor) -> None:
-    record["name"] = _name(info.get("name"), redactor)
-    record["args"] = _arguments(info.get("arguments"), redactor)
+def _tool_whole(record: dict, info: dict) -> None:
+    record["name"] = _name(info.get("name"))
+    record["args"] = _arguments(info.get("arguments"))
 
 
-def _whole_block(record: dict, item: Item, redactor: Redactor, images) -> None:
+def _whole_block(record: dict, item: Item, images) -> None:
     info = item.info
     if info.get("type") == "text":
-        record["x"] = visible(redactor.redact(info["text"]))
+        record["x"] = visible(info["text"])
         return
-    record["ph"] = redactor.redact(visible_line(info.get("placeholder")))
+    record["ph"] = visible_line(info.get("placeholder"))
     if info.get("type") == "image":
         images.attach(record, item, "assistant")
 
@@ -478,12 +455,12 @@ def _first_line(segments: list[list]) -> list[list]:
     return out
 
 
-def _name(value: Any, redactor: Redactor) -> str | None:
-    return redactor.redact(visible_line(value)) if isinstance(value, str) and value else None
+def _name(value: Any) -> str | None:
+    return visible_line(value) if isinstance(value, str) and value else None
 
 
-def _arguments(value: Any, redactor: Redactor) -> str:
-    return visible(redactor.redact(value)) if isinstance(value, str) else ""
+def _arguments(value: Any) -> str:
+    return visible(value) if isinstance(value, str) else ""
 
 
 # --------------------------------------------------------------------------------------------------

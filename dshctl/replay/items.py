@@ -253,12 +253,15 @@ class Item:
 
 @dataclass(frozen=True)
 class Filters:
-    """What the timeline leaves out (``--no-reasoning``, ``--no-tools``, ``--turns``)."""
+    """What the timeline leaves out (``--no-reasoning``, ``--no-tools``, ``--turns``) and what it blanks
+    out (``--redact``, ``--redact-secrets``: a :class:`~.redact.Redactor`, applied as items are built)."""
 
     reasoning: bool = True
     tools: bool = True
     turns: tuple[int, int | None] | None = None
     """Inclusive turn range ``(first, last)``; ``last`` None = open-ended; None = every turn."""
+    redactor: Any = None
+    """The :class:`~.redact.Redactor` every item passes through (None: nothing is redacted)."""
 
     def keeps_turn(self, turn: int | None) -> bool:
         if self.turns is None:

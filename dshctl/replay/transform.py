@@ -133,5 +133,14 @@ def parse_turns(text: str) -> tuple[int, int | None]:
     return first, last
 
 
-def make_filters(*, no_reasoning: bool = False, no_tools: bool = False, turns: str | None = None) -> Filters:
-    return Filters(reasoning=not no_reasoning, tools=not no_tools, turns=parse_turns(turns) if turns else None)
+def make_filters(*, no_reasoning: bool = False, no_tools: bool = False, turns: str | None = None, redact: tuple[str, ...] = (),
+                 redact_secrets: bool = False) -> Filters:
+    """What ``--no-reasoning``, ``--no-tools``, ``--turns``, ``--redact`` and ``--redact-secrets`` ask of
+    the timeline (a bad ``--redact`` pattern is a usage error here, before the log is read)."""
+    redactor = None
+    if redact or redact_secrets:
+        from .redact import Redactor
+
+        redactor = Redactor(redact, secrets=redact_secrets)
+    return Filters(reasoning=not no_reasoning, tools=not no_tools, turns=parse_turns(turns) if turns else None,
+                   redactor=redactor)

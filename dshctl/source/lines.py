@@ -222,7 +222,7 @@ class LineReader(ZstdFrames):
                     break
                 first += more
             if not first:
-                raise self._error("empty file: not a dsh log")
+                raise self._error("empty file: not a dsh session log")
             if first[:4] == ZSTD_MAGIC or (len(first) < 4 and ZSTD_MAGIC.startswith(first)):
                 self.compressed = True
                 yield from self._zstd_lines(first)
@@ -296,7 +296,7 @@ class LineReader(ZstdFrames):
 
     def _too_long(self, line: int) -> SourceError:
         return self._error(
-            f"line {line} is longer than {format_byte_limit(self.max_line_bytes)} "
+            f"the line is longer than {format_byte_limit(self.max_line_bytes)} "
             f"(the limit is {self.max_line_bytes} bytes); "
             f"set {MAX_LINE_BYTES_ENV} to raise the limit",
             line=line,

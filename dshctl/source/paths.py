@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
+from dshctl.textsafe import quoted
 from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, ZipMember, export_members, is_zip
 
 __all__ = [
@@ -309,7 +310,7 @@ def _zip_member(spec: str) -> list[LogRef] | None:
         if archive_spec in ("-", "<stdin>"):  # standard input's ZIP, named as commands name its members
             refs, archive_spec = _stdin_refs(), "<stdin>"
             if refs[0].member is None:
-                raise SourceError("standard input holds no ZIP, so it has no member " + repr(spec[mark + 1:]), file=spec)
+                raise SourceError("standard input holds no ZIP, so it has no member " + quoted(spec[mark + 1:]), file=spec)
         elif os.path.isfile(archive_spec) and is_zip(Path(archive_spec)):
             refs = zip_refs(Path(archive_spec), archive_spec)
         else:
@@ -318,7 +319,7 @@ def _zip_member(spec: str) -> list[LogRef] | None:
         chosen = [ref for ref in refs if ref.member is not None and ref.member.name == name]
         if chosen:
             return chosen
-        raise SourceError(f"the export holds no log {name!r}; its logs: {_member_list(refs)}", file=archive_spec)
+        raise SourceError(f"the export holds no log {quoted(name)}; its logs: {_member_list(refs)}", file=archive_spec)
     return None
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import zipfile
 
 from dshctl.errors import SourceError, os_error_reason
+from dshctl.textsafe import quoted
 
 __all__ = ["MAX_RATIO", "RATIO_FLOOR", "ROOT_MEMBER", "ZIP_MAGIC", "Archive", "HeldArchive", "NotAnExport", "ZipMedia",
            "ZipMember", "export_members", "is_zip", "open_member"]
@@ -147,13 +148,13 @@ def _checked_members(archive: Archive, display: str) -> list["zipfile.ZipInfo"]:
         name = info.filename
         _check_name(name, display)
         if name in seen:
-            raise SourceError(f"the ZIP holds two members named {name!r}: which one is the log is not known", file=display)
+            raise SourceError(f"the ZIP holds two members named {quoted(name)}: which one is the log is not known", file=display)
         seen.add(name)
         if info.flag_bits & 0x1:
-            raise SourceError(f"ZIP member {name!r} is encrypted", file=display)
+            raise SourceError(f"ZIP member {quoted(name)} is encrypted", file=display)
         if info.file_size > max(MAX_RATIO * info.compress_size, RATIO_FLOOR):
             raise SourceError(
-                f"ZIP member {name!r} declares {info.file_size:,} bytes from {info.compress_size:,} compressed "
+                f"ZIP member {quoted(name)} declares {info.file_size:,} bytes from {info.compress_size:,} compressed "
                 f"(more than {MAX_RATIO}:1): a zip bomb, not read",
                 file=display,
             )
@@ -164,11 +165,11 @@ def _checked_members(archive: Archive, display: str) -> list["zipfile.ZipInfo"]:
 def _check_name(name: str, display: str) -> None:
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name):
-        raise SourceError(f"ZIP member name {name!r} is absolute: a hostile archive, not read", file=display)
+        raise SourceError(f"ZIP member name {quoted(name)} is absolute: a hostile archive, not read", file=display)
     if ".." in parts:
-        raise SourceError(f"ZIP member name {name!r} climbs out with '..': a hostile archive, not read", file=display)
+        raise SourceError(f"ZIP member name {quoted(name)} climbs out with '..': a hostile archive, not read", file=display)
     if "\x00" in name:
-        raise SourceError(f"ZIP member name {name!r} holds a NUL: a hostile archive, not read", file=display)
+        raise SourceError(f"ZIP member name {quoted(name)} holds a NUL: a hostile archive, not read", file=display)
 
 
 def _check_no_overlap(infos: list["zipfile.ZipInfo"], display: str) -> None:
@@ -178,7 +179,7 @@ def _check_no_overlap(infos: list["zipfile.ZipInfo"], display: str) -> None:
     for this, following in zip(ordered, ordered[1:]):
         if following.header_offset < this.header_offset + 30 + len(this.orig_filename.encode("utf-8", "replace")) + this.compress_size:
             raise SourceError(
-                f"ZIP members {this.filename!r} and {following.filename!r} share stored bytes: a zip bomb, not read",
+                f"ZIP members {quoted(this.filename)} and {quoted(following.filename)} share stored bytes: a zip bomb, not read",
                 file=display,
             )
 
@@ -275,5 +276,5 @@ class ZipMedia:
             with _opened(self.archive, self.display) as archive, archive.open(info) as stream:
                 data = stream.read(limit + 1)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError, ValueError) as exc:
-            raise SourceError(f"damaged ZIP member {name!r}: {exc}", file=self.display) from None
+            raise SourceError(f"damaged ZIP member {quoted(name)}: {exc}", file=self.display) from None
         return ("ok", data) if len(data) <= limit else ("large", None)

@@ -138,7 +138,7 @@ class StatsRun:
                     raise result
                 self.warnings.add_unreadable(ref.display, result)
                 aggregate.failed += 1
-                self.errors.append(LogError(path=ref.display, error=result.message))
+                self.errors.append(LogError(path=ref.display, error=result.detail()))
                 self.failures.append(LogFailure(ref.display, result))
                 continue
             if result.skipped:

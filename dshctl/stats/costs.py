@@ -92,6 +92,15 @@ class CostTally:
         }
 
 
+def in_session_currency(costs, currency: str | None):
+    """A turn's or step's ``costs`` as its session reads them: one without tokens (0, in no currency,
+    since nothing was billed) costs 0 in the session's currency when the session has one, so it reads
+    ``0 USD`` beside the priced rows and sums by currency with them; anything else as it is."""
+    if currency is not None and isinstance(costs, CostRecord) and costs.currency is None:
+        return cost_record(currency, (0, 0, 0, 0))
+    return costs
+
+
 def cost_record(currency: str | None, sums: Iterable[int]) -> CostRecord:
     """A cost record from nano-units in the meter's bucket order (input, output, cacheRead, cacheWrite)."""
     input_, output, read, write = list(sums)[:4]

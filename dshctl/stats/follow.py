@@ -109,7 +109,7 @@ class _TurnRecords:
 
     def _write_new(self, *, final: bool = False) -> None:
         from ..output import to_json
-        from .results import with_session
+        from .results import in_session
 
         if not final and self._before_cut():
             return
@@ -122,7 +122,13 @@ class _TurnRecords:
             if key in self.done:
                 continue
             self.current.add(key)
-            self.out.write(to_json(with_session(row, header.id, self.log.display)) + b"\n")
+            currency = self._session_currency() if getattr(getattr(row, "costs", None), "currency", 1) is None else None
+            self.out.write(to_json(in_session(row, header.id, self.log.display, currency)) + b"\n")
+
+    def _session_currency(self) -> str | None:
+        """The currency of the session read so far: a turn or step without usage costs 0 in it, as in
+        ``dshctl stats`` (the finished log's, unless the session's first billed call is still to come)."""
+        return getattr(self.fold.session().costs, "currency", None)  # type: ignore[union-attr]
 
 
 class _LiveSummary:

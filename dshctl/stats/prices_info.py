@@ -145,7 +145,7 @@ class _PricesRun:
             if isinstance(result, DshctlError):
                 if len(refs) == 1:
                     raise result
-                self.errors.append({"path": ref.display, "error": result.message})
+                self.errors.append({"path": ref.display, "error": result.detail()})
                 continue
             for route in result:
                 counts[route] = counts.get(route, 0) + 1

@@ -38,6 +38,17 @@ def with_session(row: TurnRecord | StepRecord, session_id: str | None, path: str
     return msgspec.structs.replace(row, session=session_id, path=path)
 
 
+def in_session(row: TurnRecord | StepRecord, session_id: str | None, path: str, currency: str | None) -> Any:
+    """:func:`with_session`, its cost read in the session's ``currency`` (:func:`.costs.in_session_currency`)."""
+    from .costs import in_session_currency
+
+    row = with_session(row, session_id, path)
+    costs = getattr(row, "costs", None)
+    if costs is not None and currency is not None:
+        row.costs = in_session_currency(costs, currency)
+    return row
+
+
 class StatsSamples(msgspec.Struct):
     """Observations in log order: per step (that has the figure) and per turn (that has usage)."""
 
@@ -154,7 +165,8 @@ def folded_stats(log, fold, *, by: str = "session", salvage: bool = False) -> Lo
     )
     if salvage:
         session.gaps = [SalvageGap(line=gap.line, message=gap.message) for gap in log.gaps]
-    turns = [with_session(row, header.id, log.display) for row in fold.turn_rows] if by == "turn" else None
-    steps = [with_session(row, header.id, log.display) for row in fold.step_rows] if by == "step" else None
+    currency = getattr(session.costs, "currency", None)
+    turns = [in_session(row, header.id, log.display, currency) for row in fold.turn_rows] if by == "turn" else None
+    steps = [in_session(row, header.id, log.display, currency) for row in fold.step_rows] if by == "step" else None
     return LogStats(session=session, turns=turns, steps=steps, samples=fold.samples(), skipped=False)
 

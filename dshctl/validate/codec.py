@@ -25,11 +25,12 @@ from typing import Any
 
 from dshctl.errors import DshctlError
 from dshctl.generations import (
-    HEADER_NOT_JSON,
     NO_HEADER_LINE,
     NO_NUMERIC_VERSION,
     NOT_A_SESSION_HEADER,
+    HEADER_NOT_JSON,
     TORN_HEADER_LINE,
+    unreadable_header,
     invalid_version,
     newer_version,
 )
@@ -108,8 +109,12 @@ class _CodecPass:
             lines = iter(self.reader)
             first = next(lines, None)
             if first is None:
-                self.col.add("codec/header", TORN_HEADER_LINE if self.reader.torn_tail is not None else NO_HEADER_LINE,
-                             line=1)
+                if self.reader.torn_tail is None:
+                    self.col.add("codec/header", NO_HEADER_LINE, line=1)
+                    return result
+                message, line = unreadable_header(TORN_HEADER_LINE, compressed=self.reader.compressed,
+                                                  name=self.ref.display)
+                self.col.add("codec/header", message, line=line)
                 return result
             if not self._header(*first):
                 return result
@@ -129,7 +134,8 @@ class _CodecPass:
         try:
             obj = loads_strict(raw)
         except (ValueError, RecursionError):
-            col.add("codec/header", HEADER_NOT_JSON, line=1)
+            message, line = unreadable_header(HEADER_NOT_JSON, compressed=self.reader.compressed, name=self.ref.display)
+            col.add("codec/header", message, line=line)
             return False
         if not isinstance(obj, dict) or obj.get("type") != "session":
             col.add("codec/header", NOT_A_SESSION_HEADER, line=1)

@@ -1,10 +1,15 @@
-"""Redaction for the HTML export: ``--redact REGEX`` and ``--redact-secrets``.
+"""Redaction of a replay: ``--redact REGEX`` and ``--redact-secrets``, in one place for every output.
 
-Every string that goes into the page passes through one :class:`Redactor` before anything is encoded,
-so a redacted secret is in neither the page's bytes nor its compressed data. A match becomes
+The timeline is redacted as it is built (:func:`redact_items`, called by :mod:`.builder` on the items of
+each event before anything reads them), so the terminal player, the transcript (``--instant``), the
+cast, the markdown, the NDJSON timeline and the HTML page all show the same redacted text, and a
+redacted secret is in none of them (nor in the page's compressed data). A match becomes
 :data:`MARKER`. Streamed text is redacted as a whole block, never delta by delta: a key streamed in
 three deltas is still one match (:meth:`Redactor.redact_pieces`); the marker appears with the delta
-where the match began, and the deltas it covered show nothing more.
+where the match began, and the deltas it covered show nothing more. In an item's ``info`` only the
+log's text is redacted (:data:`TEXT_KEYS`: prompts, answers, names, arguments, results, messages,
+paths, titles, todo contents), never the words the outputs branch on (``end``, ``type``, ``note``,
+a todo's ``status`` …); the log's header (the HTML page's id and cwd) through the same redactor.
 
 The built-in patterns (``--redact-secrets``), each a regular expression whose named group ``secret``,
 when it has one, is the part replaced (so ``Bearer `` and the user name in a URL stay readable):
@@ -26,7 +31,7 @@ characters); empty matches of other patterns (``\\b``) are ignored.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
 
@@ -176,3 +181,62 @@ class Redactor:
                 return self.lines(list(value))
             return [self.value(item) for item in value]
         return value
+
+
+TEXT_KEYS = frozenset({
+    "id", "cwd", "text", "lines", "label", "name", "args", "title", "code", "message", "arguments", "error",
+    "placeholder",
+})
+"""The keys of an item's ``info`` (:mod:`.items` lists them by kind) that hold the log's text; ``parts``
+and ``todos`` are redacted by their own rules (:func:`_redacted_info`)."""
+
+_STREAMED = frozenset({"text", "reasoning", "tool-args"})  # items.STREAMED_KINDS (not imported: items imports no redaction)
+
+
+def redact_items(items: Sequence[Any], redactor: Redactor) -> None:
+    """Redact, in place, the ``(item, times)`` pairs one event produced (:mod:`.builder`): each streamed
+    block's fragments as one text (a block's items all come from one settlement), every other item's
+    ``info`` text and ``marker``. Fragment counts and times are unchanged."""
+    if not redactor:
+        return
+    flat: list[Any] = []
+    for item, _ in items:
+        flat.extend(item.region.parts if item.region is not None else (item,))
+    by_block: dict[Any, list[Any]] = {}
+    for index, item in enumerate(flat):
+        if item.kind in _STREAMED and item.info is None:
+            by_block.setdefault(item.block_key if item.block_key is not None else ("item", index), []).append(item)
+        elif item.info is not None:
+            item.info = _redacted_info(item.info, redactor)
+        if item.marker is not None:
+            item.marker = redactor.redact(item.marker)
+    for members in by_block.values():
+        pieces = [piece for item in members for piece in _pieces(item)]
+        redacted = redactor.redact_pieces(pieces)
+        if redacted is pieces:
+            continue
+        at = 0
+        for item in members:
+            count = item.count
+            if item.fragments is not None:
+                item.fragments = redacted[at : at + count]
+            else:
+                item.text = redacted[at]
+            at += count
+
+
+def _pieces(item: Any) -> list[str]:
+    return list(item.fragments) if item.fragments is not None else [item.text or ""]
+
+
+def _redacted_info(info: dict, redactor: Redactor) -> dict:
+    out = dict(info)
+    for key, value in info.items():
+        if key in TEXT_KEYS:
+            out[key] = redactor.value(value)
+        elif key == "parts" and isinstance(value, list):  # one per block, each may hold line feeds: as many back
+            out[key] = [redactor.redact(part) if isinstance(part, str) else part for part in value]
+        elif key == "todos" and isinstance(value, list):
+            out[key] = [{name: field if name == "status" else redactor.value(field) for name, field in todo.items()}
+                        if isinstance(todo, dict) else redactor.value(todo) for todo in value]
+    return out
