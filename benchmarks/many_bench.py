@@ -234,14 +234,19 @@ def bench_many(directory: Path, runs: int, since_run: bool, baseline: str | None
     results = interleaved(commands, runs)
     names = [name for name in commands if "CPU-bound" not in name]
     floor = results[names[0]]
-    print(f"   {'':52}{'wall':>9}{'CPU':>9}{'peak RSS':>11}{'× floor (wall)':>16}")
+    print(f"   {'':52}{'wall':>9}{'CPU':>9}{'peak RSS':>11}{'× floor (wall)':>16}{'× floor (CPU)':>15}")
     for name in names:
         r = results[name]
         print(
             f"   {name:52}{median_of(r, 'wall'):8.2f}s{median_of(r, 'cpu'):8.2f}s{median_of(r, 'rss') / 1e6:8.1f} MB"
-            f"{median_ratio(r, floor):15.2f}×"
+            f"{median_ratio(r, floor):15.2f}×{median_ratio(r, floor, 'cpu'):14.2f}×"
         )
     default, single = results[names[1]], results[names[2]]
+    cores = len(os.sched_getaffinity(0))
+    print(
+        f"   bound: on {cores} free cores the default jobs' wall is at least the CPU of -j 1 shared by {cores}: "
+        f"{median_ratio(single, floor, 'cpu') / cores:.2f}× the floor's CPU (the floor's wall is its CPU on a free core)"
+    )
     spin_ratio = median_ratio(results["two CPU-bound processes"], results["one CPU-bound process"])
     print(
         f"   default jobs / -j 1 (wall): {median_ratio(default, single):.2f}×, CPU {median_ratio(default, single, 'cpu'):.2f}×; "

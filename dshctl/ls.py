@@ -164,8 +164,8 @@ def _table_columns(full_ids: bool, id_width: int, copies: bool):
 
     if full_ids:
         key = text("id", fold=True, least=id_width)
-    else:
-        key = text("id", cut="start", least=ID_LEAST)
+    else:  # a short id longer than ID_LEAST stays whole too: cut, it would open nothing
+        key = text("id", cut="start", least=max(ID_LEAST, id_width))
     log = [text("log", cut="distinct", least=16, drop=7, forms=("box",))] if copies else []
     log.append(text("log", forms=("plain", "tsv") if copies else ("tsv",)))  # the path, as given
     return [key, *log, text("cwd", cut="start", least=12, drop=1), text("created", drop=5), number("turns", drop=4),
@@ -174,8 +174,8 @@ def _table_columns(full_ids: bool, id_width: int, copies: bool):
 
 
 ID_LEAST = 24
-"""A short id (at most this long) stays whole while another column can be hidden; a path in its place is
-cut at its start."""
+"""The id column's least width (wider when a short id is longer: a short id stays whole while another
+column can be hidden); a path in its place is cut at its start."""
 
 
 def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]:
@@ -234,7 +234,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
         form = table_form(options.table_form)
         ids = [row["id"] for row in rows if row["id"]]
         logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
-        id_width = max((len(name(row["id"], row["path"])) for row in rows), default=16)
+        id_width = max((len(name(row["id"], row["path"])) for row in rows if row["id"] or options.full_ids), default=16)
         cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
         print_table(None, _table_columns(options.full_ids, id_width, logs is not None), cells,
                     caption=caption, color=options.colored, form=form, listing=True)

@@ -128,29 +128,30 @@ def map_logs(
     """
     from .progress import reading
 
-    jobs = default_jobs() if jobs is None else max(1, jobs)
-    batches = _plan_batches(refs, jobs) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
-    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color) as meter:
-        if len(batches) < 2:
-            yield from _map_in_process(func, refs, meter, parts)
-        elif parts:
-            for ref, results in _map_in_pool(partial(_all_parts, func), refs, batches, min(jobs, len(batches)), meter):
-                yield from ((ref, result) for result in results) if isinstance(results, list) else [(ref, results)]
-        else:
-            yield from _map_in_pool(func, refs, batches, min(jobs, len(batches)), meter)
-
-
-def _map_in_process(func, refs, meter, parts: bool = False):
     from .progress import log_size
 
-    for ref in refs:
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    sizes = [log_size(ref) for ref in refs]  # one stat a log: the bar's total, the batches, each log done
+    batches = _plan_batches(refs, jobs, sizes) if jobs > 1 and len(refs) >= PARALLEL_THRESHOLD else []
+    with reading(label, refs, allowed=progress, streams=streams, until_output=until_output, color=color, sizes=sizes) as meter:
+        if len(batches) < 2:
+            yield from _map_in_process(func, refs, sizes, meter, parts)
+        elif parts:
+            for ref, results in _map_in_pool(partial(_all_parts, func), refs, sizes, batches, min(jobs, len(batches)), meter):
+                yield from ((ref, result) for result in results) if isinstance(results, list) else [(ref, results)]
+        else:
+            yield from _map_in_pool(func, refs, sizes, batches, min(jobs, len(batches)), meter)
+
+
+def _map_in_process(func, refs, sizes, meter, parts: bool = False):
+    for ref, size in zip(refs, sizes):
         if not parts:
             result = _result_or_error(func, ref)
-            meter.finished(log_size(ref))
+            meter.finished(size)
             yield ref, result
             continue
         yield from _parts_or_error(func, ref)
-        meter.finished(log_size(ref))
+        meter.finished(size)
 
 
 def _parts_or_error(func, ref: LogRef):
@@ -179,18 +180,21 @@ ZSTD_EXPANSION = 4
 """Bytes of JSON a compressed byte stands for, roughly; it only orders and sizes the batches."""
 
 
-def _work_estimate(ref: LogRef) -> int:
-    """Bytes of JSON the log probably holds (0 when it cannot be stat'ed: it fails fast)."""
+def _work_estimate(ref: LogRef, size: int | None = -1) -> int:
+    """Bytes of JSON the log probably holds (0 when it cannot be stat'ed: it fails fast); ``size``: its
+    :func:`~dshctl.progress.log_size`, when known."""
     if ref.member is not None:
         return ref.member.size
-    try:
-        size = os.stat(ref.path).st_size
-    except OSError:
+    if size == -1:
+        from .progress import log_size
+
+        size = log_size(ref)
+    if size is None:
         return 0
     return size * ZSTD_EXPANSION if ref.path.name.endswith(".zstd") else size
 
 
-def _plan_batches(refs: list[LogRef], jobs: int) -> list[list[int]]:
+def _plan_batches(refs: list[LogRef], jobs: int, sizes: list | None = None) -> list[list[int]]:
     """Indices into ``refs`` grouped into tasks of about one batch of work each: every log of a batch or
     more alone, largest first, so that a big log starts early instead of holding up the end; then the
     others in their own order, consecutive logs together, so results come back nearly in the order
@@ -198,7 +202,7 @@ def _plan_batches(refs: list[LogRef], jobs: int) -> list[list[int]]:
     work: worker start-up would cost more than it saves."""
     if any(ref.path is None for ref in refs):
         return []
-    work = [_work_estimate(ref) for ref in refs]
+    work = [_work_estimate(ref, size) for ref, size in zip(refs, sizes)] if sizes else [_work_estimate(ref) for ref in refs]
     if sum(work) < 2 * BATCH_BYTES:
         return []
     target = max(1, min(BATCH_BYTES, sum(work) // (jobs * TASKS_PER_WORKER)))
@@ -219,17 +223,19 @@ def _plan_batches(refs: list[LogRef], jobs: int) -> list[list[int]]:
     return batches
 
 
-def _map_in_pool(func, refs, batches: list[list[int]], workers: int, meter):
+def _map_in_pool(func, refs, sizes: list, batches: list[list[int]], workers: int, meter):
+    import gc
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    from .progress import log_size
 
     pool = ProcessPoolExecutor(
         max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
     )
     finished = False
     try:
-        # the workers are forked here, by the submits, before the progress bar draws (it waits a second)
+        # the workers are forked here, by the submits, before the progress bar draws (it waits a second).
+        # What this process holds now is frozen while the pool runs: no collection, here or in a worker,
+        # walks the modules and refs it holds (a worker's would also write to pages fork shares)
+        gc.freeze()
         pending = {pool.submit(_run_batch, batch): batch for batch in batches}
         results: dict[int, object] = {}
         next_index = 0
@@ -238,7 +244,7 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, meter):
             for future in done:
                 batch = pending.pop(future)
                 results.update(zip(batch, future.result()))
-                meter.finished(sum(log_size(refs[index]) or 0 for index in batch), logs=len(batch))
+                meter.finished(sum(sizes[index] or 0 for index in batch), logs=len(batch))
             while next_index in results:
                 yield refs[next_index], results.pop(next_index)
                 next_index += 1
@@ -249,6 +255,7 @@ def _map_in_pool(func, refs, batches: list[list[int]], workers: int, meter):
             # regular expression never ends), and shutdown would wait for it and for the batch queued next
             _terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
 
 
 def _terminate_workers(pool) -> None:

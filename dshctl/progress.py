@@ -162,14 +162,15 @@ def forget() -> None:
 
 @contextmanager
 def reading(label: str, refs: list, *, allowed: bool = True, streams: bool = False, until_output: bool = False,
-            color: Any = "auto") -> Iterator[Meter]:
+            color: Any = "auto", sizes: list | None = None) -> Iterator[Meter]:
     """Count the work of reading ``refs`` under ``label``; the bar, if wanted, appears after
-    :data:`DELAY_S` and is erased when the block ends. Nested calls count into the outer meter."""
+    :data:`DELAY_S` and is erased when the block ends. Nested calls count into the outer meter.
+    ``sizes``: each ref's :func:`log_size`, when the caller has them."""
     global _active, _bar
     if _active is not None:
         yield _active
         return
-    sizes = [log_size(ref) for ref in refs]
+    sizes = [log_size(ref) for ref in refs] if sizes is None else sizes
     total = None if any(size is None for size in sizes) else sum(sizes)  # type: ignore[arg-type]
     meter = Meter(label, len(refs), total)
     bar = _bar = _Bar(meter, color) if progress_wanted(allowed, streams=streams, until_output=until_output) else None

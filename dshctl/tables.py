@@ -624,15 +624,18 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
 
 
 class SessionNames:
-    """How a table names the sessions of its rows: the shortest prefix of each id (as git shows hashes)
-    that no other row and no session of the sessions root shares — an id shown is a PATH that
-    ``find_session`` resolves for a session of the sessions root (never inside a DIR argument: TSV's
-    ``log`` column is the path there) — the log's path when it has no id."""
+    """How a table names the sessions of its rows, by the rule grep's lines follow too
+    (:func:`dshctl.source.shown_ids`): the shortest prefix of each id (as git shows hashes) that no other
+    row and no session of the sessions root shares — an id shown is a PATH that ``find_session`` resolves
+    for a session of the sessions root (never inside a DIR argument: TSV's ``log`` column is the path
+    there) — the log's path when it has no id."""
 
     def __init__(self, ids: list[Any]):
-        from .source import session_ids, short_ids
+        from .source import shown_ids
 
-        self._short = short_ids([i for i in ids if isinstance(i, str) and i], among=session_ids())
+        self._short = shown_ids(ids)
+        self.longest = max(map(len, self._short.values()), default=0)
+        """The longest short id: a column of them is at least this wide while another can be hidden."""
 
     def __call__(self, session_id: Any, path: str) -> str:
         return self._short.get(session_id, path) if isinstance(session_id, str) and session_id else path

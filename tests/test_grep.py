@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import dshctl
 from dshctl.grep import compile_pattern, grep_log
-from dshctl.grep.render import group_lines, short_id
+from dshctl.grep.render import SessionIds, group_lines
 from dshctl.grep.search import _grep_one
 from dshctl.options import GrepOptions
 from dshctl.grep.skip import _CASE_TWINS, ByteTest
@@ -274,13 +274,17 @@ def test_ndjson_and_json_keys(v0_split):
     assert counts == [{"path": str(v0_split), "id": "v0-split", "count": 3}]
 
 
-def test_short_ids_are_the_tables_unique_prefixes():
-    assert short_id("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "p") == "7c1e5a2d"
-    assert short_id("agent-session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86", "p") == "agent-session-5d9e2c71"
-    assert short_id("short", "p") == "short" and short_id(None, "x/session.jsonl") == "x/session.jsonl"
-    # unique among the sessions of the root, so that the id shown opens the session
-    among = ["7c1e5a2d-3b9f-0000-0000-000000000000"]
-    assert short_id("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "p", among) == "7c1e5a2d-3b9f-4"
+def test_short_ids_are_the_tables_unique_prefixes(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))  # an empty sessions root
+    names = SessionIds()
+    assert names("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57") == "7c1e5a2d"
+    assert names("agent-session-5d9e2c71-0b3a-4f68-a1c4-7e2b9d0f3a86") == "agent-session-5d9e2c71"
+    assert names("short") == "short"
+    # unique among the sessions of the run (and of the root), so that the id shown opens the session
+    names = SessionIds(["7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57", "7c1e5a2d-3b9f-0000-0000-000000000000"])
+    assert names("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57") == "7c1e5a2d-3b9f-4"
+    (tmp_path / "sessions" / "--p--" / "7c1e5a2d-3b9f-4e61-0000").mkdir(parents=True)
+    assert SessionIds()("7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57") == "7c1e5a2d-3b9f-4e61-a"
 
 
 def test_hostile_text_is_shown_literally_and_only_our_colour_is_written(tmp_path):
@@ -636,7 +640,7 @@ def test_help_says_what_the_man_page_says(v0_split):
     reference = plain((ROOT / "man" / "dshctl.1").read_text(encoding="utf-8"))
     assert "--in KINDS Search only these kinds (comma-separated or repeated)" in reference
     assert "Ignore case unless PATTERN has an upper-case letter outside an escape; -i wins." in reference
-    assert "at least 8 characters after any session-, that no other session of the sessions root shares" in reference
+    assert "at least 8 characters after any session-, that no other log searched and no session of the sessions root shares" in reference
     both = invoke("grep", "--ndjson", "--in", "user", "--in", "title,tool-result", "(?i)ci", str(v0_split)).stdout
     assert {json.loads(line)["kind"] for line in both.splitlines()} == {"user", "title", "tool-result"}
 

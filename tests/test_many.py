@@ -117,6 +117,25 @@ def test_closing_early_cancels_the_batches_not_started(root, small_batches, tmp_
     assert len(list(marks.iterdir())) < len(refs)
 
 
+def gc_frozen(ref) -> int:
+    """In a worker: how many objects are frozen (those it inherited from the parent)."""
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_the_parent_heap_is_frozen_for_the_workers_and_only_while_the_pool_runs(root, small_batches):
+    import gc
+
+    refs = resolve_many([str(root)])
+    assert all(frozen > 0 for _, frozen in map_logs(gc_frozen, refs, jobs=2, progress=False))
+    assert gc.get_freeze_count() == 0
+    stopped = map_logs(gc_frozen, refs, jobs=2, progress=False)
+    next(stopped)
+    stopped.close()
+    assert gc.get_freeze_count() == 0  # a caller that stops early unfreezes it too
+
+
 @pytest.mark.parametrize("by", ["session", "turn", "step"])
 def test_stats_same_document_with_one_or_two_jobs(root, small_batches, by):
     one = invoke("stats", str(root), "--json", "--by", by, "-j", "1")

@@ -381,7 +381,9 @@ def test_generations_compare_numerically(tmp_path):
 
 
 def test_non_canonical_names_are_ignored(tmp_path):
-    d = tmp_path / "sess"
+    """In a session directory of a sessions root, as dsh does; elsewhere they are logs of a plain folder
+    (a directory holding logs beside its generation files is one: none is passed over)."""
+    d = tmp_path / "root" / "--proj--" / "sess"
     touch(d / "session.v2.jsonl")
     touch(d / "session.v0.jsonl")
     touch(d / "session.v02.jsonl")
@@ -389,6 +391,10 @@ def test_non_canonical_names_are_ignored(tmp_path):
     touch(d / "Session.v7.jsonl")
     [ref] = resolve(str(d))
     assert ref.path.name == "session.v2.jsonl"
+    assert [ref.path.name for ref in resolve(str(tmp_path / "root"))] == ["session.v2.jsonl"]
+    elsewhere = d.rename(tmp_path / "sess")
+    assert [ref.path.name for ref in resolve(str(elsewhere))] == [
+        "Session.v7.jsonl", "session.v0.jsonl", "session.v02.jsonl", "session.v2.jsonl"]
     assert parse_generation_name("session.v0.jsonl") is None
     assert parse_generation_name("session.v02.jsonl.zstd") is None
     assert parse_generation_name("session.v9007199254740992.jsonl") is None

@@ -16,7 +16,6 @@ parsed. Colour (ripgrep's: id magenta, turn and step green, the matches bold red
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
 from typing import Iterable
 
 from ..textsafe import visible_line
@@ -25,11 +24,14 @@ from .search import Group, LogGrep
 _MAGENTA, _GREEN, _CYAN, _MATCH, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[36m", "\x1b[1;31m", "\x1b[0m"
 
 
-def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False) -> None:
-    """Write each result as it comes: its lines, its path (``files``) or its count (``counts``)."""
+def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False,
+                names: "SessionIds | None" = None) -> None:
+    """Write each result as it comes: its lines, its path (``files``) or its count (``counts``); ``names``
+    shows the sessions' ids (by default, each among the sessions root alone)."""
     from ..progress import output_begins
 
     out = sys.stdout
+    names = names or SessionIds()
     first = True
     for result in results:
         if result.count or result.groups:
@@ -45,13 +47,14 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
                 if context and not first:
                     out.write("--\n")
                 first = False
-                out.write(group_lines(result, group, color=color, with_path=with_path, only=only))
+                out.write(group_lines(result, group, color=color, with_path=with_path, only=only, names=names))
 
 
-def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False) -> str:
+def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False,
+                names: "SessionIds | None" = None) -> str:
     """A run of lines of one block: ``:`` after the kind on a line holding matches, ``-`` on context;
     ``only`` (``-o``): each match of a line on a line of its own, the context lines as they are."""
-    prefix = _prefix(result, group, color, with_path)
+    prefix = _prefix(result, group, color, with_path, names or SessionIds())
     out = []
     for line in group.lines:
         if line.spans is None:
@@ -64,8 +67,8 @@ def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool =
     return "".join(out)
 
 
-def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool) -> str:
-    fields = [_shown_id(result.id) if result.id else visible_line(result.path), _place(group.turn), _place(group.step), group.kind]
+def _prefix(result: LogGrep, group: Group, color: bool, with_path: bool, names: SessionIds) -> str:
+    fields = [names(result.id) if result.id else visible_line(result.path), _place(group.turn), _place(group.step), group.kind]
     if color:
         fields = [_paint(fields[0], _MAGENTA), _paint(fields[1], _GREEN), _paint(fields[2], _GREEN), _paint(fields[3], _CYAN)]
     if with_path:
@@ -98,27 +101,23 @@ def _place(number: int | None) -> str:
     return "-" if number is None else str(number)
 
 
-def short_id(session_id: str | None, path: str, among: Iterable[str] = ()) -> str:
-    """A session as the tables name it (``source.short_ids``): the shortest prefix of its id that no
-    session of ``among`` shares, so that it opens the session as a PATH; the log's path when the header
-    has no id."""
-    from ..source import short_ids
+class SessionIds:
+    """The ids grep's lines show: each session's short id among ``ids`` (the sessions the run reads) and
+    the sessions root, by the tables' rule (:func:`dshctl.source.shown_ids`), so that two sessions of one
+    output never share one and a session of the sessions root opens when it is given back as a PATH. An id
+    not among ``ids`` (a log on standard input, a header whose id its directory does not name) joins them
+    when it is first shown."""
 
-    if not session_id:
-        return visible_line(path)
-    return visible_line(short_ids([session_id], among=among)[session_id])
+    def __init__(self, ids: Iterable[str | None] = ()):
+        self._ids = list(dict.fromkeys(i for i in ids if isinstance(i, str) and i))
+        self._shown: dict[str, str] | None = None
 
+    def __call__(self, session_id: str) -> str:
+        shown = self._shown
+        if shown is None or session_id not in shown:
+            if session_id not in self._ids:
+                self._ids.append(session_id)
+            from ..source import shown_ids
 
-@lru_cache(maxsize=None)
-def _shown_id(session_id: str) -> str:
-    """:func:`short_id` among the sessions root, once a session: every hit line of a log names it, and
-    each naming sorts the ids of the whole root."""
-    return short_id(session_id, "", _root_ids())
-
-
-@lru_cache(maxsize=1)
-def _root_ids() -> tuple[str, ...]:
-    """The sessions of the sessions root, read once a run: the ids a shown prefix must not share."""
-    from ..source import session_ids
-
-    return tuple(session_ids())
+            self._shown = shown = shown_ids(self._ids)
+        return visible_line(shown[session_id])

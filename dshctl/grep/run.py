@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure, UsageError
 from ..many import Warnings
 from ..options import GrepOptions, chosen_logs
+from ..source import LineReader
 from .pattern import Pattern
 from .search import SCHEMA, LogGrep, map_grep
 
@@ -76,12 +77,14 @@ class GrepRun:
         return {"schema": SCHEMA, self.options.mode: records, "errors": self.errors}
 
     def lines(self) -> None:
-        from .render import write_lines
+        from .render import SessionIds, write_lines
 
         options = self.options
         color = options.colored
-        write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=len(self.refs) > 1,
-                    only=options.only_matching)
+        several = len(self.refs) > 1
+        names = SessionIds(session_ids_of(self.refs) if several and options.mode == "hits" else ())
+        write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=several,
+                    only=options.only_matching, names=names)
 
     def emit(self) -> None:
         from ..output import emit
@@ -96,6 +99,36 @@ def _refs(paths: list[str], options: GrepOptions) -> list:
     from ..many import project_refs, resolve_many
 
     return [ref for ref in project_refs(resolve_many(paths), options.project, paths) if not options.window.written_before(ref)]
+
+
+def session_ids_of(refs: list) -> list[str | None]:
+    """The session id of each log, known before any is searched (the ids the lines show are unique among
+    them): a session directory of a sessions root is named by its id (§1.2; dsh checks the header
+    against it, §1.4); any other log's header is read. None for a log whose header cannot be read (its
+    reading says why) and for standard input, read once, by the search."""
+    return [_session_id(ref) for ref in refs]
+
+
+def _session_id(ref) -> str | None:
+    from ..source.paths import decode_session_dir_name, in_sessions_root
+
+    if ref.reads_stdin or ref.problem is not None:
+        return None
+    if ref.session_dir is not None and ref.member is None and in_sessions_root(ref.session_dir):
+        return decode_session_dir_name(ref.session_dir.name)
+    from ..reader import open_log
+
+    try:
+        with open_log(ref, reader=_HeaderReader(ref)) as log:
+            return log.header.id if isinstance(log.header.id, str) else None
+    except (DshctlError, OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
+        return None
+
+
+class _HeaderReader(LineReader):
+    """A reader of a log's header alone: no reader thread decoding ahead what is not read."""
+
+    overlap = False
 
 
 def _log_record(result: LogGrep, mode: str) -> dict:

@@ -46,6 +46,7 @@ from dshctl.source.paths import (
     session_ids,
     sessions_root,
     short_ids,
+    shown_ids,
 )
 
 __all__ = [
@@ -76,4 +77,5 @@ __all__ = [
     "session_ids",
     "sessions_root",
     "short_ids",
+    "shown_ids",
 ]

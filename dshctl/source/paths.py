@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
@@ -31,6 +31,7 @@ __all__ = [
     "decode_session_dir_name",
     "find_session",
     "id_matches",
+    "in_sessions_root",
     "latest_session",
     "no_logs_found",
     "parse_generation_name",
@@ -43,6 +44,7 @@ __all__ = [
     "session_ids",
     "sessions_root",
     "short_ids",
+    "shown_ids",
     "written_key",
 ]
 
@@ -351,9 +353,9 @@ def resolve_one(spec: str) -> LogRef:
     if len(refs) > 1 and _one_export(refs):
         return refs[0]
     if len(refs) != 1:
-        raise SourceError(
-            f"expected one log, found {len(refs)} (a sessions root: use a command that reads many)", file=spec
-        )
+        shown = ", ".join(ref.display for ref in refs[:3]) + (f" and {len(refs) - 3} more" if len(refs) > 3 else "")
+        raise SourceError(f"expected one log, found {len(refs)} ({shown}): name one, or use a command that reads many",
+                          file=spec)
     return refs[0]
 
 
@@ -389,10 +391,18 @@ def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
     raise TypeError(f"a log source is a path (str or os.PathLike) or a LogRef, not {type(source).__name__}")
 
 
-def _resolve_dir(path: Path, display: str) -> list[LogRef]:
+def _resolve_dir(path: Path, display: str, walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
+    """The logs of the directory ``path``. ``walked``: the directories of the plain folder it is found in
+    (:func:`_plain_folder_logs`), where a session directory whose log cannot be chosen is an unreadable
+    log of the folder; named by the user (None), that is an error."""
     entries = _scan(path, display)
     if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
-        refs = _session_logs(path, display, entries, explicit=True)
+        own = [entry for entry in entries if _dsh_writes(*entry)]
+        others = [entry for entry in entries if not _dsh_writes(*entry)]
+        foreign = [] if in_sessions_root(path) else _plain_folder_logs(path, display, others, walked)
+        if foreign:  # a plain folder of logs: none passed over
+            return sorted(foreign + _plain_folder_logs(path, display, own, walked), key=_sort_key)
+        refs = _session_logs(path, display, entries, explicit=walked is None)
         return sorted(refs, key=_sort_key)
     if _is_project_dir_name(_real_name(path)):
         return sorted(_project_logs(path, display, entries), key=_sort_key)
@@ -411,7 +421,7 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
         )
     if not _has_non_scratch_entries(entries):
         return []  # nothing there (a root or a project not yet written to, a new folder): no logs found
-    found = _plain_folder_logs(path, display, entries)
+    found = _plain_folder_logs(path, display, entries, walked)
     if found:
         return found
     raise SourceError(
@@ -422,25 +432,79 @@ def _resolve_dir(path: Path, display: str) -> list[LogRef]:
     )
 
 
-def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]]) -> list[LogRef]:
-    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd``
-    files by name, whatever they are called (the header tells the generation), and the logs of the
-    folders below it that hold any; hidden folders and folders without logs are passed over."""
+_EXPORT_DIRS = ("subagents", "media")
+"""The directories of an unzipped dsh Web UI export beside its ``session.jsonl`` (§1.10)."""
+
+
+def in_sessions_root(path: Path) -> bool:
+    """Whether the directory ``path`` is a session directory by its place: inside a project directory (of
+    a sessions root), where dsh reads only its generation files whatever else the directory holds (§1.4;
+    dsh keeps the directory for future per-session artifacts, §1.2), and its name is its session's id."""
+    parent = path.parent
+    if path.name in ("", ".", "..") or parent.name in ("", ".", ".."):
+        try:
+            parent = path.resolve().parent
+        except OSError:
+            pass
+    return _is_project_dir_name(parent.name)
+
+
+def _dsh_writes(name: str, is_dir: bool) -> bool:
+    """Whether dsh writes an entry of this name in a session directory and a plain-folder reading would
+    read it: a generation file (§1.3), an export's ``subagents/`` or ``media/`` (§1.10). A directory
+    that holds generation files and another log (a log not named as dsh names a generation, an export
+    ZIP, a folder with logs) is a plain folder of logs, so that no log in it is passed over unread;
+    ``session.lock``, staging ``*.tmp`` files (§1.3, §1.5) and files that are no log change nothing."""
+    return name in _EXPORT_DIRS if is_dir else parse_generation_name(name) is not None
+
+
+LOG_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
+"""The names a plain folder's logs end with: dsh's two (§1.3) and the ``zstd`` tool's (a log compressed
+by hand: the bytes tell zstd, never the name)."""
+
+
+def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]],
+                       walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
+    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd`` /
+    ``*.jsonl.zst`` files by name, whatever they are called (the header tells the generation), and the
+    logs of the folders below it that hold any; hidden folders and folders without logs are passed over.
+    A folder is walked once, however many links lead to it (``walked`` holds those walked): symlinks
+    that loop end, in time linear in the folders."""
+    walked = set() if walked is None else walked
+    walked.add(_identity(path))
     refs: list[LogRef] = []
     for name, is_dir in entries:
         sub, sub_display = path / name, os.path.join(display, name)
-        if not is_dir and (name.endswith(".jsonl") or name.endswith(".jsonl.zstd")):
+        if not is_dir and name.endswith(LOG_SUFFIXES):
             parsed = parse_generation_name(name)
             refs.append(LogRef(path=sub, display=sub_display, generation_from_name=None if parsed is None else parsed[0],
                                session_dir=None))
         elif not is_dir and name.lower().endswith(".zip") and is_zip(sub):
             refs.extend(_folder_zip(sub, sub_display))
-        elif is_dir and not name.startswith("."):
+        elif is_dir and not name.startswith(".") and _identity(sub) not in walked:
             try:
-                refs.extend(_resolve_dir(sub, sub_display))
+                refs.extend(_resolve_dir(sub, sub_display, walked))
             except SourceError:
                 continue
     return sorted(refs, key=_sort_key)
+
+
+def _first_walk(path: Path, walked: set[tuple[int, int]]) -> bool:
+    """Whether the directory ``path`` is not yet among ``walked``, which it then joins."""
+    identity = _identity(path)
+    if identity in walked:
+        return False
+    walked.add(identity)
+    return True
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """A directory's device and inode (its path's own, when it cannot be looked at: it is walked once)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return (-1, hash(os.path.abspath(path)))
+    return (status.st_dev, status.st_ino)
 
 
 def zip_refs(archive: Archive, display: str) -> list[LogRef]:
@@ -485,13 +549,15 @@ def _scan(path: Path, display: str) -> list[tuple[str, bool]]:
 
 
 def _session_logs(
-    path: Path, display: str, entries: list[tuple[str, bool]], *, explicit: bool, exported: bool = False
+    path: Path, display: str, entries: list[tuple[str, bool]], *, explicit: bool, exported: bool = False,
+    walked: set[tuple[int, int]] | None = None,
 ) -> list[LogRef]:
     """The chosen log of one session directory, plus its export subagents.
 
     ``explicit``: errors choosing this directory's own log are raised;
     otherwise they become a ``problem`` ref. A directory without any log
-    returns ``[]`` (only called for explicit dirs when logs exist).
+    returns ``[]`` (only called for explicit dirs when logs exist). A ``subagents/`` reached again
+    through a symlink (``walked``: those read) is read once.
     """
     is_export = exported or any(is_dir and name in ("subagents", "media") for name, is_dir in entries)
     refs: list[LogRef] = []
@@ -505,7 +571,8 @@ def _session_logs(
         if is_export and own.problem is None and own.path is not None and own.path.name == "session.jsonl":
             own = LogRef(path=own.path, display=own.display, generation_from_name=None, session_dir=path)
         refs.append(own)
-    if is_export and any(is_dir and name == "subagents" for name, is_dir in entries):
+    walked = set() if walked is None else walked
+    if is_export and any(is_dir and name == "subagents" for name, is_dir in entries) and _first_walk(path / "subagents", walked):
         sub_root = path / "subagents"
         sub_root_display = os.path.join(display, "subagents")
         for name, is_dir in _scan(sub_root, sub_root_display):
@@ -514,7 +581,7 @@ def _session_logs(
             child = sub_root / name
             child_display = os.path.join(sub_root_display, name)
             refs.extend(
-                _session_logs(child, child_display, _scan(child, child_display), explicit=False, exported=True)
+                _session_logs(child, child_display, _scan(child, child_display), explicit=False, exported=True, walked=walked)
             )
     return refs
 
@@ -648,6 +715,17 @@ def short_ids(ids: list[str], among: Iterable[str] = ()) -> dict[str, str]:
         length = max(_id_tail_start(session_id) + SHORT_ID_LENGTH, shared + 1)
         shown[session_id] = session_id[:length]
     return shown
+
+
+def shown_ids(ids: Iterable[Any], root: str | os.PathLike | None = None) -> dict[str, str]:
+    """The one rule by which dshctl shows sessions (``ls``'s and ``stats``' tables, ``grep``'s lines):
+    each id of ``ids`` — every session of the run, the rows of a table or the logs grep reads — as its
+    :func:`short_ids` among ``ids`` and the sessions of ``root`` (default: :func:`sessions_root`, where a
+    short id is looked up: :func:`find_session`). So no two sessions of one output share a shown id, and
+    one of the sessions root opens when it is given back as a PATH. Values that are not ids (None, "",
+    a header's non-string) are passed over: their rows show the log's path."""
+    named = [i for i in ids if isinstance(i, str) and i]
+    return short_ids(named, among=session_ids(root)) if named else {}
 
 
 def _neighbours(names: list[tuple[str, str]], session_id: str) -> list[str]:

@@ -211,7 +211,7 @@ def _session_fields(records: list, id_of, multi: bool) -> list:
     """The session column of a table of many sessions (the shortest unique id; the whole one in TSV); of
     one session's, in TSV only (its columns are the same whatever the logs)."""
     name = SessionNames([id_of(record) for record in records] if multi else [])
-    return [(text("session", fold=True, least=ID_LEAST, forms=None if multi else ("tsv",)),
+    return [(text("session", fold=True, least=max(ID_LEAST, name.longest), forms=None if multi else ("tsv",)),
              lambda record: Cell(name(id_of(record), record.path), id_of(record) or record.path))]
 
 
