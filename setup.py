@@ -32,7 +32,9 @@ from setuptools.command.build_ext import build_ext
 # - a class that pure code extends says so (mypyc_attr(allow_interpreted_subclasses=True):
 #   FollowingLineReader, the replay builder's _Block), and tests inject by subclassing, never by
 #   assigning a method (native attributes are read-only).
-COMPILED = ["dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py"]
+COMPILED = [
+    "dshctl/source/zstd.py", "dshctl/source/lines.py", "dshctl/generations/v0.py", "dshctl/stats/fold.py", "dshctl/reader.py",
+]
 
 # The commands that build the wheel's modules; metadata commands (egg_info, dist_info) never compile.
 BUILDING = {"bdist_wheel", "build", "build_ext", "install"}

@@ -78,10 +78,11 @@ class Log:
     before_fold: Callable[[Event | PackedRow], None] | None = None
     """v0/v1: called with each record (a normalized event or a packed row) before the chunk fold holds
     it back (the live replay shows the attempt being streamed before its settlement)."""
-    # Set when streaming starts: whether the generation is v0/v1, and its event-type inventory.
-    _v0: bool = field(default=False, init=False, repr=False)
-    _known: frozenset = field(default=frozenset(), init=False, repr=False)
-    _form_known: bool = field(default=False, init=False, repr=False)
+    # Set when streaming starts: whether the generation is v0/v1, and its event-type inventory. Not
+    # init=False: compiled with mypyc, such a field is left unset (read, it raises AttributeError).
+    _v0: bool = field(default=False, repr=False)
+    _known: frozenset = field(default=frozenset(), repr=False)
+    _form_known: bool = field(default=False, repr=False)
     """Whether the first record has shown the envelope form (:attr:`fixture`)."""
 
     @property

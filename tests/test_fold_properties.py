@@ -134,3 +134,23 @@ def test_v0_rows_fold_into_accumulator_records(tmp_path_factory, chunks, gap_lis
     assert len(attempts) == 1
     assert msgspec.to_builtins(attempts[0].stream) == msgspec.to_builtins(expected.records)
     assert attempts[0].time == timed[-1][0]
+
+
+# gaps as a stream's are: mostly small and repeated, some beyond a byte, negative (a clock stepping back)
+gap_values = st.one_of(st.integers(0, 12), st.integers(0, 255), st.integers(-3, 3), st.integers(250, 70_000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(gap_values, max_size=80), max_size=4))
+def test_count_gaps_is_counter_update(batches):
+    """The fold's gap histogram counts exactly what Counter.update counts, batch after batch."""
+    from collections import Counter
+
+    from dshctl.stats.fold import count_gaps
+
+    counted, expected = Counter(), Counter()
+    for gaps in batches:
+        count_gaps(counted, gaps)
+        expected.update(gaps)
+    assert counted == expected
+    assert all(type(value) is int for value in counted)
