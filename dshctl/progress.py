@@ -84,6 +84,7 @@ class Meter:
         self.done_bytes = 0
         self.readers: list[Any] = []
         self.started = time.monotonic()
+        self.thread = threading.get_ident()
 
     def bytes_now(self) -> int:
         live = 0
@@ -139,9 +140,11 @@ def bar_console() -> Any:
 
 
 def watch(reader: Any) -> None:
-    """A line reader starts reading in this process: its ``bytes_read`` counts until :func:`unwatch`."""
+    """A line reader starts reading in this process: its ``bytes_read`` counts until :func:`unwatch`.
+    Only readers started on the meter's own thread count: a library caller's other threads reading other
+    logs are not this command's work."""
     meter = _active
-    if meter is not None:
+    if meter is not None and meter.thread == threading.get_ident():
         meter.readers.append(reader)
 
 

@@ -177,6 +177,40 @@ def test_the_meter_counts_the_bytes_of_a_log_as_it_is_read(tmp_path):
     assert progress._active is None
 
 
+def test_a_log_read_on_another_thread_is_not_the_meters_work():
+    import threading
+
+    from dshctl.reader import open_log
+    from dshctl.source import resolve_one
+
+    ref = resolve_one(str(TOUR))
+    reading, release = threading.Event(), threading.Event()
+
+    def elsewhere():
+        log = open_log(ref)
+        events = log.events()
+        next(events)
+        reading.set()  # halfway through its log, as a library caller's thread may be
+        release.wait(10)
+        for _ in events:
+            pass
+        log.close()
+
+    with progress.reading("stats", [ref], allowed=False) as meter:
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        assert reading.wait(10)
+        try:
+            assert meter.readers == [] and meter.bytes_now() == 0  # another thread's reading is not this command's
+        finally:
+            release.set()
+            thread.join()
+        log = open_log(ref)
+        seen = [meter.bytes_now() for _ in log.events()]
+        log.close()
+        assert seen[-1] == TOUR.stat().st_size  # the meter's own thread still counts
+
+
 def test_the_bar_draws_on_stderr_only_and_erases_itself(monkeypatch, capsys):
     monkeypatch.setattr(progress, "progress_wanted", lambda allowed, streams=False, until_output=False: allowed)
     monkeypatch.setattr(progress, "DELAY_S", 0.0)
