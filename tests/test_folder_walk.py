@@ -111,3 +111,23 @@ def test_a_walk_past_the_cap_is_an_error(tmp_path, monkeypatch):
         resolve(str(folder))
     result = invoke("ls", str(folder), status=2)
     assert "more than 10 directories" in result.stderr
+
+
+def test_ls_of_a_log_gone_since_it_was_found_is_an_unreadable_row(tmp_path, monkeypatch):
+    """``ls /`` found a log in another process's temporary folder that was deleted before it was read:
+    a FileNotFoundError traceback from the listing's stat; now a row that says why, as stats says it."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        shutil.copy(TOUR, folder / name)
+    found = paths._FolderWalk.logs
+
+    def found_then_deleted(self):
+        refs = found(self)
+        os.unlink(refs[0].path)
+        return refs
+
+    monkeypatch.setattr(paths._FolderWalk, "logs", found_then_deleted)
+    result = invoke("ls", str(folder), status=1)
+    assert "Traceback" not in result.stderr
+    assert "No such file or directory" in result.stdout + result.stderr
