@@ -23,7 +23,10 @@ def session_row(ref) -> dict[str, Any]:
     modified time, title."""
     from .reader import open_log
 
-    status = ref.path.stat() if ref.path is not None else None
+    try:
+        status = ref.path.stat() if ref.path is not None else None
+    except OSError:  # gone since it was found (or unreadable): opening it below tells why, in the row
+        status = None
     row: dict[str, Any] = {
         "id": None,
         "cwd": None,
