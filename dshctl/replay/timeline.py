@@ -125,8 +125,7 @@ class Timeline:
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
         self.titles: list[tuple[int, str]] = []
-        self.session: dict = dict(NO_SESSION)
-        """The session item's ``info`` once it is built (the log's header, redacted with the rest)."""
+        self._session: dict | None = None
         self.complete = False
         self.synthetic = bool(getattr(log, "fixture", False))
         self.max_turn: int | None = None
@@ -193,7 +192,7 @@ class Timeline:
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
         elif item.kind == SESSION:
-            self.session = item.info
+            self._session = item.info
 
     # -- building in the background -----------------------------------------------
 
@@ -356,6 +355,13 @@ class Timeline:
         first = store.starts[index]
         times = next(store.times_from(first, first + item.count))
         return first + bisect_left(times, target)
+
+    @property
+    def session(self) -> dict:
+        """The session item's ``info`` (the log's header, redacted with the rest; built first if need be)."""
+        if self._session is None:
+            self.ensure(1)
+        return self._session if self._session is not None else NO_SESSION
 
     @property
     def duration_ms(self) -> int | None:
