@@ -40,6 +40,7 @@ from .items import (
     TURN_END,
     USER,
     Item,
+    shown,
 )
 from .timeline import Timeline
 from ..textsafe import escape_json_text, visible, visible_line
@@ -63,13 +64,14 @@ def cast_header(timeline: Timeline, *, version: int, cols: int, rows: int, idle_
         header["height"] = rows
     else:
         header["term"] = {"cols": cols, "rows": rows, "type": "xterm-256color"}
-    created = getattr(timeline.log.header, "createdAt", None)
+    session = timeline.session
+    created = session["createdAt"]
     if isinstance(created, int) and not isinstance(created, bool) and created > 10**11:
         header["timestamp"] = created // 1000
     if idle_limit > 0:
         header["idle_time_limit"] = idle_limit
     title = timeline.titles[-1][1] if timeline.titles else None
-    session_id = timeline.log.header.id
+    session_id = session["id"]
     header["title"] = title or (f"dsh session {visible_line(session_id)}" if session_id else "dsh session")
     if version == 2:
         header["env"] = {"TERM": "xterm-256color"}
@@ -147,12 +149,12 @@ the view; a tool result's lines are in its ``text``)."""
 def timeline_records(timeline: Timeline, start: int = 0) -> Iterator[dict]:
     """A header record, then one record per item (runs keep their fragments and per-fragment offsets)."""
     timeline.ensure_all()
-    header = timeline.log.header
+    session = timeline.session
     origin = timeline.origin
     yield {
         "type": "replay/timeline",
-        "session": header.id,
-        "generation": header.version,
+        "session": session["id"],
+        "generation": session["version"],
         "origin": origin,
         "originIsEpochMs": not timeline.log.fixture and origin > 10**11,
         "fragments": len(timeline),
@@ -206,7 +208,7 @@ def _item_record(timeline: Timeline, item: Item) -> dict:
             record["lead"] = view.prefix_text(item.prefix)
     else:
         record["text"] = view.text(item, 0)
-    info = {key: item.info[key] for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
+    info = {key: shown(item.info, key) for key in NDJSON_INFO.get(item.kind, ()) if key in item.info} if item.info else None
     if info:
         record["info"] = info
     return record
@@ -411,14 +413,14 @@ class _Markdown:
     the block ends, then written — prose as it is, reasoning folded, tool arguments fenced."""
 
     def __init__(self, timeline: Timeline) -> None:
-        header = timeline.log.header
+        session = timeline.session
         title = timeline.titles[-1][1] if timeline.titles else None
-        meta = [f"session {_code(header.id)}", f"log v{header.version}"]
-        if header.cwd:
-            meta.append(f"cwd {_code(header.cwd)}")
+        meta = [f"session {_code(session['id'])}", f"log v{session['version']}"]
+        if session["cwd"]:
+            meta.append(f"cwd {_code(session['cwd'])}")
         if timeline.synthetic:
             meta.append("synthetic timing")
-        self.lines: list[str] = [f"# {_literal(title or 'dsh session ' + str(header.id))}", "", " · ".join(meta), ""]
+        self.lines: list[str] = [f"# {_literal(title or 'dsh session ' + str(session['id']))}", "", " · ".join(meta), ""]
         self.gathered: list[str] = []
         self.gathered_kind: str | None = None
         self.gathered_block: Any = None

@@ -182,13 +182,12 @@ def page_data(timeline: Timeline, *, start: int = 0, idle_limit: float = 2.0, sp
     for i in range(1, len(times)):
         dt[i] = times[i] - times[i - 1]
     shown_turns = _turns_shown(items)
-    header = timeline.log.header
-    redact = timeline.filters.redactor.redact if timeline.filters.redactor else (lambda text: text)
+    header = timeline.session
     session = {
-        "id": redact(visible_line(header.id)),
-        "version": header.version,
-        "cwd": redact(visible_line(header.cwd)) if header.cwd else None,
-        "createdAt": created_ms(header.createdAt) if not timeline.log.fixture else None,
+        "id": visible_line(header["id"]),
+        "version": header["version"],
+        "cwd": visible_line(header["cwd"]) if header["cwd"] else None,
+        "createdAt": created_ms(header["createdAt"]) if not timeline.log.fixture else None,
         "synthetic": timeline.synthetic,
     }
     title = timeline.titles[-1][1] if timeline.titles else None

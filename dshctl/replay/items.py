@@ -53,6 +53,8 @@ __all__ = [
     "Region",
     "Item",
     "Filters",
+    "SHOWN",
+    "shown",
 ]
 
 EVENT_GAP_MS = 250
@@ -111,11 +113,24 @@ BLOCKS = "blocks"  # the content blocks of one message that streamed interleaved
 #   reasoning        None while streamed; type, text, header (show the header first) for a whole block
 #   blocks           None (its parts are in ``region``)
 #   every other kind: None.
+#   shown            (any kind, redacted replays only) what the outputs show of a value kept as the log has
+#                    it for them to branch on (``reason``, ``type`` …) where the redactor changed it (:func:`shown`)
 
 REASONING_KINDS = frozenset({THINKING, REASONING})
 TOOL_KINDS = frozenset({TOOL_START, TOOL_NAME, TOOL_ARGS, TOOL_END, TOOL_CALL, TOOL_RESULT})
 STREAMED_KINDS = frozenset({TEXT, REASONING, TOOL_ARGS})
 """Kinds whose log text streams: a run's members, or one delta (``reasoning`` is also a whole block)."""
+
+
+SHOWN = "shown"
+"""The ``info`` key of the redacted values of the words the outputs branch on (:mod:`.redact`)."""
+
+
+def shown(info: dict, key: str) -> Any:
+    """What an output shows of ``info[key]``: its redacted value when the redactor changed it, else the
+    value itself (branch on ``info[key]``, show this)."""
+    redacted = info.get(SHOWN)
+    return redacted[key] if redacted is not None and key in redacted else info.get(key)
 
 
 class Prefix(NamedTuple):

@@ -7,9 +7,11 @@ redacted secret is in none of them (nor in the page's compressed data). A match 
 :data:`MARKER`. Streamed text is redacted as a whole block, never delta by delta: a key streamed in
 three deltas is still one match (:meth:`Redactor.redact_pieces`); the marker appears with the delta
 where the match began, and the deltas it covered show nothing more. In an item's ``info`` only the
-log's text is redacted (:data:`TEXT_KEYS`: prompts, answers, names, arguments, results, messages,
-paths, titles, todo contents), never the words the outputs branch on (``end``, ``type``, ``note``,
-a todo's ``status`` …); the log's header (the HTML page's id and cwd) through the same redactor.
+log's words the outputs branch on keep their value (:data:`WORD_KEYS`: a turn's end ``reason``, a
+block's ``type`` …), what they show of them is redacted beside it (:data:`~.items.SHOWN`); every other
+string is the log's text and is redacted (prompts, answers, names, ids, arguments, results, messages,
+paths, titles, todo contents). The log's header (its id and cwd) is the timeline's first item, so it
+is redacted too, and every output reads it from there (:attr:`~.timeline.Timeline.session`).
 
 The built-in patterns (``--redact-secrets``), each a regular expression whose named group ``secret``,
 when it has one, is the part replaced (so ``Bearer `` and the user name in a URL stay readable):
@@ -34,6 +36,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
+from .items import SHOWN, STREAMED_KINDS
 
 MARKER = "[redacted]"
 
@@ -183,15 +186,14 @@ class Redactor:
         return value
 
 
-TEXT_KEYS = frozenset({
-    "id", "cwd", "text", "lines", "label", "name", "args", "title", "code", "message", "arguments", "error",
-    "placeholder",
-})
-"""The keys of an item's ``info`` (:mod:`.items` lists them by kind) that hold the log's text; ``parts``
-and ``todos`` are redacted by their own rules (:func:`_redacted_info`)."""
-
-_STREAMED = frozenset({"text", "reasoning", "tool-args"})  # items.STREAMED_KINDS (not imported: items imports no redaction)
-
+WORD_KEYS = frozenset({"reason", "by", "kind", "type", "source", "end", "note", "settlement"})
+"""The keys of an item's ``info`` (:mod:`.items` lists them by kind) whose values the outputs branch on:
+the log's words (a turn's end reason, who aborted it, an attempt failure's kind, a block's type, a
+context's source kind) and the builder's own (``end``, ``note``). Their value stays as the log has it, for
+the outputs to look up; where the redactor changes it, the redacted value is what every output *shows*
+(:data:`~.items.SHOWN`, read through :func:`~.items.shown`) — an unknown word, and a known one a user
+pattern matches, alike. Every other string in ``info`` is the log's text and is redacted in place
+(``parts`` and ``todos`` by their own rules, a todo's ``status`` kept as the log has it)."""
 
 def redact_items(items: Sequence[Any], redactor: Redactor) -> None:
     """Redact, in place, the ``(item, times)`` pairs one event produced (:mod:`.builder`): each streamed
@@ -204,7 +206,7 @@ def redact_items(items: Sequence[Any], redactor: Redactor) -> None:
         flat.extend(item.region.parts if item.region is not None else (item,))
     by_block: dict[Any, list[Any]] = {}
     for index, item in enumerate(flat):
-        if item.kind in _STREAMED and item.info is None:
+        if item.kind in STREAMED_KINDS and item.info is None:
             by_block.setdefault(item.block_key if item.block_key is not None else ("item", index), []).append(item)
         elif item.info is not None:
             item.info = _redacted_info(item.info, redactor)
@@ -231,12 +233,19 @@ def _pieces(item: Any) -> list[str]:
 
 def _redacted_info(info: dict, redactor: Redactor) -> dict:
     out = dict(info)
+    shown: dict = {}
     for key, value in info.items():
-        if key in TEXT_KEYS:
-            out[key] = redactor.value(value)
+        if key in WORD_KEYS:
+            redacted = redactor.value(value)
+            if redacted != value:
+                shown[key] = redacted
         elif key == "parts" and isinstance(value, list):  # one per block, each may hold line feeds: as many back
             out[key] = [redactor.redact(part) if isinstance(part, str) else part for part in value]
         elif key == "todos" and isinstance(value, list):
             out[key] = [{name: field if name == "status" else redactor.value(field) for name, field in todo.items()}
                         if isinstance(todo, dict) else redactor.value(todo) for todo in value]
+        else:
+            out[key] = redactor.value(value)
+    if shown:
+        out[SHOWN] = shown
     return out

@@ -21,6 +21,8 @@ Reading interface (positions are fragment indexes, times axis milliseconds, see 
 * ``item_count``, ``item(i)``, ``items`` (a read-only sequence of every item built), ``locate(fragment)``
   → ``(item, member)``, ``times`` (a read-only sequence: ``times[fragment]``), ``origin``,
   ``clock_ms(position)``, ``duration_ms``, ``first_at_or_after(ms)``;
+* ``session`` — the log's header as the timeline's first item holds it (``id``, ``version``, ``cwd``,
+  ``createdAt``, ``fixture``; redacted when the timeline is): every output's title and header line;
 * ``turn_marks`` (``(fragment of the turn header, turn)``), ``tool_marks`` (fragments of ``tool/call``),
   ``titles`` (``(fragment, title)``), ``max_turn``, ``synthetic`` — a mark is published once its item
   is readable;
@@ -43,9 +45,12 @@ from typing import Any, Iterator, Sequence
 
 from . import layout
 from .builder import Builder
-from .items import TITLE, TOOL_CALL, TURN, Filters, Item
+from .items import SESSION, TITLE, TOOL_CALL, TURN, Filters, Item
 from .store import ItemStore
 
+
+NO_SESSION = {"id": None, "version": None, "cwd": None, "createdAt": None, "fixture": False}
+"""A timeline's ``session`` before its first item is built."""
 
 CLOSE_WAIT_SECONDS = 0.2
 """How long :meth:`Timeline.close` waits for a background build to stop at its next item."""
@@ -120,6 +125,7 @@ class Timeline:
         self.turn_marks: list[tuple[int, int]] = []
         self.tool_marks: list[int] = []
         self.titles: list[tuple[int, str]] = []
+        self._session: dict | None = None
         self.complete = False
         self.synthetic = bool(getattr(log, "fixture", False))
         self.max_turn: int | None = None
@@ -185,6 +191,8 @@ class Timeline:
             self.tool_marks.append(start)
         elif item.kind == TITLE:
             self.titles.append((start, item.info["title"]))
+        elif item.kind == SESSION:
+            self._session = item.info
 
     # -- building in the background -----------------------------------------------
 
@@ -347,6 +355,13 @@ class Timeline:
         first = store.starts[index]
         times = next(store.times_from(first, first + item.count))
         return first + bisect_left(times, target)
+
+    @property
+    def session(self) -> dict:
+        """The session item's ``info`` (the log's header, redacted with the rest; built first if need be)."""
+        if self._session is None:
+            self.ensure(1)
+        return self._session if self._session is not None else NO_SESSION
 
     @property
     def duration_ms(self) -> int | None:

@@ -50,6 +50,7 @@ from .items import (
     USER,
     Item,
     Prefix,
+    shown,
 )
 
 Segment = tuple[str, "str | None"]
@@ -329,7 +330,11 @@ def _attempt_failed(item: Item) -> list[Segment]:
     if kind is None:
         return [("✗ attempt ended without a result", "error"), NEWLINE]
     code, message = info["code"], info["message"]
-    line = f"✗ attempt {'failed' if kind == 'error' else 'aborted'}"
+    word = shown(info, "kind")
+    if word != kind:  # a pattern matched the log's word: it is shown redacted, never worded
+        line = f"✗ attempt {word}"
+    else:
+        line = f"✗ attempt {'failed' if kind == 'error' else 'aborted'}"
     if code or message:
         line += " — " + ": ".join(str(x) for x in (code, _one_line(message, 300) if message else None) if x)
     return [(line, "error"), NEWLINE]
@@ -378,10 +383,13 @@ def _turn_end(item: Item) -> list[Segment]:
     turn = info["turn"]
     label = f"turn {turn}" if turn is not None else "turn"
     style = "turn-end"
-    if kind == "completed":
+    word = shown(info, "reason")
+    if word != kind:  # a pattern matched the log's word: it is shown redacted, never worded
+        line = f"── {label} ended: {word}"
+    elif kind == "completed":
         line = f"── {label} completed"
     elif kind == "aborted":
-        who = info["by"]
+        who = shown(info, "by")
         line = f"── {label} aborted" + (f" ({who})" if who else "")
         style = "error"
     elif kind == "error":
