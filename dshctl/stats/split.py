@@ -39,6 +39,11 @@ The records a part holds before its first ``turn/start`` (dsh's commit often ope
 only a user message (a prompt for that turn) and a change of what the fold knows of times could reach it,
 and both are refused.
 
+Not searched (one pass instead): a log whose header is refused or outside ``--since``/``--until``.
+The search gives up (one pass) when the frames it decodes near a cut point reach :data:`DECODE_BUDGET`, or
+one frame's output passes the line limit (``DSHCTL_MAX_LINE_BYTES``) without a line feed: a compressed
+log can decode to far more than its size on disk.
+
 Refused (one pass instead): any error, warning or gap in any part, but a torn tail at the end of the log
 (a log being written: the last part is read again in the command's process, numbering its lines as one
 pass does, and keeps its warnings); a part that does not end
@@ -244,7 +249,7 @@ def _boundary_from(window: _Window, start: int) -> tuple[int, int] | None | bool
 
 def find_boundaries(path: Any, parts: int) -> list[tuple[int, int]]:
     """``(file offset, seq)`` where each part after the first starts, in file order (fewer than
-    ``parts - 1`` when no boundary is found near a cut point)."""
+    ``parts - 1`` when no boundary is found near a cut point; none when the search gives up)."""
     from ..source.lines import max_line_bytes_from_env
 
     size = os.stat(path).st_size
