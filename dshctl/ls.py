@@ -23,7 +23,10 @@ def session_row(ref) -> dict[str, Any]:
     modified time, title."""
     from .reader import open_log
 
-    status = ref.path.stat() if ref.path is not None else None
+    try:
+        status = ref.path.stat() if ref.path is not None else None
+    except OSError:  # gone since it was found (or unreadable): opening it below tells why, in the row
+        status = None
     row: dict[str, Any] = {
         "id": None,
         "cwd": None,
@@ -199,7 +202,7 @@ def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]
     from .tables import Cell, iso_moment
 
     return [
-        Cell(name(row["id"], row["path"]), row["id"] or row["path"]),
+        Cell(name(row["id"], row["path"]), row["id"]),  # TSV: no id is empty (its log column has the path)
         *([log] if log is not None else []),
         row["path"],
         row["cwd"],

@@ -240,7 +240,7 @@ def resolve(spec: str) -> list[LogRef]:
       (holds project directories) → the chosen log of every session directory
       in it, sorted by path; session directories without any log are skipped.
     * any other directory: a plain folder of logs, its ``*.jsonl[.zstd]`` files and the logs of the
-      directories below it (:func:`_plain_folder_logs`).
+      directories below it (:class:`_FolderWalk`).
 
     Results other than stdin are sorted by path.
     """
@@ -392,45 +392,142 @@ def as_ref(source: str | os.PathLike | LogRef) -> LogRef:
     raise TypeError(f"a log source is a path (str or os.PathLike) or a LogRef, not {type(source).__name__}")
 
 
-def _resolve_dir(path: Path, display: str, walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
-    """The logs of the directory ``path``. ``walked``: the directories of the plain folder it is found in
-    (:func:`_plain_folder_logs`), where a session directory whose log cannot be chosen is an unreadable
-    log of the folder; named by the user (None), that is an error."""
-    entries = _scan(path, display)
-    if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
-        own = [entry for entry in entries if _dsh_writes(*entry)]
-        others = [entry for entry in entries if not _dsh_writes(*entry)]
-        foreign = [] if in_sessions_root(path) else _plain_folder_logs(path, display, others, walked)
-        if foreign:  # a plain folder of logs: none passed over
-            return sorted(foreign + _plain_folder_logs(path, display, own, walked), key=_sort_key)
-        refs = _session_logs(path, display, entries, explicit=walked is None)
-        return sorted(refs, key=_sort_key)
-    if _is_project_dir_name(_real_name(path)):
-        return sorted(_project_logs(path, display, entries), key=_sort_key)
-    project_dirs = [name for name, is_dir in entries if is_dir and _is_project_dir_name(name)]
-    if project_dirs:
-        refs: list[LogRef] = []
-        for name in project_dirs:
-            sub = path / name
-            sub_display = os.path.join(display, name)
-            refs.extend(_project_logs(sub, sub_display, _scan(sub, sub_display)))
-        return sorted(refs, key=_sort_key)
-    if any(is_dir and name == "subagents" for name, is_dir in entries):
-        raise SourceError(
-            "looks like an unzipped dsh session export but has no session.jsonl next to subagents/",
-            file=display,
-        )
-    if not _has_non_scratch_entries(entries):
-        return []  # nothing there (a root or a project not yet written to, a new folder): no logs found
-    found = _plain_folder_logs(path, display, entries, walked)
-    if found:
-        return found
-    raise SourceError(
-        "not a dsh log location: expected a session directory (session[.vN].jsonl[.zstd]), "
-        "a project directory (--<slug>--/<session>/), a sessions root (--<slug>--/ subdirectories) "
-        "or a folder of *.jsonl[.zstd] logs",
-        file=display,
-    )
+def _resolve_dir(path: Path, display: str) -> list[LogRef]:
+    """The logs of the directory ``path``, named by the user (a session directory whose log cannot be
+    chosen is an error here; found in a plain folder below it, an unreadable log of the folder)."""
+    return _FolderWalk(path, display).logs()
+
+
+MAX_WALKED_DIRS = 100_000
+"""The most directories one walk of a named directory visits: past it, an error (name a smaller folder)
+rather than minutes of walking."""
+
+
+class _FolderWalk:
+    """One walk of a named directory and the plain folders below it, with an explicit stack (a folder
+    nested thousands deep costs no Python recursion). Each directory is visited once by device and
+    inode, however many links lead to it (symlinks that loop end); a directory symlink is followed only
+    when its real path stays inside the named directory's real path (the named path may itself be a
+    link), so that a link to ``/`` or ``/proc`` is passed over, as ``fd`` and ``rg`` pass over links by
+    default; at most :data:`MAX_WALKED_DIRS` directories are visited."""
+
+    def __init__(self, path: Path, display: str):
+        self.path, self.display = path, display
+        try:
+            self.inside = os.path.realpath(path)
+        except (OSError, ValueError):
+            self.inside = os.path.abspath(path)
+        self.walked: set[tuple[int, int]] = set()
+        self.refs: list[LogRef] = []
+        # ("dir", path, display): a folder below to visit; ("decide", path, display, entries, mark, named):
+        # a directory holding generation files and other entries, decided once those others are walked
+        self.stack: list[tuple[Any, ...]] = []
+        self.visited = 0
+
+    def logs(self) -> list[LogRef]:
+        self._admit(self.path)
+        plain = self._visit(self.path, self.display, named=True)
+        while self.stack:
+            frame = self.stack.pop()
+            if frame[0] == "decide":
+                self._decide(*frame[1:])
+                continue
+            _, sub, sub_display = frame
+            if not self._admit(sub):
+                continue
+            try:
+                self._visit(sub, sub_display, named=False)
+            except SourceError:
+                continue  # an unreadable folder below is passed over
+        if plain and not self.refs:
+            raise SourceError(
+                "not a dsh log location: expected a session directory (session[.vN].jsonl[.zstd]), "
+                "a project directory (--<slug>--/<session>/), a sessions root (--<slug>--/ subdirectories) "
+                "or a folder of *.jsonl[.zstd] logs",
+                file=self.display,
+            )
+        return sorted(self.refs, key=_sort_key)
+
+    def _admit(self, path: Path) -> bool:
+        """Whether to visit the directory ``path``: inside the named directory, not yet visited."""
+        if path is not self.path and os.path.islink(path):
+            try:
+                real = os.path.realpath(path)
+                if os.path.commonpath([real, self.inside]) != self.inside:
+                    return False
+            except (OSError, ValueError):
+                return False
+        if not _first_walk(path, self.walked):
+            return False
+        self.visited += 1
+        if self.visited > MAX_WALKED_DIRS:
+            raise SourceError(f"more than {MAX_WALKED_DIRS:,} directories to walk: name a smaller folder", file=self.display)
+        return True
+
+    def _visit(self, path: Path, display: str, *, named: bool) -> bool:
+        """Take the directory ``path``'s own logs and push the folders below it to walk; whether it is
+        a plain folder of logs."""
+        entries = _scan(path, display)
+        if any(parse_generation_name(name) is not None for name, is_dir in entries if not is_dir):
+            if in_sessions_root(path):
+                self.refs.extend(_session_logs(path, display, entries, explicit=named))
+                return False
+            own = [entry for entry in entries if _dsh_writes(*entry)]
+            others = [entry for entry in entries if not _dsh_writes(*entry)]
+            self.stack.append(("decide", path, display, entries, own, len(self.refs), named))
+            self._plain(path, display, others)
+            return False
+        if _is_project_dir_name(_real_name(path)):
+            self.refs.extend(_project_logs(path, display, entries))
+            return False
+        project_dirs = [name for name, is_dir in entries if is_dir and _is_project_dir_name(name)]
+        if project_dirs:
+            refs: list[LogRef] = []
+            for name in project_dirs:
+                sub = path / name
+                sub_display = os.path.join(display, name)
+                refs.extend(_project_logs(sub, sub_display, _scan(sub, sub_display)))
+            self.refs.extend(refs)
+            return False
+        if any(is_dir and name == "subagents" for name, is_dir in entries):
+            raise SourceError(
+                "looks like an unzipped dsh session export but has no session.jsonl next to subagents/",
+                file=display,
+            )
+        if not _has_non_scratch_entries(entries):
+            return False  # nothing there (a root or a project not yet written to, a new folder): no logs found
+        self._plain(path, display, entries)
+        return named
+
+    def _decide(self, path: Path, display: str, entries: list[tuple[str, bool]], own: list[tuple[str, bool]],
+                mark: int, named: bool) -> None:
+        """A directory holding generation files, once its other entries are walked: a plain folder of
+        logs when they held any (none passed over), else a session directory."""
+        if len(self.refs) > mark:
+            self._plain(path, display, own)
+            return
+        try:
+            self.refs.extend(_session_logs(path, display, entries, explicit=named))
+        except SourceError:
+            if named:
+                raise
+
+    def _plain(self, path: Path, display: str, entries: list[tuple[str, bool]]) -> None:
+        """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd``
+        / ``*.jsonl.zst`` files by name, whatever they are called (the header tells the generation), and
+        the folders below it to walk; hidden folders are passed over."""
+        below = []
+        for name, is_dir in entries:
+            sub, sub_display = path / name, os.path.join(display, name)
+            if not is_dir and name.endswith(LOG_SUFFIXES):
+                parsed = parse_generation_name(name)
+                self.refs.append(LogRef(path=sub, display=sub_display,
+                                        generation_from_name=None if parsed is None else parsed[0], session_dir=None))
+            elif not is_dir and name.lower().endswith(".zip") and is_zip(sub):
+                self.refs.extend(_folder_zip(sub, sub_display))
+            elif is_dir and not name.startswith("."):
+                below.append(("dir", sub, sub_display))
+        self.stack.extend(reversed(below))
 
 
 _EXPORT_DIRS = ("subagents", "media")
@@ -462,32 +559,6 @@ def _dsh_writes(name: str, is_dir: bool) -> bool:
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 """The names a plain folder's logs end with: dsh's two (§1.3) and the ``zstd`` tool's (a log compressed
 by hand: the bytes tell zstd, never the name)."""
-
-
-def _plain_folder_logs(path: Path, display: str, entries: list[tuple[str, bool]],
-                       walked: set[tuple[int, int]] | None = None) -> list[LogRef]:
-    """A plain folder of logs (a fixture corpus, downloaded logs): its ``*.jsonl`` / ``*.jsonl.zstd`` /
-    ``*.jsonl.zst`` files by name, whatever they are called (the header tells the generation), and the
-    logs of the folders below it that hold any; hidden folders and folders without logs are passed over.
-    A folder is walked once, however many links lead to it (``walked`` holds those walked): symlinks
-    that loop end, in time linear in the folders."""
-    walked = set() if walked is None else walked
-    walked.add(_identity(path))
-    refs: list[LogRef] = []
-    for name, is_dir in entries:
-        sub, sub_display = path / name, os.path.join(display, name)
-        if not is_dir and name.endswith(LOG_SUFFIXES):
-            parsed = parse_generation_name(name)
-            refs.append(LogRef(path=sub, display=sub_display, generation_from_name=None if parsed is None else parsed[0],
-                               session_dir=None))
-        elif not is_dir and name.lower().endswith(".zip") and is_zip(sub):
-            refs.extend(_folder_zip(sub, sub_display))
-        elif is_dir and not name.startswith(".") and _identity(sub) not in walked:
-            try:
-                refs.extend(_resolve_dir(sub, sub_display, walked))
-            except SourceError:
-                continue
-    return sorted(refs, key=_sort_key)
 
 
 def _first_walk(path: Path, walked: set[tuple[int, int]]) -> bool:
