@@ -288,3 +288,126 @@ def test_a_turn_number_again_in_a_later_part_is_read_in_one_pass(tmp_path):
     assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None, stats_fold) == "part 3 opens a turn an earlier part opened"
     for by in ("session", "turn", "model"):
         assert_same(path, "--json", "--by", by)
+
+
+# -- hostile logs: the search ends ---------------------------------------------------------------------
+
+_BOMB_HEADER = {"type": "session", "version": 4, "id": "bomb", "createdAt": T0, "cwd": "/w", "isSeeded": False, "delegationDepth": 0}
+
+
+def _bomb(tmp_path, frames: int = 20_000, frame_bytes: int = 8 << 20) -> Path:
+    """A header, then ``frames`` copies of one small frame that decodes to ``frame_bytes`` of ``a`` and no
+    line feed: without a decoding budget the search decodes every frame in its window (80 GiB here)."""
+    frame = _compress(b"a" * frame_bytes)
+    return _write(tmp_path, _compress(json.dumps(_BOMB_HEADER).encode() + b"\n") + frame * frames, "bomb.jsonl.zst")
+
+
+class _CountingDecompressor:
+    """``zstandard.ZstdDecompressor`` counting what its decompressobjs give out, failing past ``limit``."""
+
+    def __init__(self, tally: list[int], limit: int):
+        self.tally, self.limit = tally, limit
+
+    def __call__(self):
+        counter = self
+
+        class Counted:
+            def __init__(self):
+                self.inner = zstandard.ZstdDecompressor().decompressobj()
+
+            def decompress(self, data):
+                out = self.inner.decompress(data)
+                counter.tally[0] += len(out)
+                assert counter.tally[0] <= counter.limit, "the search decoded past its budget"
+                return out
+
+            def __getattr__(self, name):
+                return getattr(self.inner, name)
+
+        class Decompressor:
+            def decompressobj(self):
+                return Counted()
+
+        return Decompressor()
+
+
+def _count_search(monkeypatch) -> list[int]:
+    import types
+
+    tally = [0]
+    proxy = types.SimpleNamespace(ZstdDecompressor=_CountingDecompressor(tally, 2 * split.DECODE_BUDGET),
+                                  ZstdError=zstandard.ZstdError, frame_content_size=zstandard.frame_content_size)
+    monkeypatch.setattr(split, "zstandard", proxy)
+    return tally
+
+
+def test_a_decompression_bomb_ends_the_search_and_one_pass_reports_it(tmp_path, monkeypatch):
+    path = _bomb(tmp_path)
+    tally = _count_search(monkeypatch)
+    assert find_boundaries(path, 2) == []
+    assert split.DECODE_BUDGET < tally[0] <= split.DECODE_BUDGET + split.FRAME_MAX
+    monkeypatch.undo()
+    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, "1")
+    assert read_split(as_ref(str(path)), StatsOptions(jobs=2), None, stats_fold) == "no turn boundary near a cut point"
+    result = invoke("stats", path, env=FORCED)  # the default jobs (2 here, or the cores)
+    one_pass = outcome(path, jobs=1)
+    assert (result.exit_code, result.stdout, result.stderr) == one_pass == outcome(path, jobs=2)
+    assert one_pass[0] == 2 and "ends inside a record" in one_pass[2]
+
+
+def test_a_frame_longer_than_the_line_limit_without_a_line_feed_ends_the_search(tmp_path, monkeypatch):
+    path = _bomb(tmp_path, frames=40, frame_bytes=2 << 20)
+    monkeypatch.setenv("DSHCTL_MAX_LINE_BYTES", "1M")
+    tally = _count_search(monkeypatch)
+    assert find_boundaries(path, 2) == []
+    assert tally[0] <= 2 << 20  # the first frame tried, not the window's 20
+    monkeypatch.undo()
+    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, "1")
+    one_pass = invoke("stats", path, "-j", "1", env={**FORCED, "DSHCTL_MAX_LINE_BYTES": "1M"})
+    split_run = invoke("stats", path, "-j", "3", env={**FORCED, "DSHCTL_MAX_LINE_BYTES": "1M"})
+    assert (split_run.exit_code, split_run.stdout, split_run.stderr) == (one_pass.exit_code, one_pass.stdout, one_pass.stderr)
+    assert one_pass.exit_code == 2
+
+
+def test_the_header_and_the_window_are_checked_before_the_search(tmp_path, monkeypatch):
+    path = _bench_log(tmp_path, turns=30)
+
+    def no_search(*args):
+        raise AssertionError("searched")
+
+    monkeypatch.setattr(split, "find_boundaries", no_search)
+    late = StatsOptions(jobs=3, since="2099-01-01")
+    assert read_split(as_ref(str(path)), late, None, stats_fold) == "outside --since/--until"
+    bad = _write(tmp_path, _compress(b"[1, 2]\n") + path.read_bytes(), "bad.jsonl.zstd")
+    assert read_split(as_ref(str(bad)), StatsOptions(jobs=3), None, stats_fold).startswith("part 1: ")
+    assert_same(bad, "--json")
+
+
+def test_the_workers_are_forked_before_part_one_starts_its_reader_thread(tmp_path, monkeypatch):
+    import os
+
+    from dshctl.source import overlap
+
+    path = _bench_log(tmp_path, turns=30)
+    monkeypatch.setattr(overlap, "OVERLAP_MIN_BYTES", 0)
+    order: list[str] = []
+    start = overlap._Prefetch.start
+
+    def started(self):
+        order.append("reader thread")
+        start(self)
+
+    monkeypatch.setattr(overlap._Prefetch, "start", started)
+    _fork_watch.append(lambda: order.append("fork"))
+    if not _fork_watch_registered:  # a hook cannot be unregistered: one, calling what the test lists
+        os.register_at_fork(before=lambda: [watch() for watch in _fork_watch])
+        _fork_watch_registered.append(True)
+    try:
+        assert was_split(path, jobs=3)
+    finally:
+        _fork_watch.clear()
+    assert order == ["fork", "fork", "reader thread"]
+
+
+_fork_watch: list = []
+_fork_watch_registered: list = []

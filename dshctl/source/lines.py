@@ -28,6 +28,7 @@ __all__ = [
     "MAX_LINE_BYTES_ENV",
     "LineReader",
     "TornTail",
+    "byte_count_from_env",
     "max_line_bytes_from_env",
 ]
 
@@ -66,16 +67,22 @@ class Gap:
     message: str
 
 
-def max_line_bytes_from_env() -> int:
-    """``DSHCTL_MAX_LINE_BYTES`` (plain bytes, or with K/M/G[iB] suffix), else 64 MiB."""
-    value = os.environ.get(MAX_LINE_BYTES_ENV)
+def byte_count_from_env(name: str, default: int, example: str) -> int:
+    """The environment variable ``name`` as a positive byte count (plain bytes, or with a K/M/G[iB]
+    suffix), else ``default``; anything else is a usage error that shows ``example`` (such as ``128M``)."""
+    value = os.environ.get(name)
     if value is None or not value.strip():
-        return DEFAULT_MAX_LINE_BYTES
+        return default
     match = re.fullmatch(r"\s*([0-9]+)\s*([kKmMgG]?)(?:i?[bB])?\s*", value)
     if match is None or int(match.group(1)) <= 0:
-        raise UsageError(f"{MAX_LINE_BYTES_ENV} must be a positive byte count such as 134217728 or 128M, got {value!r}")
+        raise UsageError(f"{name} must be a positive byte count such as {example}, got {value!r}")
     scale = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[match.group(2).lower()]
     return int(match.group(1)) * scale
+
+
+def max_line_bytes_from_env() -> int:
+    """``DSHCTL_MAX_LINE_BYTES`` (plain bytes, or with K/M/G[iB] suffix), else 64 MiB."""
+    return byte_count_from_env(MAX_LINE_BYTES_ENV, DEFAULT_MAX_LINE_BYTES, "134217728 or 128M")
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # FollowingLineReader's _open and _read override it

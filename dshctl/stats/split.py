@@ -39,6 +39,11 @@ The records a part holds before its first ``turn/start`` (dsh's commit often ope
 only a user message (a prompt for that turn) and a change of what the fold knows of times could reach it,
 and both are refused.
 
+Not searched (one pass instead): a log whose header is refused or outside ``--since``/``--until``.
+The search gives up (one pass) when the frames it decodes near a cut point reach :data:`DECODE_BUDGET`, or
+one frame's output passes the line limit (``DSHCTL_MAX_LINE_BYTES``) without a line feed: a compressed
+log can decode to far more than its size on disk.
+
 Refused (one pass instead): any error, warning or gap in any part, but a torn tail at the end of the log
 (a log being written: the last part is read again in the command's process, numbering its lines as one
 pass does, and keeps its warnings); a part that does not end
@@ -53,13 +58,13 @@ token count. ``--salvage`` and ``--follow`` never split.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Callable
 
 import msgspec
 import zstandard
 
-from ..errors import DshctlError, UsageError
+from ..errors import DshctlError
+from ..source.zstd import ZSTD_MAGIC
 
 __all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
 
@@ -71,6 +76,9 @@ SEARCH_BYTES = 8 << 20
 """How far past a nominal cut point a turn boundary is looked for (compressed bytes)."""
 FRAME_MAX = 8 << 20
 """The largest frame the search decodes (its declared size): dsh's writer's frames are small."""
+DECODE_BUDGET = 2 * SEARCH_BYTES
+"""The most the search decodes near one cut point, over every frame it tries (plain bytes): a log whose
+frames decode to much more than that without a turn boundary (a decompression bomb) is read in one pass."""
 UNKNOWN_ROUTE = "\x00(the route of the part before)"
 """A later part's fold starts with this as the latest request header's route: a part that uses it before
 a request header of its own depends on the part before it, and is refused."""
@@ -78,20 +86,15 @@ UNSEEN_WINDOW = -1
 """A later part's fold starts with this as the latest context window: still there at its end, the part saw
 no ``request/context`` and the window is its predecessor's."""
 
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _decode = msgspec.json.Decoder().decode
 _NOT_JSON = (msgspec.DecodeError, UnicodeDecodeError)
 
 
 def split_min_bytes() -> int:
     """``DSHCTL_SPLIT_MIN_BYTES`` (plain bytes, or with a K/M/G[iB] suffix), else :data:`SPLIT_MIN_BYTES`."""
-    value = os.environ.get(SPLIT_MIN_BYTES_ENV)
-    if value is None or not value.strip():
-        return SPLIT_MIN_BYTES
-    match = re.fullmatch(r"\s*([0-9]+)\s*([kKmMgG]?)(?:i?[bB])?\s*", value)
-    if match is None or int(match.group(1)) <= 0:
-        raise UsageError(f"{SPLIT_MIN_BYTES_ENV} must be a positive byte count such as 67108864 or 64M, got {value!r}")
-    return int(match.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[match.group(2).lower()]
+    from ..source.lines import byte_count_from_env
+
+    return byte_count_from_env(SPLIT_MIN_BYTES_ENV, SPLIT_MIN_BYTES, "67108864 or 64M")
 
 
 def planned_parts(ref: Any, options: Any) -> int:
@@ -107,7 +110,7 @@ def planned_parts(ref: Any, options: Any) -> int:
     try:
         size = os.stat(ref.path).st_size
         with open(ref.path, "rb") as file:
-            if file.read(4) != _ZSTD_MAGIC:
+            if file.read(4) != ZSTD_MAGIC:
                 return 0
     except OSError:
         return 0
@@ -117,14 +120,22 @@ def planned_parts(ref: Any, options: Any) -> int:
 # -- where the parts start ---------------------------------------------------------------------------
 
 
-class _Window:
-    """Bytes of the file from ``base`` on, read as needed, at most :data:`SEARCH_BYTES`."""
+class _GiveUp(Exception):
+    """The search near a cut point decoded its :data:`DECODE_BUDGET`, or met a frame holding a line longer
+    than the line limit: the log is read in one pass (which reports such a line itself)."""
 
-    def __init__(self, file: Any, base: int):
+
+class _Window:
+    """Bytes of the file from ``base`` on, read as needed, at most :data:`SEARCH_BYTES`; the frames decoded
+    from them, at most :data:`DECODE_BUDGET` bytes in all."""
+
+    def __init__(self, file: Any, base: int, max_line_bytes: int):
         self.file = file
         self.base = base
         self.data = bytearray()
         self.eof = False
+        self.max_line_bytes = max_line_bytes
+        self.decoded = 0
         file.seek(base)
 
     @property
@@ -143,7 +154,7 @@ class _Window:
 
     def find_magic(self, offset: int) -> int | None:
         while True:
-            at = self.data.find(_ZSTD_MAGIC, max(0, offset - self.base))
+            at = self.data.find(ZSTD_MAGIC, max(0, offset - self.base))
             if at >= 0:
                 return self.base + at
             offset = max(offset, self.end - 3)
@@ -156,7 +167,7 @@ class _Window:
         if not self.ensure(start + 18) and self.end < start + 6:
             return None
         at = start - self.base
-        if self.data[at : at + 4] != _ZSTD_MAGIC:
+        if self.data[at : at + 4] != ZSTD_MAGIC:
             return None
         try:
             size = zstandard.frame_content_size(bytes(self.data[at : at + 18]))
@@ -167,6 +178,8 @@ class _Window:
         decoder = zstandard.ZstdDecompressor().decompressobj()
         parts = []
         position = start
+        decoded = 0
+        line_feed = False
         try:
             while not decoder.eof:
                 if position >= self.end and not self.ensure(position + 1):
@@ -174,6 +187,11 @@ class _Window:
                 piece = bytes(self.data[position - self.base : position - self.base + (64 << 10)])
                 parts.append(decoder.decompress(piece))
                 position += len(piece)
+                self.decoded += len(parts[-1])
+                decoded += len(parts[-1])
+                line_feed = line_feed or b"\n" in parts[-1]
+                if self.decoded > DECODE_BUDGET or (decoded > self.max_line_bytes and not line_feed):
+                    raise _GiveUp
         except zstandard.ZstdError:
             return None
         decoded = b"".join(parts)
@@ -231,35 +249,45 @@ def _boundary_from(window: _Window, start: int) -> tuple[int, int] | None | bool
 
 def find_boundaries(path: Any, parts: int) -> list[tuple[int, int]]:
     """``(file offset, seq)`` where each part after the first starts, in file order (fewer than
-    ``parts - 1`` when no boundary is found near a cut point)."""
+    ``parts - 1`` when no boundary is found near a cut point; none when the search gives up)."""
+    from ..source.lines import max_line_bytes_from_env
+
     size = os.stat(path).st_size
+    max_line_bytes = max_line_bytes_from_env()
     found: list[tuple[int, int]] = []
     with open(path, "rb") as file:
         for k in range(1, parts):
             nominal = max(size * k // parts, found[-1][0] + 1 if found else 1)
-            window = _Window(file, nominal)
-            at = window.find_magic(nominal)
-            while at is not None:
-                boundary = _boundary_from(window, at)
-                if boundary is not False:
-                    if boundary is not None:
-                        found.append(boundary)
-                    break
-                at = window.find_magic(at + 1)
+            window = _Window(file, nominal, max_line_bytes)
+            try:
+                at = window.find_magic(nominal)
+                while at is not None:
+                    boundary = _boundary_from(window, at)
+                    if boundary is not False:
+                        if boundary is not None:
+                            found.append(boundary)
+                        break
+                    at = window.find_magic(at + 1)
+            except _GiveUp:
+                return []
     return found
 
 
 # -- reading a part ------------------------------------------------------------------------------------
 
 
-def _range_reader(ref: Any, start: int, end: int) -> Any:
+def _range_reader(ref: Any, start: int, end: int, *, overlap: bool = True) -> Any:
     """A :class:`~dshctl.source.LineReader` of the bytes ``start..end`` of the log, as if they were the
     whole file (offsets relative to ``start``). Its reader thread (:mod:`dshctl.source.overlap`) reads the
-    same span: its batched decoding costs less CPU than the fast path's frame-by-frame calls."""
+    same span: its batched decoding costs less CPU than the fast path's frame-by-frame calls; ``overlap``
+    False reads without one."""
     from ..source.lines import READ_CHUNK, LineReader
+
+    allows_overlap = overlap
 
     class RangeReader(LineReader):
         span = (start, end)
+        overlap = allows_overlap
 
         def _open(self) -> Any:
             file = LineReader._open(self)
@@ -566,41 +594,48 @@ def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]
     parts = planned_parts(ref, options)
     if parts < 2:
         return "one part"
+    from ..reader import open_log
+
+    size = os.stat(ref.path).st_size
+    try:  # the header first, without a reader thread: a log it refuses, or outside the window, is not searched
+        with open_log(ref, strict=options.strict, reader=_range_reader(ref, 0, size, overlap=False)) as log:
+            header = log.header
+    except DshctlError as exc:
+        return f"part 1: {exc.message}"
+    if not options.window.holds(header.createdAt):
+        return "outside --since/--until"  # one pass reads only the header
     boundaries = find_boundaries(ref.path, parts)
     if not boundaries:
         return "no turn boundary near a cut point"
-    from ..reader import open_log
-
-    starts = [(0, 0), *boundaries]
-    size = os.stat(ref.path).st_size
-    try:
-        log = open_log(ref, strict=options.strict, reader=_range_reader(ref, 0, boundaries[0][0]))
-    except DshctlError as exc:
-        return f"part 1: {exc.message}"
-    with log:
-        if not options.window.holds(log.header.createdAt):
-            return "outside --since/--until"  # one pass reads only the header
-        plan = _Plan(ref, log.header, options, prices, starts, size, new_fold)
-        warnings_before = len(log.warnings)
-        return _read_in_parts(plan, log, warnings_before)
+    plan = _Plan(ref, header, options, prices, [(0, 0), *boundaries], size, new_fold)
+    return _read_in_parts(plan)
 
 
-def _read_in_parts(plan: _Plan, log: Any, warnings_before: int) -> Any:
+def _read_in_parts(plan: _Plan) -> Any:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     from ..many import _pool_context, _terminate_workers
+    from ..reader import open_log
     from .results import folded_stats
 
     count = len(plan.starts)
     pool = ProcessPoolExecutor(max_workers=count - 1, mp_context=_pool_context(), initializer=_install, initargs=(plan,))
     finished = False
     try:
+        # every worker is forked by the first submit (a fork context launches them all), so part 1's
+        # reader thread, started by open_log below, never runs while the command's process forks
         futures = [pool.submit(_fold_part, index) for index in range(1, count)]
         try:
-            fold = _fold(plan, log)
+            log = open_log(plan.ref, strict=plan.options.strict, reader=_range_reader(plan.ref, 0, plan.starts[1][0]))
         except DshctlError as exc:
             return f"part 1: {exc.message}"
+        with log:
+            warnings_before = len(log.warnings)
+            try:
+                fold = _fold(plan, log)
+            except DshctlError as exc:
+                return f"part 1: {exc.message}"
         try:
             results = [future.result() for future in futures]
         except BrokenProcessPool:  # a worker died (killed, out of memory): one pass instead
