@@ -296,3 +296,14 @@ def wait_until(read, predicate, what: str, timeout: float) -> str:
             return screen
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+
+@pytest.fixture(autouse=True)
+def _no_meter_left_over():
+    """Each test starts with no progress meter. A command that failed inside ``map_logs`` leaves that
+    generator suspended, with its meter active, for as long as CliRunner's result keeps the traceback; a
+    later test's reading then counted into that stale meter (the meter test saw another log's bytes)."""
+    from dshctl import progress
+
+    progress.forget()
+    yield
