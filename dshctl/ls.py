@@ -199,7 +199,7 @@ def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]
     from .tables import Cell, iso_moment
 
     return [
-        Cell(name(row["id"], row["path"]), row["id"] or row["path"]),
+        Cell(name(row["id"], row["path"]), row["id"]),  # TSV: no id is empty (its log column has the path)
         *([log] if log is not None else []),
         row["path"],
         row["cwd"],

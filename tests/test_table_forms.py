@@ -748,3 +748,16 @@ def test_a_cost_column_in_one_currency_says_it_once_in_its_header():
     assert _units_in_headers([Column("cost")], [["1.00 USD"]])[0].header == "cost"  # only a unit column
     plain = run("stats", "--by", "day", str(ROOT)).stdout
     assert "USD" in plain.split("\ntotal", 1)[1].split("\n", 1)[0]  # a pipe keeps the currency in each cell
+
+
+def test_ls_tsv_gives_an_unreadable_log_no_id(tmp_path):
+    """TSV gives machine values: a log without a header has no id (empty, as JSON's null); its path is in
+    the log column. The terminal and plain tables show the path in the id column, the only name they have."""
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    (tmp_path / "tour.jsonl").write_bytes(sample("tour.session.v4.jsonl").read_bytes())
+    rows = [line.split("\t") for line in invoke("ls", str(tmp_path), "--tsv").stdout.splitlines()]
+    header, *body = rows
+    by_log = {row[header.index("log")]: row for row in body}
+    assert by_log[str(tmp_path / "bad.jsonl")][header.index("id")] == ""
+    assert by_log[str(tmp_path / "tour.jsonl")][header.index("id")].startswith("7c1e5a2d-")
+    assert str(tmp_path / "bad.jsonl") in invoke("ls", str(tmp_path), "--plain").stdout

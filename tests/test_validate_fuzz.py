@@ -380,3 +380,30 @@ def test_a_cut_header_frame_is_one_clear_error_in_every_command(tmp_path: Path):
         salvaged = invoke(*command, "--salvage", str(path))
         assert salvaged.exit_code == 1, (command, salvaged.output)  # damage read past, as the man page says
         assert "header frame, is cut off" in salvaged.stderr, command
+
+
+def test_a_cut_frame_1_says_what_its_prefix_decodes_to(tmp_path: Path):
+    """A cut first frame whose decoded prefix is no JSON object was never a header: it is zstd of
+    something else, without the --salvage hint; a cut that left line 1 whole keeps the hint, and one that
+    did not drops it (--salvage could not read a header line)."""
+    import zstandard
+
+    lines = b"".join(b"line %d of some text\n" % number for number in range(20_000))  # over one 128 KiB block
+    text = zstandard.ZstdCompressor().compress(lines)
+    cut_text = tmp_path / "text.jsonl.zst"
+    cut_text.write_bytes(text[: len(text) - 3])
+    result = invoke("stats", str(cut_text))
+    assert result.exit_code == 2 and "zstd data that is not JSON once decompressed" in result.stderr
+    assert "--salvage" not in result.stderr and "header frame" not in result.stderr
+
+    header = sample("tour.session.v4.jsonl").read_bytes().split(b"\n", 1)[0] + b"\n"
+    whole = zstandard.ZstdCompressor(level=1).compress(header + b"".join(b'{"seq":%d,' % n for n in range(40_000)))
+    cut = tmp_path / "whole-line.jsonl.zst"
+    cut.write_bytes(whole[: len(whole) - 3])
+    assert "reads its header line" in invoke("stats", str(cut)).stderr
+
+    unterminated = zstandard.ZstdCompressor().compress(header[:-1] * 50)
+    torn = tmp_path / "no-line.jsonl.zst"
+    torn.write_bytes(unterminated[:40])
+    result = invoke("stats", str(torn))
+    assert result.exit_code == 2 and "header frame, is cut off" in result.stderr and "--salvage" not in result.stderr

@@ -364,10 +364,18 @@ class ZstdFrames:
         Not for the header frame: dsh opens no log without one complete header frame (FORMAT.md §1.6);
         --salvage still reads what its prefix holds."""
         if frame.number == 1:
+            head = _cut_prefix(window.get(frame.start, window.end))
+            text = head.lstrip(b" \t\r\n")
+            if text and not text.startswith(b"{"):
+                from dshctl.generations import ZSTD_NOT_JSON
+
+                raise self._error(ZSTD_NOT_JSON, line=1)  # no header was ever there: no cut frame to salvage
             cut = (f"zstd frame 1, the header frame, is cut off after {window.end - frame.start} bytes: "
                    "dsh opens no log without a complete header frame")
             if not self.salvage:
-                raise self._error(cut + "; --salvage (cat, stats, replay) reads its header line if the cut left that whole", line=1)
+                # the hint only where the cut left a whole line 1 for --salvage to read
+                hint = "; --salvage (cat, stats, replay) reads its header line" if b"\n" in head else ""
+                raise self._error(cut + hint, line=1)
             self._gap(cut + "; read what it holds", line=1)  # damage read past: status 1, as any salvage
         if window.end > frame.fed_to and window.end - frame.start > 4:
             if frame.decoder is None:
@@ -386,6 +394,22 @@ class ZstdFrames:
         magic = bytes(magic)
         what = "a skippable frame" if (magic[0] & 0xF0) == 0x50 and magic[1:] == b"\x2a\x4d\x18" else magic.hex(" ")
         return self._error(f"corrupt zstd frame {frame_no}: bad frame magic ({what}); dsh logs hold only zstd frames")
+
+
+def _cut_prefix(data: bytes | bytearray) -> bytes:
+    """The first decoded bytes of a cut frame, up to its first LF: fed 64 compressed bytes at a time (at
+    most 16 blocks a feed, so a hostile frame inflates a bounded amount), over at most its first 64 KiB,
+    stopping at an LF or 1 MiB of output; what a damaged prefix decoded before the damage."""
+    decoder = zstandard.ZstdDecompressor().decompressobj()
+    out = bytearray()
+    for start in range(0, min(len(data), 65536), 64):
+        try:
+            out += decoder.decompress(bytes(data[start:start + 64]))
+        except zstandard.ZstdError:
+            break
+        if b"\n" in out or len(out) > 1 << 20:
+            break
+    return bytes(out)
 
 
 def frame_header_layout(descriptor: int) -> tuple[int, int]:
