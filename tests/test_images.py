@@ -301,6 +301,41 @@ def test_table_listing(v4_log):
     assert PNG_REF["attachmentId"][7:17] in result.stdout
 
 
+def _tsv(out: str) -> list[dict[str, str]]:
+    header, *rows = out.splitlines()
+    return [dict(zip(header.split("\t"), row.split("\t"), strict=True)) for row in rows]
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_tsv_gives_turn_step_width_and_height_as_values(store):
+    """TSV's cells are machine values (man page, TABLES): turn and step, width and height each a column of
+    whole numbers, empty for none; plain and terminal tables keep ``2/3`` and ``16×8``."""
+    log, with_store = str(sample("tour.session.v4.jsonl")), ["--store", str(SAMPLES / "attachments")] if store else []
+    tsv = invoke(log, "--tsv", *with_store)
+    assert tsv.exit_code == 0, tsv.output
+    rows = _tsv(tsv.stdout)
+    records = [json.loads(line) for line in invoke(log, "--ndjson").stdout.splitlines()]
+    assert len(rows) == len(records) > 0
+    assert "turn/step" not in rows[0] and "size" not in rows[0]
+    for row, record in zip(rows, records):
+        for key in ("turn", "step", "width", "height"):
+            assert row[key] == ("" if record[key] is None else str(record[key])), (key, row, record)
+    assert {"turn": "", "step": ""}.items() <= rows[0].items()  # the inbox image: no turn yet
+    assert any(row["turn"] == "2" and row["step"] == "3" and row["width"] == "16" and row["height"] == "8" for row in rows)
+    plain = invoke(log, "--plain", *with_store).stdout
+    assert plain.splitlines()[0].split()[:3] == ["seq", "n", "turn/step"] and " size " in plain.splitlines()[0]
+    assert " 2/3 " in plain and " 16×8 " in plain
+
+
+def test_tsv_of_a_store_gives_width_and_height_apart():
+    out = invoke("--store", str(SAMPLES / "attachments"), "--tsv")
+    assert out.exit_code == 0, out.output
+    rows = _tsv(out.stdout)
+    assert sorted((row["width"], row["height"]) for row in rows) == [("16", "8"), ("2", "2")]
+    assert "size" not in rows[0]
+    assert " 16×8 " in invoke("--store", str(SAMPLES / "attachments"), "--plain").stdout
+
+
 def test_table_escapes_hostile_strings(tmp_path):
     hostile = dict(PNG_REF, name="[bold red]boom[/] \x1b]8;;http://x\x07link\x1b[2J", mediaType="image/png\x1b[31m")
     log = write_log(tmp_path / "s.jsonl", 4, [user([image(hostile)])])

@@ -383,3 +383,53 @@ def test_a_long_short_id_stays_whole_in_ls_and_stats_alike(tmp_path, width):
         assert all(len(line) <= width for line in out.split("└")[0].splitlines())
     for session_id, prefix in zip(ids, shown):
         assert find_session(prefix, root=home / "sessions").name == session_id
+
+
+# ----------------------------------------------------------------------------- every shown id opens
+
+PREVIEWS = ("v2/complete-envelope/webworker-preview-showcase.session.v2.jsonl",
+            "v2/complete-envelope/webworker-preview-architecture-review.child.session.v2.jsonl")
+
+
+def _renamed_root(tmp_path, project: str) -> Path:
+    """A sessions root whose one project folder is not named as dsh names one (renamed or copied in:
+    ``<root>/proj/<id>/session.v2.jsonl``), holding the corpus's two preview sessions."""
+    from conftest import corpus_file
+
+    home = tmp_path / "home"
+    for relative in PREVIEWS:
+        log = corpus_file(relative)
+        session_id = json.loads(log.read_bytes().split(b"\n", 1)[0])["id"]
+        directory = home / "sessions" / project / session_id
+        directory.mkdir(parents=True)
+        shutil.copy(log, directory / "session.v2.jsonl")
+    return home
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("project", ["proj", "--dsh-workspace--", "copy of --dsh-workspace--"])
+def test_every_id_ls_stats_and_grep_show_opens_with_cat_and_replay(tmp_path, project):
+    """Every sub-directory of a sessions root is a project directory (FORMAT.md §1.4), whatever its name:
+    the ids ls, stats and grep show of the default root open with cat and replay, short and whole."""
+    home = _renamed_root(tmp_path, project)
+    ls_ids = sorted(_plain_ids(invoke("ls", home=home, status=0).stdout))
+    stats_ids = sorted(_plain_ids(invoke("stats", home=home, status=0).stdout))
+    grep_ids = sorted(set(_grep_ids(invoke("grep", "-m", "1", "-i", "e", home=home, status=0).stdout).values()))
+    assert ls_ids == stats_ids == grep_ids == ["preview-a", "preview-s"]
+    for shown, whole in [("preview-a", "preview-architecture-review"), ("preview-s", "preview-showcase")]:
+        for name in (shown, whole):
+            header = json.loads(invoke("cat", name, home=home, status=0).stdout.splitlines()[0])
+            assert header["id"] == whole
+            replayed = invoke("replay", "--instant", name, home=home, status=0).stdout
+            assert replayed.startswith(f"dsh session {whole} ")
+        assert find_session(shown, root=home / "sessions").parent.name == project
+
+
+def test_a_staging_folder_of_a_sessions_root_is_no_project(tmp_path):
+    """dsh's ``.dsh-mkdir-*`` staging folders hold no session of the root."""
+    home = tmp_path / "home"
+    staged = home / "sessions" / ".dsh-mkdir-1234" / "session-staged"
+    staged.mkdir(parents=True)
+    (staged / "session.v4.jsonl").write_bytes(_with_id(TOUR, "session-staged"))
+    with pytest.raises(dshctl.errors.SourceError):
+        find_session("session-staged", root=home / "sessions")

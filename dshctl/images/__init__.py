@@ -110,12 +110,37 @@ def _held_archive(path: Any):
 
 def _list_columns() -> list:
     """The listing's columns, hidden on a narrow terminal in this order: offloaded, size, bytes, n,
-    mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe."""
+    mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe. TSV
+    gives machine values: ``turn`` and ``step``, ``width`` and ``height`` apart (:func:`_split_cells`)."""
     from ..tables import number, text
 
-    return [number("seq"), number("n", drop=3), number("turn/step", drop=5), text("where", drop=6),
+    return [number("seq"), number("n", drop=3), *_turn_step_columns(drop=5), text("where", drop=6),
             text("attachmentId", cut="end", least=14), text("mediaType", cut="end", least=10, drop=4), number("bytes", drop=2),
-            number("size", drop=1), text("name", cut="end", least=10, drop=7)]
+            *_size_columns(drop=1), text("name", cut="end", least=10, drop=7)]
+
+
+_SHOWN = ("box", "plain")
+"""The forms that show ``2/3`` and ``16×8`` as people read them; TSV has a column per value instead."""
+
+
+def _turn_step_columns(drop: int) -> list:
+    from ..tables import number
+
+    return [number("turn/step", drop=drop, forms=_SHOWN), number("turn", forms=("tsv",)), number("step", forms=("tsv",))]
+
+
+def _size_columns(drop: int) -> list:
+    from ..tables import number
+
+    return [number("size", drop=drop, forms=_SHOWN), number("width", forms=("tsv",)), number("height", forms=("tsv",))]
+
+
+def _split_cells(shown: str, *values: Any) -> list:
+    """A display cell (``2/3``, ``16×8``) and, for TSV only, each of its values as written (none: empty)."""
+    from ..tables import Cell
+
+    return [shown, *(Cell("", value if value is None or isinstance(value, (int, float)) else _cell(value))
+                     for value in values)]
 
 
 def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto", store: Store | None = None) -> None:
@@ -136,8 +161,9 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
             columns += [text("stored"), text("problem", fold=True, least=16, drop=8)]
         rows = []
         for ref in refs:
-            row = [ref.seq, ref.n, _turn_step(ref), ref.where, _whole_id(ref), _cell(ref.declared("mediaType")),
-                   _cell(ref.declared("bytes")), _dimensions(ref), _cell(ref.declared("name"))]
+            row = [ref.seq, ref.n, *_split_cells(_turn_step(ref), ref.turn, ref.step), ref.where, _whole_id(ref),
+                   _cell(ref.declared("mediaType")), _cell(ref.declared("bytes")),
+                   *_split_cells(_dimensions(ref), ref.declared("width"), ref.declared("height")), _cell(ref.declared("name"))]
             if marked:
                 row.append(_offload_mark(ref))
             if store is not None:
@@ -224,9 +250,10 @@ def _store_step(store: Store, options: ImagesOptions) -> int:
 
     def table() -> None:
         columns = [text("attachmentId", cut="end", least=14), text("status"), text("mediaType", drop=2), number("bytes", drop=1),
-                   number("size", drop=0), text("name / problem", fold=True, least=16, drop=3)]
+                   *_size_columns(drop=0), text("name / problem", fold=True, least=16, drop=3)]
         rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", Cell("" if r["bytes"] is None else f"{r['bytes']:,}", r["bytes"]),
-                 "" if r["width"] is None else f"{r['width']}×{r['height']}", _cell(r["error"] or r["name"])] for r in objects]
+                 *_split_cells("" if r["width"] is None else f"{r['width']}×{r['height']}", r["width"], r["height"]),
+                 _cell(r["error"] or r["name"])] for r in objects]
         caption = f"{len(objects)} object(s) in {_cell(str(store.path))}: {summary['verified']} verified" + (
             f", {len(bad)} not" if bad else "")
         print_table(None, columns, rows, caption=caption, color=options.colored, form=options.table_form)

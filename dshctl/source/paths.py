@@ -820,7 +820,7 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
         return []
     ids = []
     for name, is_dir in projects:
-        if is_dir and _is_project_dir_name(name):
+        if _is_root_project_dir(name, is_dir):
             try:
                 sessions = _scan(root_path / name, name)
             except SourceError:
@@ -828,6 +828,14 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
             ids += [decode_session_dir_name(session) for session, session_is_dir in sessions
                     if session_is_dir and not session.startswith(".dsh-mkdir-")]
     return ids
+
+
+def _is_root_project_dir(name: str, is_dir: bool) -> bool:
+    """Whether an entry of a sessions root is a project directory, as dsh reads a root: every
+    sub-directory, whatever its name (§1.4), but dsh's ``.dsh-mkdir-*`` staging. Not only the
+    ``--<slug>--`` names dsh writes: a folder renamed or copied in (``proj/<id>/``) is listed by a
+    reading of the root, so the ids it shows open (:func:`find_session`)."""
+    return is_dir and not name.startswith(".dsh-mkdir-")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -849,7 +857,7 @@ def session_dirs(root: str | os.PathLike | None = None, project: str | None = No
     if not root_path.is_dir():
         return found
     for name, is_dir in _scan(root_path, display):
-        if not is_dir or not _is_project_dir_name(name) or (projects is not None and name not in projects):
+        if not _is_root_project_dir(name, is_dir) or (projects is not None and name not in projects):
             continue
         project_path = root_path / name
         for session_name, session_is_dir in _scan(project_path, os.path.join(display, name)):
