@@ -364,7 +364,7 @@ class ZstdFrames:
         Not for the header frame: dsh opens no log without one complete header frame (FORMAT.md §1.6);
         --salvage still reads what its prefix holds."""
         if frame.number == 1:
-            head = _cut_prefix(window.get(frame.start, window.end))
+            head = _cut_prefix(window.get(frame.start, min(window.end, frame.start + CUT_PREFIX_BYTES)))
             text = head.lstrip(b" \t\r\n")
             if text and not text.startswith(b"{"):
                 from dshctl.generations import ZSTD_NOT_JSON
@@ -396,13 +396,17 @@ class ZstdFrames:
         return self._error(f"corrupt zstd frame {frame_no}: bad frame magic ({what}); dsh logs hold only zstd frames")
 
 
+CUT_PREFIX_BYTES = 65536
+"""How much of a cut first frame :func:`_cut_prefix` reads: only this much is taken from the window."""
+
+
 def _cut_prefix(data: bytes | bytearray) -> bytes:
     """The first decoded bytes of a cut frame, up to its first LF: fed 64 compressed bytes at a time (at
-    most 16 blocks a feed, so a hostile frame inflates a bounded amount), over at most its first 64 KiB,
+    most 16 blocks a feed, so a hostile frame inflates a bounded amount), over its first CUT_PREFIX_BYTES,
     stopping at an LF or 1 MiB of output; what a damaged prefix decoded before the damage."""
     decoder = zstandard.ZstdDecompressor().decompressobj()
     out = bytearray()
-    for start in range(0, min(len(data), 65536), 64):
+    for start in range(0, min(len(data), CUT_PREFIX_BYTES), 64):
         try:
             out += decoder.decompress(bytes(data[start:start + 64]))
         except zstandard.ZstdError:
