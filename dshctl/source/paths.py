@@ -880,20 +880,62 @@ def _newest_log(session_path: Path) -> Path | None:
 def find_session(query: str, root: str | os.PathLike | None = None, project: str | None = None) -> Path:
     """The session directory whose id ``query`` names (the id, or a prefix of it or of its part after
     ``session-``, as git takes a short hash). None → :class:`SourceError`; several →
-    :class:`UsageError` listing them."""
+    :class:`UsageError` listing them.
+
+    A session is named by its directory's name first, as dsh names it (§1.2). Only when no directory's
+    name matches are the headers read (the header line of each session's chosen log, nothing more:
+    :func:`dshctl.source.headers.header_id`), so that the id ``ls``, ``stats`` and ``grep`` show — the
+    header's — opens a session whose folder was renamed away from it (dsh refuses such a session, §1.4;
+    dshctl reads it). Where several directories' names match, the one whose header matches too is
+    chosen: a folder renamed onto another session's id shows its header's id, and opens by it."""
     from dshctl.errors import UsageError
 
     dirs = [found for found in session_dirs(root, project) if found.log is not None]
-    exact = [found for found in dirs if found.id == query]
-    matches = exact or [found for found in dirs if id_matches(found.id, query)]
+    matches = _matching(dirs, query)
+    if len(matches) > 1:  # a folder named as another session (renamed onto its id): its header tells
+        matches = _held(matches, query) or matches
+    elif not matches:
+        matches = _matching(_by_header_id(dirs), query)
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
     if len(matches) > 1:
-        listed = "; ".join(f"{found.id} ({found.project})" for found in matches[:10])
+        listed = "; ".join(_listed(found) for found in matches[:10])
         more = f"; and {len(matches) - 10} more" if len(matches) > 10 else ""
         raise UsageError(f"session id prefix {query!r} is ambiguous: {listed}{more}")
     return matches[0].path
+
+
+def _matching(dirs: list[SessionDir], query: str) -> list[SessionDir]:
+    """The sessions ``query`` names: the one whose id it is, else every one whose id it begins."""
+    return [found for found in dirs if found.id == query] or [found for found in dirs if id_matches(found.id, query)]
+
+
+def _held(dirs: list[SessionDir], query: str) -> list[SessionDir]:
+    """Of sessions whose directories ``query`` names, those whose header names it too."""
+    from dshctl.source.headers import header_id
+
+    held = [(found, header_id(found.log) if found.log is not None else None) for found in dirs]
+    return [found for found, session_id in held if session_id is not None and id_matches(session_id, query)]
+
+
+def _by_header_id(dirs: list[SessionDir]) -> list[SessionDir]:
+    """The sessions whose header holds another id than their directory's name, each under its header's
+    id (a session whose header says its name was not matched by it either)."""
+    from dshctl.source.headers import header_id
+
+    renamed = []
+    for found in dirs:
+        held = header_id(found.log) if found.log is not None else None
+        if held is not None and held != found.id:
+            renamed.append(SessionDir(held, found.project, found.path, found.log))
+    return renamed
+
+
+def _listed(found: SessionDir) -> str:
+    """A session as an ambiguity lists it: its id and its project, and its folder where that is not its id."""
+    folder = found.path.name
+    return f"{found.id} ({found.project})" if decode_session_dir_name(folder) == found.id else f"{found.id} ({found.project}/{folder})"
 
 
 def written_key(log: str | os.PathLike) -> tuple[int, str] | None:
