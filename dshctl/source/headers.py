@@ -16,7 +16,7 @@ import msgspec
 
 from dshctl.errors import DshctlError
 from dshctl.source.lines import LineReader
-from dshctl.source.paths import LogRef
+from dshctl.source.ref import LogRef
 
 __all__ = ["HEADER_LINE_BYTES", "header_id"]
 

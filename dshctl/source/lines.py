@@ -18,7 +18,7 @@ from dshctl.errors import SourceError, UsageError, os_error_reason
 from dshctl.humanize import format_byte_limit
 from dshctl.progress import unwatch, watch
 from dshctl.settings import MAX_LINE_BYTES
-from dshctl.source.paths import LogRef
+from dshctl.source.ref import LogRef
 from dshctl.source.zstd import ZSTD_MAGIC, ZstdFrames
 
 __all__ = [

@@ -14,14 +14,15 @@ import bisect
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
 from dshctl.textsafe import quoted
-from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, ZipMember, export_members, is_zip
+from dshctl.source.ref import LogRef
+from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, export_members, is_zip
 
 __all__ = [
     "MAX_SUPPORTED_GENERATION",
@@ -176,47 +177,6 @@ def _is_hex4(text: str) -> bool:
 
 
 # --------------------------------------------------------------------------- resolve
-
-
-@dataclass(frozen=True)
-class LogRef:
-    """One log file chosen to read.
-
-    ``generation_from_name`` is what the *file name* says (0 for
-    ``session.jsonl[.zstd]``, N for ``session.vN.jsonl[.zstd]``, ``None`` when
-    the name is not canonical). The header's ``version`` is authoritative.
-    Logs found inside an unzipped web export are ``None`` too: dsh exports
-    every generation under the logical name ``session.jsonl`` (§1.10).
-
-    ``problem`` is set only for entries found while walking a root, project
-    dir or export whose directory could not be resolved (newer generation,
-    mixed encodings, obsolete flat layout). Walking continues so one odd
-    session does not hide the others; :class:`LineReader` raises ``problem``
-    when iterated. An explicitly named session directory raises at once.
-    """
-
-    path: Path | None
-    display: str
-    generation_from_name: int | None
-    session_dir: Path | None
-    problem: DshctlError | None = field(default=None, compare=False)
-    member: "ZipMember | None" = None
-    """A log inside a dsh Web UI export ZIP at ``path`` (:mod:`dshctl.source.zipped`): the member read."""
-    archive: "HeldArchive | None" = field(default=None, compare=False, repr=False)
-    """The export ZIP read from standard input that holds ``member`` (``path`` is then None)."""
-
-    @property
-    def reads_stdin(self) -> bool:
-        """Whether reading this log reads standard input as it arrives (an export ZIP from standard input
-        is held whole: its members can be read again)."""
-        return self.path is None and self.archive is None
-
-    @property
-    def location(self) -> str:
-        """Where the log is, as one string: its path, ``ZIP!member`` inside an export; "" for stdin."""
-        if self.path is None:
-            return ""
-        return f"{self.path}!{self.member.name}" if self.member is not None else str(self.path)
 
 
 def resolve(spec: str) -> list[LogRef]:
