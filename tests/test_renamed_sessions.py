@@ -201,3 +201,28 @@ def test_the_header_lookup_reads_the_first_line_and_no_further(tmp_path, monkeyp
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     assert header_lines.header_id(fifo) is None
+
+
+def test_a_renamed_project_folder_beside_dshs_own_is_listed_and_opens(home):
+    """Every sub-directory of the sessions root is a project directory, as dsh reads a root (§1.4), also
+    beside the ``--slug--`` ones dsh names: its sessions are listed (they were passed over) and open."""
+    _session(home, "session-77aa0000-1111", _with_id(CWD_CHANGE, "session-77aa0000-1111"), project="copied in")
+    shown = _shown(home)
+    assert shown["ls"] == shown["stats"] == shown["grep"] == ["session-64c38c41", "session-77aa0000", "session-9f00aa11"]
+    assert _opens("session-77aa0000", home) == "session-77aa0000-1111"
+    named = sorted(_first_column(invoke("ls", str(home / "sessions"), home=home, status=0).stdout))
+    assert named == shown["ls"]  # the root named as a PATH reads alike
+    (home / "sessions" / ".dsh-mkdir-1234" / "session-staged").mkdir(parents=True)
+    (home / "sessions" / ".dsh-mkdir-1234" / "session-staged" / "session.v4.jsonl.zstd").write_bytes(_zstd(_with_id(TOUR, "session-staged")))
+    assert _shown(home)["ls"] == shown["ls"]  # dsh's staging is no project
+
+
+def test_another_folder_holding_project_folders_is_read_as_before(tmp_path):
+    """Outside the sessions root, a folder with ``--slug--`` sub-directories reads only those (a folder
+    beside them is not taken for a project, whose loose logs would be the obsolete flat layout)."""
+    elsewhere = tmp_path / "backup"
+    _session(elsewhere, "session-1234abcd", _with_id(TOUR, "session-1234abcd"))
+    (elsewhere / "sessions" / "notes").mkdir()
+    (elsewhere / "sessions" / "notes" / "x.jsonl").write_bytes(FORK.read_bytes())
+    listed = invoke("ls", str(elsewhere / "sessions"), home=tmp_path / "home", status=0).stdout
+    assert _first_column(listed) == ["session-1234abcd"]

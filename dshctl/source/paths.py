@@ -441,6 +441,8 @@ class _FolderWalk:
             self.refs.extend(_project_logs(path, display, entries))
             return False
         project_dirs = [name for name, is_dir in entries if is_dir and _is_project_dir_name(name)]
+        if project_dirs and _is_sessions_root(path):  # as dsh reads it: every sub-directory (a renamed one too)
+            project_dirs = [name for name, is_dir in entries if _is_root_project_dir(name, is_dir)]
         if project_dirs:
             refs: list[LogRef] = []
             for name in project_dirs:
@@ -788,6 +790,15 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
             ids += [decode_session_dir_name(session) for session, session_is_dir in sessions
                     if session_is_dir and not session.startswith(".dsh-mkdir-")]
     return ids
+
+
+def _is_sessions_root(path: Path) -> bool:
+    """Whether ``path`` is the sessions root (:func:`sessions_root`), where ids are looked up
+    (:func:`find_session`): read as :func:`session_dirs` reads it, so that each session an id opens is listed."""
+    try:
+        return os.path.realpath(path) == os.path.realpath(sessions_root())
+    except (OSError, ValueError):
+        return False
 
 
 def _is_root_project_dir(name: str, is_dir: bool) -> bool:
