@@ -171,8 +171,9 @@ class Cell:
 
 
 def raw_text(value: Any) -> str:
-    """A machine value as a TSV field: integers whole, other numbers as JavaScript prints them (no
-    trailing ``.0``), booleans ``true``/``false``, none (``None``, NaN) empty, text one line."""
+    """A machine value as a TSV field: integers whole, other numbers in positional notation with the
+    digits of their shortest exact form (``0.0000627``, never ``6.27e-05``; no trailing ``.0``), booleans
+    ``true``/``false``, none (``None``, NaN) empty, text one line."""
     import math
 
     if value is None:
@@ -184,8 +185,17 @@ def raw_text(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return ""
-        return str(int(value)) if value.is_integer() else repr(value)
+        return str(int(value)) if value.is_integer() else _positional(repr(value))
     return visible_line(value)
+
+
+def _positional(shortest: str) -> str:
+    """A float's shortest round-trip digits (``repr``) without an exponent: ``6.27e-05`` → ``0.0000627``."""
+    if "e" not in shortest:
+        return shortest
+    from decimal import Decimal
+
+    return format(Decimal(shortest), "f")
 
 
 def iso_moment(ms: Any) -> str | None:
