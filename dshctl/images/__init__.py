@@ -371,8 +371,8 @@ def _offload_mark(ref: ImageRef) -> str:
 
 def _written(ref: ImageRef) -> str:
     """TSV's ``file``: the path of the file the reference's image is in (written, present or a
-    duplicate's), as dshctl wrote it; empty when there is none."""
-    return _cell(ref.path) if ref.path and ref.status in ("written", "present", "duplicate") else ""
+    duplicate's), as dshctl wrote it; empty when there is none (a duplicate of an image not written)."""
+    return _cell(ref.path) if ref.path and ref.status in ("written", "present", "duplicate") and not ref.error else ""
 
 
 def _file_or_problem(ref: ImageRef) -> str:
