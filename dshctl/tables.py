@@ -4,8 +4,8 @@
   hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
 * ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
   spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
-* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line;
-  a cell that is a :class:`Cell` gives its machine value there (whole numbers, milliseconds, ISO times,
+* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, one table a command (:class:`Tables`
+  refuses a second); a cell that is a :class:`Cell` gives its machine value there (whole numbers, milliseconds, ISO times,
   empty for none) where the other forms show it as people read it (``12.2K``, ``1m05s``, ``14:13``, ``—``).
 
 A column may be shown in some forms only (``forms``): a mark beside a row's key on a terminal (``⑂``
@@ -690,8 +690,9 @@ class SessionNames:
 
 class Tables:
     """Tables and lines on stdout drawn one way: with or without colour, in one form (``auto``,
-    ``plain``, ``tsv``); plain and TSV tables are set apart by an empty line, and TSV prints only tables
-    (no titles, captions or other lines)."""
+    ``plain``, ``tsv``); plain tables are set apart by an empty line; TSV is one table (a header line and
+    its rows, what a program reads back), so a second is a bug of the command, and prints no titles,
+    captions or other lines."""
 
     def __init__(self, *, color: bool | str = "auto", form: str = "auto"):
         self.color = color
@@ -699,6 +700,8 @@ class Tables:
         self._tables = 0
 
     def table(self, title: str | None, columns: list, rows: Iterable[list[Any]], caption: str | None = None) -> None:
+        if self._tables and self.form == "tsv":
+            raise AssertionError(f"--tsv is one table: a second ({title}) was asked for")
         if self._tables and self.form != "box":
             sys.stdout.write("\n")
         self._tables += 1
