@@ -341,29 +341,20 @@ def _hours_column(cells: list):
 
 
 def _price_rows(key: str, entries: list[PriceEntry]) -> list[list]:
-    """The rows of a price key's history: per entry, its rates at other times (``any time`` without
-    windows), then a row per window; TSV: an ISO ``since`` (empty: undated), empty hours for the
-    entry's own rates, the rates as exact decimals (empty: no price)."""
-    from ..tables import Cell
-
+    """The rows of a price key's history as people read them (the terminal and ``--plain``; TSV's are
+    :func:`_price_values`): per entry, its rates at other times (``any time`` without windows), then a
+    row per window (``09:00-12:00, 14:00-18:00 mon-fri Asia/Shanghai``)."""
     rows = []
     for entry in entries:
-        since = Cell(since_text(entry.since_ms), None if entry.since_ms is None else _iso(entry.since_ms))
-        rows.append([key, since, Cell("other hours" if entry.windows else "any time", None), *_rate_cells(entry.rates), entry.currency])
+        since = since_text(entry.since_ms)
+        rows.append([key, since, "other hours" if entry.windows else "any time", *_rate_cells(entry.rates), entry.currency])
         for window in entry.windows:
-            hours = _window_text(window)
-            rows.append([key, since, Cell(hours, hours), *_rate_cells(window.rates), entry.currency])
+            rows.append([key, since, _window_text(window), *_rate_cells(window.rates), entry.currency])
     return rows
 
 
-def _rate_cells(rates: Rates) -> list:
-    from ..tables import Cell
-
-    cells = []
-    for value in (rates.input, rates.cache_read, rates.cache_write, rates.output):
-        shown = None if value is None else format(value.normalize(), "f")
-        cells.append(Cell("—" if shown is None else shown, shown))
-    return cells
+def _rate_cells(rates: Rates) -> list[str]:
+    return ["—" if value is None else value for value in _rate_values(rates)]
 
 
 def _window_text(window) -> str:
