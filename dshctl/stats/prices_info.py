@@ -199,13 +199,13 @@ class _PricesRun:
 
     def _one_view(self) -> None:
         """``--files`` or ``--routes``: that table alone, in every form; its title and note on a terminal only."""
-        from ..tables import print_table
+        from ..tables import print_table, table_form
 
         if self.view == "files":
             title, columns, rows = self._files_view()
         else:
             title, columns, rows = self._aliases_view() if self.routes is None else self._found_view()
-        boxed = self.form == "box" or (self.form == "auto" and _terminal())
+        boxed = table_form(self.form) == "box"
         print_table(title if boxed else None, columns, rows, COST_NOTE if self.view == "files" else None,
                     color=self.color, form=self.form, listing=True)
 
@@ -277,12 +277,6 @@ class _PricesRun:
 
 
 COST_NOTE = "costs are estimates at these list prices, not a bill"
-
-
-def _terminal() -> bool:
-    from ..tables import table_form
-
-    return table_form("auto") == "box"
 
 
 def _rate_columns() -> list:
