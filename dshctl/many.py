@@ -125,6 +125,11 @@ def map_logs(
     ``parts``: ``func(ref)`` yields a log's result in parts, and each part is a pair of its own (an error
     after some parts ends that log's pairs). In-process the parts come as the log is read, so a caller
     that stops (a closed pipe) stops the reading of a big log too; a worker sends all of a log's at once.
+
+    Its caller closes it when it stops (``with contextlib.closing(map_logs(...))``; every caller here does,
+    and so does each caller of theirs that holds their generator): closing ends the workers and the
+    progress meter. Left suspended, as the frames of a traceback a library caller keeps would leave it, its
+    meter would stay the process's, and a later reading would count into it.
     """
     from .progress import reading
 
