@@ -396,12 +396,6 @@ def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
 
 
 def _install(plan: _Plan) -> None:
-    import signal
-
-    from ..progress import forget
-
-    forget()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides, and ends the workers itself
     _plan["plan"] = plan
 
 
@@ -612,20 +606,17 @@ def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]
 
 
 def _read_in_parts(plan: _Plan) -> Any:
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from ..many import _pool_context, _terminate_workers
+    from ..many import worker_pool
     from ..reader import open_log
     from .results import folded_stats
 
     count = len(plan.starts)
-    pool = ProcessPoolExecutor(max_workers=count - 1, mp_context=_pool_context(), initializer=_install, initargs=(plan,))
-    finished = False
-    try:
+    with worker_pool(count - 1, _install, (plan,)) as submit:
         # every worker is forked by the first submit (a fork context launches them all), so part 1's
         # reader thread, started by open_log below, never runs while the command's process forks
-        futures = [pool.submit(_fold_part, index) for index in range(1, count)]
+        futures = [submit(_fold_part, index) for index in range(1, count)]
         try:
             log = open_log(plan.ref, strict=plan.options.strict, reader=_range_reader(plan.ref, 0, plan.starts[1][0]))
         except DshctlError as exc:
@@ -640,11 +631,6 @@ def _read_in_parts(plan: _Plan) -> Any:
             results = [future.result() for future in futures]
         except BrokenProcessPool:  # a worker died (killed, out of memory): one pass instead
             return "a worker died"
-        finished = True
-    finally:
-        if not finished:
-            _terminate_workers(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
     if not _clean(log, warnings_before):
         return "part 1: warnings"
     for result in results[:-1]:
