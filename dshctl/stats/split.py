@@ -64,6 +64,7 @@ import msgspec
 import zstandard
 
 from ..errors import DshctlError
+from ..source.lines import SpanReader
 from ..source.zstd import ZSTD_MAGIC
 
 __all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
@@ -276,39 +277,6 @@ def find_boundaries(path: Any, parts: int) -> list[tuple[int, int]]:
 # -- reading a part ------------------------------------------------------------------------------------
 
 
-def _range_reader(ref: Any, start: int, end: int, *, overlap: bool = True) -> Any:
-    """A :class:`~dshctl.source.LineReader` of the bytes ``start..end`` of the log, as if they were the
-    whole file (offsets relative to ``start``). Its reader thread (:mod:`dshctl.source.overlap`) reads the
-    same span: its batched decoding costs less CPU than the fast path's frame-by-frame calls; ``overlap``
-    False reads without one."""
-    from ..source.lines import READ_CHUNK, LineReader
-
-    allows_overlap = overlap
-
-    class RangeReader(LineReader):
-        span = (start, end)
-        overlap = allows_overlap
-
-        def _open(self) -> Any:
-            file = LineReader._open(self)
-            file.seek(start)
-            return file
-
-        def _read(self, wanted: int = 0) -> bytes:
-            left = end - start - self.bytes_read
-            if left <= 0:
-                return b""
-            data = self._file.read(min(max(READ_CHUNK, wanted), left))  # type: ignore[union-attr]
-            self.bytes_read += len(data)
-            return data
-
-        def _seek(self, offset: int) -> None:
-            self._file.seek(start + offset)  # type: ignore[union-attr]
-            self.bytes_read = offset
-
-    return RangeReader(ref)
-
-
 class _Plan:
     """What every part's reading needs: set before the workers fork, so a task carries only its index."""
 
@@ -359,19 +327,14 @@ def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
     """In a worker: part ``index`` (1 or later) read and folded, its finished fold as a :class:`PartState`;
     or why it cannot be merged. ``line_offset``: the lines before the part (the last part read again in
     the command's process): its warnings are then kept, numbered as one pass numbers them."""
-    from ..reader import Log
+    from ..reader import open_part
     from .fold import TurnFigures
 
     plan: _Plan = _plan["plan"]
     start, end = plan.span(index)
-    reader = _range_reader(plan.ref, start, end)
-    if line_offset is not None:
-        reader._line = line_offset
-    log = Log(ref=plan.ref, header=plan.header, reader=reader, strict=plan.options.strict, start_seq=plan.starts[index][1])
-    if log.header.version <= 1 and log.header.seedLength is not None:
-        log.cut = log.header.seedLength
+    reader = SpanReader(plan.ref, start, end, lines_before=line_offset or 0)
+    log = open_part(plan.ref, plan.header, reader, strict=plan.options.strict, start_seq=plan.starts[index][1])
     try:
-        log._lines = iter(reader)
         before = TurnFigures(None)
         fold = _fold(plan, log, before=before)
     except DshctlError as exc:
@@ -390,7 +353,7 @@ def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
         return f"part {index + 1}: an attempt under the previous part's request header"
     if before.prompt is not None:
         return f"part {index + 1}: a prompt for the previous part's last turn"
-    state = PartState.of(fold, log.event_count, reader._line)
+    state = PartState.of(fold, log.event_count, reader.last_line)
     state.warnings = list(log.warnings)
     return state
 
@@ -440,7 +403,8 @@ class PartState:
 
     @classmethod
     def of(cls, fold: Any, event_count: int, lines: int) -> "PartState":
-        fold._clamp_gaps()
+        # the gap histogram as the fold left it: the merged fold clamps negative gaps once, when its records
+        # are built, as one pass's does (the same counts, in one pass's order)
         own = fold.own
         models = [(route, {name: getattr(model, name) for name in MERGED["ModelFigures"]["merged"]})
                   for route, model in own.models.items()]
@@ -592,7 +556,7 @@ def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]
 
     size = os.stat(ref.path).st_size
     try:  # the header first, without a reader thread: a log it refuses, or outside the window, is not searched
-        with open_log(ref, strict=options.strict, reader=_range_reader(ref, 0, size, overlap=False)) as log:
+        with open_log(ref, strict=options.strict, reader=SpanReader(ref, 0, size, overlap=False)) as log:
             header = log.header
     except DshctlError as exc:
         return f"part 1: {exc.message}"
@@ -618,7 +582,7 @@ def _read_in_parts(plan: _Plan) -> Any:
         # reader thread, started by open_log below, never runs while the command's process forks
         futures = [submit(_fold_part, index) for index in range(1, count)]
         try:
-            log = open_log(plan.ref, strict=plan.options.strict, reader=_range_reader(plan.ref, 0, plan.starts[1][0]))
+            log = open_log(plan.ref, strict=plan.options.strict, reader=SpanReader(plan.ref, 0, plan.starts[1][0]))
         except DshctlError as exc:
             return f"part 1: {exc.message}"
         with log:
@@ -639,12 +603,12 @@ def _read_in_parts(plan: _Plan) -> Any:
     if results[-1] == REREAD:
         _plan["plan"] = plan
         try:
-            results[-1] = _fold_part(count - 1, line_offset=log.reader._line + sum(part.lines for part in results[:-1]))
+            results[-1] = _fold_part(count - 1, line_offset=log.reader.last_line + sum(part.lines for part in results[:-1]))
         finally:
             _plan.clear()
     if isinstance(results[-1], str):
         return results[-1]
-    first = PartState.of(fold, log.event_count, log.reader._line)
+    first = PartState.of(fold, log.event_count, log.reader.last_line)
     refusal = _refusal(first, results, plan.starts)
     if refusal is not None:
         return refusal
