@@ -61,11 +61,10 @@ import os
 from typing import Any, Callable
 
 import msgspec
-import zstandard
 
 from ..errors import DshctlError
 from ..source.lines import SpanReader
-from ..source.zstd import ZSTD_MAGIC
+from ..source.zstd import ZSTD_MAGIC, decode_sized_frame
 
 __all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
 
@@ -163,42 +162,30 @@ class _Window:
                 return None
 
     def frame(self, start: int) -> tuple[bytes, int] | None:
-        """The frame at ``start`` decoded, and its end; None unless it is a whole frame of a declared
-        size up to :data:`FRAME_MAX` within the window."""
+        """The frame at ``start`` decoded (:func:`~dshctl.source.zstd.decode_sized_frame`), and its end;
+        None unless it is a whole frame of a declared size up to :data:`FRAME_MAX` within the window."""
         if not self.ensure(start + 18) and self.end < start + 6:
             return None
         at = start - self.base
-        if self.data[at : at + 4] != ZSTD_MAGIC:
-            return None
-        try:
-            size = zstandard.frame_content_size(bytes(self.data[at : at + 18]))
-        except zstandard.ZstdError:
-            return None
-        if not 0 < size <= FRAME_MAX:
-            return None
-        decoder = zstandard.ZstdDecompressor().decompressobj()
-        parts = []
-        position = start
         decoded = 0
         line_feed = False
-        try:
-            while not decoder.eof:
-                if position >= self.end and not self.ensure(position + 1):
-                    return None
-                piece = bytes(self.data[position - self.base : position - self.base + (64 << 10)])
-                parts.append(decoder.decompress(piece))
-                position += len(piece)
-                self.decoded += len(parts[-1])
-                decoded += len(parts[-1])
-                line_feed = line_feed or b"\n" in parts[-1]
-                if self.decoded > DECODE_BUDGET or (decoded > self.max_line_bytes and not line_feed):
-                    raise _GiveUp
-        except zstandard.ZstdError:
-            return None
-        decoded = b"".join(parts)
-        if len(decoded) != size:
-            return None
-        return decoded, position - len(decoder.unused_data)
+
+        def more(offset: int) -> bytes:
+            position = start + offset
+            if position >= self.end and not self.ensure(position + 1):
+                return b""
+            return bytes(self.data[position - self.base : position - self.base + (64 << 10)])
+
+        def observe(piece: bytes) -> None:
+            nonlocal decoded, line_feed
+            self.decoded += len(piece)
+            decoded += len(piece)
+            line_feed = line_feed or b"\n" in piece
+            if self.decoded > DECODE_BUDGET or (decoded > self.max_line_bytes and not line_feed):
+                raise _GiveUp
+
+        frame = decode_sized_frame(bytes(self.data[at : at + 18]), more, FRAME_MAX, observe)
+        return None if frame is None else (frame[0], start + frame[1])
 
 
 def _record_type(line: bytes, kind: bytes) -> dict | None:
