@@ -7,6 +7,7 @@ runs from ``createdAt`` to the time of the last record.
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any, Iterator
 
 from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion
@@ -138,8 +139,9 @@ def iter_session_rows(refs: list, *, color: bool | str = "auto", progress: bool 
 
         listing = open_listing_cache(no_cache=False)
     if listing is None:
-        for _, row in map_logs(session_row, refs, **settings):
-            yield row
+        with closing(map_logs(session_row, refs, **settings)) as mapped:
+            for _, row in mapped:
+                yield row
         return
     from .stats.cache import cached_rows
 
@@ -271,4 +273,5 @@ def session_rows(refs: list, options: LsOptions, *, progress: bool = True) -> li
     order (``ls --json``'s ``sessions``)."""
     read = iter_session_rows(_in_project(refs, options.project), color=options.color_when, progress=progress and options.progress,
                              cache=not options.no_cache)
-    return sorted((row for row in read if options.window.holds(row["createdAt"])), key=_sort_key(options.sort))
+    with closing(read):  # its reading ends with this call, also when an error or Ctrl-C ends the call
+        return sorted((row for row in read if options.window.holds(row["createdAt"])), key=_sort_key(options.sort))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -125,6 +126,11 @@ def map_logs(
     ``parts``: ``func(ref)`` yields a log's result in parts, and each part is a pair of its own (an error
     after some parts ends that log's pairs). In-process the parts come as the log is read, so a caller
     that stops (a closed pipe) stops the reading of a big log too; a worker sends all of a log's at once.
+
+    Its caller closes it when it stops (``with contextlib.closing(map_logs(...))``; every caller here does,
+    and so does each caller of theirs that holds their generator): closing ends the workers and the
+    progress meter. Left suspended, as the frames of a traceback a library caller keeps would leave it, its
+    meter would stay the process's, and a later reading would count into it.
     """
     from .progress import reading
 
@@ -225,37 +231,57 @@ def _plan_batches(refs: list[LogRef], jobs: int, sizes: list | None = None) -> l
 
 def _map_in_pool(func, refs, sizes: list, batches: list[list[int]], workers: int, meter):
     import gc
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=_pool_context(), initializer=_install_work, initargs=(func, refs)
-    )
-    finished = False
     try:
-        # the workers are forked here, by the submits, before the progress bar draws (it waits a second).
-        # What this process holds now is frozen while the pool runs: no collection, here or in a worker,
-        # walks the modules and refs it holds (a worker's would also write to pages fork shares)
-        gc.freeze()
-        pending = {pool.submit(_run_batch, batch): batch for batch in batches}
-        results: dict[int, object] = {}
-        next_index = 0
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                batch = pending.pop(future)
-                results.update(zip(batch, future.result()))
-                meter.finished(sum(sizes[index] or 0 for index in batch), logs=len(batch))
-            while next_index in results:
-                yield refs[next_index], results.pop(next_index)
-                next_index += 1
-        finished = True
+        with worker_pool(workers, _install_work, (func, refs)) as submit:
+            # the workers are forked here, by the submits, before the progress bar draws (it waits a second).
+            # What this process holds now is frozen while the pool runs: no collection, here or in a worker,
+            # walks the modules and refs it holds (a worker's would also write to pages fork shares)
+            gc.freeze()
+            pending = {submit(_run_batch, batch): batch for batch in batches}
+            results: dict[int, object] = {}
+            next_index = 0
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    batch = pending.pop(future)
+                    results.update(zip(batch, future.result()))
+                    meter.finished(sum(sizes[index] or 0 for index in batch), logs=len(batch))
+                while next_index in results:
+                    yield refs[next_index], results.pop(next_index)
+                    next_index += 1
     finally:
-        if not finished:
-            # Ctrl-C, an error, or the caller gone: a worker may be deep in one log (a pathological
-            # regular expression never ends), and shutdown would wait for it and for the batch queued next
+        gc.unfreeze()
+
+
+@contextmanager
+def worker_pool(workers: int, install: Callable[..., None], args: tuple = ()) -> Iterator[Callable[..., Any]]:
+    """Worker processes for one piece of work (forked where the platform allows: :func:`pool_context`),
+    each set up by ``install(*args)``, with no progress meter of its own and Ctrl-C ignored (it reaches the
+    whole process group: the parent alone decides, and ends the workers itself). Yields ``submit(fn, *args)``,
+    which returns a future (the first submit forks every worker).
+
+    On leaving, work not started is cancelled; and when some submitted work is not done (Ctrl-C, an
+    error, the caller gone), the workers are ended at once: one may be deep in a log (a pathological
+    regular expression never ends), and shutting down would wait for it and for the work queued next."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(), initializer=_start_worker,
+                               initargs=(install, args))
+    futures: list = []
+
+    def submit(fn: Callable[..., Any], *fn_args: Any) -> Any:
+        future = pool.submit(fn, *fn_args)
+        futures.append(future)
+        return future
+
+    try:
+        yield submit
+    finally:
+        if not all(future.done() for future in futures):
             _terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
-        gc.unfreeze()
 
 
 def _terminate_workers(pool) -> None:
@@ -264,12 +290,23 @@ def _terminate_workers(pool) -> None:
         process.terminate()
 
 
-def _pool_context():
-    """``fork`` on Linux: a worker starts with the command's modules already imported (``spawn`` and
-    ``forkserver`` import them again in every worker). Elsewhere the platform's default."""
+def pool_context():
+    """The multiprocessing context of dshctl's worker processes: ``fork`` on Linux, so that a worker starts
+    with the command's modules already imported (``spawn`` and ``forkserver`` import them again in every
+    worker); elsewhere the platform's default (None)."""
     import multiprocessing
 
     return multiprocessing.get_context("fork") if sys.platform == "linux" else None
+
+
+def _start_worker(install: Callable[..., None], args: tuple) -> None:
+    import signal
+
+    from .progress import forget
+
+    forget()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    install(*args)
 
 
 _installed: dict = {}
@@ -277,13 +314,6 @@ _installed: dict = {}
 
 
 def _install_work(func, refs) -> None:
-    import signal
-
-    from .progress import forget
-
-    forget()
-    # Ctrl-C reaches the whole process group: the parent alone decides, and ends the workers itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _installed["func"] = func
     _installed["refs"] = refs
 

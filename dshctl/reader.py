@@ -479,13 +479,26 @@ def open_log(
         log = Log(ref=ref, header=Header(version=0), reader=reader, strict=strict, on_warning=on_warning,
                   salvage=salvage)
         log.header = parse_header(header_json, log.warn)
-        if log.header.version <= 1 and log.header.seedLength is not None:
-            log.cut = log.header.seedLength
-        log._lines = lines if stop_at_line is None else takewhile(lambda item: item[0] < stop_at_line, lines)
-        return log
+        return _with_body(log, lines if stop_at_line is None else takewhile(lambda item: item[0] < stop_at_line, lines))
     except DshctlError as exc:
         reader.close()
         raise exc.located(file=ref.display)
     except BaseException:
         reader.close()
         raise
+
+
+def open_part(ref: LogRef, header: Header, reader: LineReader, *, strict: bool = False, start_seq: int = 0) -> Log:
+    """A part of a log read on its own (:mod:`dshctl.stats.split`): the records ``reader`` reads (a stretch
+    of the file that starts at a record, not at the header), under ``header``, the log's own, read at its
+    start; the first of them has seq ``start_seq``. Nothing is read until its events are."""
+    return _with_body(Log(ref=ref, header=header, reader=reader, strict=strict, start_seq=start_seq), iter(reader))
+
+
+def _with_body(log: Log, lines: Iterator[tuple[int, bytes]]) -> Log:
+    """``log`` with ``lines`` as the lines after its header; a v0/v1 header's ``seedLength`` is where a
+    seeded child's own records begin."""
+    if log.header.version <= 1 and log.header.seedLength is not None:
+        log.cut = log.header.seedLength
+    log._lines = lines
+    return log

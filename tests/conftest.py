@@ -299,11 +299,14 @@ def wait_until(read, predicate, what: str, timeout: float) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _no_meter_left_over():
-    """Each test starts with no progress meter. A command that failed inside ``map_logs`` leaves that
-    generator suspended, with its meter active, for as long as CliRunner's result keeps the traceback; a
-    later test's reading then counted into that stale meter (the meter test saw another log's bytes)."""
+def _no_meter_left_behind():
+    """No test leaves a progress meter behind. Every reading's meter ends with it: a command or a library
+    call that fails inside ``map_logs`` closes that generator (each consumer does), even while CliRunner's
+    result or the caller keeps the traceback. A test that failed otherwise may still hold one in its own
+    frames (pytest keeps them for the report): it is dropped, so that the next test is not disturbed."""
     from dshctl import progress
 
-    progress.forget()
     yield
+    left = progress._active
+    progress.forget()
+    assert left is None, "the test left a progress meter active: some map_logs generator was not closed"

@@ -243,3 +243,76 @@ def test_a_warning_summary_spans_the_numbers_of_its_logs():
         dshctl.stdio.warn = real
     assert told == ["torn tail dropped in 3 logs (12–1,024 bytes, no final LF): log-0, log-1, log-2; --verbose lists each",
                     "log-3: header lacks a session id"]
+
+
+@pytest.fixture
+def meters(monkeypatch):
+    """The meters made (``made``) and every ``(meter, size)`` counted as one log done (``counted``)."""
+    from types import SimpleNamespace
+
+    from dshctl import progress
+
+    seen = SimpleNamespace(made=[], counted=[])
+    init, finished = progress.Meter.__init__, progress.Meter.finished
+
+    def making(meter, *args):
+        seen.made.append(meter)
+        init(meter, *args)
+
+    def counting(meter, size, logs=1):
+        seen.counted.append((meter, size))
+        finished(meter, size, logs)
+
+    monkeypatch.setattr(progress.Meter, "__init__", making)
+    monkeypatch.setattr(progress.Meter, "finished", counting)
+    return seen
+
+
+def _stats_stops_in_the_fold(monkeypatch):
+    """``dshctl.stats`` of two logs stopped by Ctrl-C while it folds the first result (in the consumer of
+    ``map_logs``, which is suspended at its first result)."""
+    import importlib
+
+    import dshctl
+
+    aggregate = importlib.import_module("dshctl.stats.aggregate").Aggregate
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(aggregate, "add", interrupted)
+        dshctl.stats([str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")], no_cache=True)
+
+
+def _grep_of_an_unreadable_log(tmp_path):
+    import dshctl
+
+    bad = tmp_path / "bad.session.v4.jsonl"
+    bad.write_text("this is not json\n")
+    dshctl.grep(str(bad), "red")
+
+
+@pytest.mark.parametrize("failing", ["grep", "stats"])
+def test_a_library_call_that_raises_in_map_logs_leaves_no_meter_for_the_next(failing, tmp_path, monkeypatch, meters):
+    import dshctl
+    from dshctl import progress
+
+    kept = []  # a caller that keeps the exception keeps its traceback, and every frame in it
+    try:
+        if failing == "grep":
+            _grep_of_an_unreadable_log(tmp_path)
+        else:
+            _stats_stops_in_the_fold(monkeypatch)
+    except (DshctlError, KeyboardInterrupt) as exc:
+        kept.append(exc)
+    assert kept and len(meters.made) == 1, "the first call raised inside its reading"
+    first = meters.made[0]
+    meters.counted.clear()
+    tour = SAMPLES / "tour.session.v4.jsonl"
+    dshctl.stats(str(tour))
+    dshctl.grep(str(tour), "red")
+    assert all(meter is not first for meter, _ in meters.counted), "a later call counted into the failed call's meter"
+    assert [size for _, size in meters.counted] == [tour.stat().st_size] * 2
+    assert len(meters.made) == 3 and [meter.done_logs for meter in meters.made[1:]] == [1, 1]  # a meter a call
+    assert progress._active is None

@@ -302,42 +302,21 @@ def _bomb(tmp_path, frames: int = 20_000, frame_bytes: int = 8 << 20) -> Path:
     return _write(tmp_path, _compress(json.dumps(_BOMB_HEADER).encode() + b"\n") + frame * frames, "bomb.jsonl.zst")
 
 
-class _CountingDecompressor:
-    """``zstandard.ZstdDecompressor`` counting what its decompressobjs give out, failing past ``limit``."""
-
-    def __init__(self, tally: list[int], limit: int):
-        self.tally, self.limit = tally, limit
-
-    def __call__(self):
-        counter = self
-
-        class Counted:
-            def __init__(self):
-                self.inner = zstandard.ZstdDecompressor().decompressobj()
-
-            def decompress(self, data):
-                out = self.inner.decompress(data)
-                counter.tally[0] += len(out)
-                assert counter.tally[0] <= counter.limit, "the search decoded past its budget"
-                return out
-
-            def __getattr__(self, name):
-                return getattr(self.inner, name)
-
-        class Decompressor:
-            def decompressobj(self):
-                return Counted()
-
-        return Decompressor()
-
-
 def _count_search(monkeypatch) -> list[int]:
-    import types
-
+    """What the search decodes, counted piece by piece as each frame's decoding gives it out
+    (:func:`~dshctl.source.zstd.decode_sized_frame`'s ``observe``), failing past twice the budget."""
     tally = [0]
-    proxy = types.SimpleNamespace(ZstdDecompressor=_CountingDecompressor(tally, 2 * split.DECODE_BUDGET),
-                                  ZstdError=zstandard.ZstdError, frame_content_size=zstandard.frame_content_size)
-    monkeypatch.setattr(split, "zstandard", proxy)
+    decode = split.decode_sized_frame
+
+    def counted(head, more, max_size, observe):
+        def counting(piece):
+            tally[0] += len(piece)
+            assert tally[0] <= 2 * split.DECODE_BUDGET, "the search decoded past its budget"
+            observe(piece)
+
+        return decode(head, more, max_size, counting)
+
+    monkeypatch.setattr(split, "decode_sized_frame", counted)
     return tally
 
 

@@ -160,3 +160,38 @@ def test_the_walks_frame_header_arithmetic_is_libzstds():
     for descriptor in range(256):
         header_size, _ = frame_header_layout(descriptor)
         assert header_size == zstandard.frame_header_size(ZSTD_MAGIC + bytes([descriptor])), hex(descriptor)
+
+
+def test_decode_sized_frame_takes_one_whole_frame_of_a_declared_size_only():
+    from dshctl.source.zstd import decode_sized_frame
+
+    text = b"".join(b'{"seq":%d,"data":"%s"}\n' % (n, b"x" * (n % 50)) for n in range(3000))
+    frame = zstandard.ZstdCompressor(level=3).compress(text)
+    after = zstandard.ZstdCompressor().compress(b"{}\n")
+    stream = frame + after
+
+    def pieces(data: bytes, size: int = 100):
+        return lambda offset: data[offset : offset + size]
+
+    seen: list[bytes] = []
+    assert decode_sized_frame(stream[:18], pieces(stream), len(text), seen.append) == (text, len(frame))
+    assert b"".join(seen) == text and len(seen) > 1  # each piece observed as it was decoded
+    ignore = lambda piece: None  # noqa: E731
+    assert decode_sized_frame(stream[:18], pieces(stream, 1 << 20), len(text) - 1, ignore) is None  # larger than allowed
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(text)
+    assert decode_sized_frame(unsized[:18], pieces(unsized), 1 << 30, ignore) is None
+    assert decode_sized_frame(b"\x00" + frame[1:18], pieces(frame), 1 << 30, ignore) is None  # no magic
+    assert decode_sized_frame(frame[:18], pieces(frame[:-5]), 1 << 30, ignore) is None  # cut: the bytes end first
+    broken = frame[:40] + bytes(b ^ 0xFF for b in frame[40:60]) + frame[60:]
+    assert decode_sized_frame(broken[:18], pieces(broken), 1 << 30, ignore) is None  # the decoder's error
+    empty = zstandard.ZstdCompressor().compress(b"")
+    assert decode_sized_frame(empty[:18], pieces(empty), 1 << 30, ignore) is None  # declares no bytes
+
+    class Enough(Exception):
+        pass
+
+    def stop(piece: bytes) -> None:
+        raise Enough
+
+    with pytest.raises(Enough):  # the caller's bound stops the decoding
+        decode_sized_frame(frame[:18], pieces(frame), 1 << 30, stop)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import BinaryIO
 
@@ -126,18 +127,19 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
     from ..many import map_logs
 
     done = []
-    for ref, outcome in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
-                                 color=options.color_when, streams=options.out == "-"):
-        if isinstance(outcome, DshctlError):
-            if single:
-                raise outcome
-            result.failures.append(LogFailure(ref.display, outcome))
-            continue
-        if outcome is None:  # standard input, read: its session is outside --since / --until
-            result.outside += 1
-            continue
-        result.warnings.extend((ref.display, text) for text in outcome.warnings)
-        done.append(outcome)
+    with closing(map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
+                              color=options.color_when, streams=options.out == "-")) as mapped:
+        for ref, outcome in mapped:
+            if isinstance(outcome, DshctlError):
+                if single:
+                    raise outcome
+                result.failures.append(LogFailure(ref.display, outcome))
+                continue
+            if outcome is None:  # standard input, read: its session is outside --since / --until
+                result.outside += 1
+                continue
+            result.warnings.extend((ref.display, text) for text in outcome.warnings)
+            done.append(outcome)
     return done
 
 

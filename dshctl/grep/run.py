@@ -7,6 +7,7 @@ A log that cannot be read is warned about on standard error and skipped (the onl
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any, Iterator
 
 from ..errors import EXIT_OK, EXIT_UNREADABLE, DshctlError, LogFailure, UsageError
@@ -48,20 +49,21 @@ class GrepRun:
     def _found(self, *, in_parts: bool) -> Iterator[LogGrep]:
         single = len(self.refs) == 1
         found = map_grep(self.refs, self.pattern, self.options, grouped=self.grouped, progress=not self.quiet, in_parts=in_parts)
-        for ref, result in found:
-            if isinstance(result, DshctlError):
-                if single:
-                    raise result
-                self.warnings.add_unreadable(ref.display, result)
-                self.failed = True
-                self.errors.append({"path": ref.display, "error": result.message})
-                self.failures.append(LogFailure(ref.display, result))
-                continue
-            for text in result.warnings:
-                self.warnings.add(ref.display, text)
-            if result.count:
-                self.matched = True
-            yield result
+        with closing(found):  # closed when the run stops: an error raised here, a closed pipe, a caller gone
+            for ref, result in found:
+                if isinstance(result, DshctlError):
+                    if single:
+                        raise result
+                    self.warnings.add_unreadable(ref.display, result)
+                    self.failed = True
+                    self.errors.append({"path": ref.display, "error": result.message})
+                    self.failures.append(LogFailure(ref.display, result))
+                    continue
+                for text in result.warnings:
+                    self.warnings.add(ref.display, text)
+                if result.count:
+                    self.matched = True
+                yield result
 
     def records(self) -> Iterator[Any]:
         """The NDJSON records: hits, or ``{path, id}`` per log with a hit, or ``{path, id, count}``."""
@@ -83,8 +85,9 @@ class GrepRun:
         color = options.colored
         several = len(self.refs) > 1
         names = SessionIds(session_ids_of(self.refs) if several and options.mode == "hits" else ())
-        write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=several,
-                    only=options.only_matching, names=names, numbers=options.line_number)
+        with closing(self.parts()) as parts:  # the reading ends with the writing, also when a write fails
+            write_lines(parts, mode=options.mode, context=options.context_lines, color=color, with_path=several,
+                        only=options.only_matching, names=names, numbers=options.line_number)
 
     def emit(self) -> None:
         from ..output import emit

@@ -26,6 +26,7 @@ __all__ = [
     "Gap",
     "MAX_LINE_BYTES_ENV",
     "LineReader",
+    "SpanReader",
     "TornTail",
     "max_line_bytes_from_env",
 ]
@@ -106,7 +107,9 @@ class LineReader(ZstdFrames):
     overlap = True
     """Whether a large zstd file may be decoded ahead by a reader thread (:mod:`dshctl.source.overlap`)."""
 
-    def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None, salvage: bool = False):
+    def __init__(self, ref: LogRef, *, max_line_bytes: int | None = None, salvage: bool = False, lines_before: int = 0):
+        """``lines_before``: the physical lines of the log before the first this reader reads (a part of a
+        log read on its own, :mod:`dshctl.stats.split`, numbers its lines as the whole log's reading does)."""
         self.ref = ref
         self.salvage = salvage
         self.gaps: list[Gap] = []
@@ -126,9 +129,14 @@ class LineReader(ZstdFrames):
         # pending fragment of the current line, kept as pieces to avoid quadratic joins
         self._pending: list[bytes] = []
         self._pending_len = 0
-        self._line = 0  # last physical line number yielded
+        self._line = lines_before  # last physical line number yielded
         self.stop_ahead: Callable[[], None] | None = None
         """Set while a reader thread reads ahead (:mod:`dshctl.source.overlap`): ends it."""
+
+    @property
+    def last_line(self) -> int:
+        """The physical line number of the last line given out (``lines_before`` until the first)."""
+        return self._line
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -302,3 +310,34 @@ class LineReader(ZstdFrames):
             data = self._read()
         if self._pending_len:
             self._tear("no final LF")
+
+
+class SpanReader(LineReader):
+    """A :class:`LineReader` of the bytes ``start..end`` of a log file, as if they were the whole file
+    (offsets relative to ``start``): a part of a big log read on its own (:mod:`dshctl.stats.split`), its
+    lines numbered after ``lines_before``. The reader thread (:mod:`dshctl.source.overlap`) reads the same
+    span: its batched decoding costs less CPU than the fast path's frame-by-frame calls; ``overlap``
+    False reads without one."""
+
+    def __init__(self, ref: LogRef, start: int, end: int, *, overlap: bool = True, lines_before: int = 0):
+        super().__init__(ref, lines_before=lines_before)
+        self.span = (start, end)
+        self.overlap = overlap
+
+    def _open(self) -> BinaryIO:
+        file = super()._open()
+        file.seek(self.span[0])
+        return file
+
+    def _read(self, wanted: int = 0) -> bytes:
+        start, end = self.span
+        left = end - start - self.bytes_read
+        if left <= 0:
+            return b""
+        data = self._file.read(min(max(READ_CHUNK, wanted), left))  # type: ignore[union-attr]
+        self.bytes_read += len(data)
+        return data
+
+    def _seek(self, offset: int) -> None:
+        self._file.seek(self.span[0] + offset)  # type: ignore[union-attr]
+        self.bytes_read = offset

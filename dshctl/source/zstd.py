@@ -30,7 +30,7 @@ import zstandard
 from dshctl.build import mypyc_attr
 from dshctl.errors import SourceError
 
-__all__ = ["MAX_BLOCKS_PER_CALL", "ZSTD_BLOCK_MAX", "ZSTD_MAGIC", "ZstdFrames"]
+__all__ = ["MAX_BLOCKS_PER_CALL", "ZSTD_BLOCK_MAX", "ZSTD_MAGIC", "ZstdFrames", "decode_sized_frame"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZSTD_BLOCK_MAX = 128 * 1024
@@ -414,6 +414,43 @@ def _cut_prefix(data: bytes | bytearray) -> bytes:
         if b"\n" in out or len(out) > 1 << 20:
             break
     return bytes(out)
+
+
+def decode_sized_frame(head: bytes, more: Callable[[int], bytes], max_size: int,
+                       observe: Callable[[bytes], None]) -> tuple[bytes, int] | None:
+    """One whole zstd frame that declares its size, decoded: ``(its output, its length in the file)``; None
+    unless ``head`` (its first bytes, up to the 18 of the largest header) opens a frame that declares from
+    1 to ``max_size`` bytes, which its compressed bytes decode to exactly, ending the frame before they end.
+    ``more(offset)``: its compressed bytes from ``offset`` (counted from the frame's start) on, as many as
+    the caller has at hand (``b""``: no more); ``observe`` sees each decoded piece as it comes and may
+    raise to stop (a bound on what a hostile frame inflates to). For a reader that looks into a log from
+    the middle (:mod:`dshctl.stats.split`); a log's own reading is :class:`ZstdFrames`'s."""
+    if not head.startswith(ZSTD_MAGIC):
+        return None
+    try:
+        size = zstandard.frame_content_size(head)
+    except zstandard.ZstdError:
+        return None
+    if not 0 < size <= max_size:
+        return None
+    decoder = zstandard.ZstdDecompressor().decompressobj()
+    parts: list[bytes] = []
+    fed = 0
+    try:
+        while not decoder.eof:
+            piece = more(fed)
+            if not piece:
+                return None
+            output = decoder.decompress(piece)
+            parts.append(output)
+            fed += len(piece)
+            observe(output)
+    except zstandard.ZstdError:
+        return None
+    decoded = b"".join(parts)
+    if len(decoded) != size:
+        return None
+    return decoded, fed - len(decoder.unused_data)
 
 
 def frame_header_layout(descriptor: int) -> tuple[int, int]:

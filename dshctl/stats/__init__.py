@@ -15,6 +15,7 @@ Its records are the Structs of :mod:`dshctl.stats.records`, which ``dshctl stats
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from functools import partial
 from typing import Any, Iterator
 
@@ -132,26 +133,27 @@ class StatsRun:
         stats_of_log = partial(_stats_of_log, options=options, spark=self.single and options.by == "session", prices=self.prices,
                                split=self.single)
         aggregate = self.aggregate
-        for ref, result in self._mapped(map_logs, stats_of_log):
-            if isinstance(result, DshctlError):
-                if self.single:
-                    raise result
-                self.warnings.add_unreadable(ref.display, result)
-                aggregate.failed += 1
-                self.errors.append(LogError(path=ref.display, error=result.detail()))
-                self.failures.append(LogFailure(ref.display, result))
-                continue
-            if result.skipped:
-                aggregate.skipped += 1
-                continue
-            session = result.session
-            for text in session.warnings:
-                self.warnings.add(ref.display, text)
-            self.salvaged += bool(session.gaps)
-            aggregate.add(result.session, result.samples)
-            if self.rollup is not None:
-                self.rollup.add(result.session, result.samples)
-            yield result
+        with closing(self._mapped(map_logs, stats_of_log)) as mapped:  # closed also when this run stops early
+            for ref, result in mapped:
+                if isinstance(result, DshctlError):
+                    if self.single:
+                        raise result
+                    self.warnings.add_unreadable(ref.display, result)
+                    aggregate.failed += 1
+                    self.errors.append(LogError(path=ref.display, error=result.detail()))
+                    self.failures.append(LogFailure(ref.display, result))
+                    continue
+                if result.skipped:
+                    aggregate.skipped += 1
+                    continue
+                session = result.session
+                for text in session.warnings:
+                    self.warnings.add(ref.display, text)
+                self.salvaged += bool(session.gaps)
+                aggregate.add(result.session, result.samples)
+                if self.rollup is not None:
+                    self.rollup.add(result.session, result.samples)
+                yield result
 
     def _mapped(self, map_logs, stats_of_log) -> Iterator[tuple]:
         """``(ref, result or error)`` of every log in order: read (in workers when there are many), or

@@ -32,6 +32,7 @@ import os
 import pickle
 import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -429,18 +430,18 @@ def cached_map(
     :func:`~dshctl.stats.log_stats` skips it after reading its header)."""
     keys = [file_key(ref) for ref in refs]
     cached, to_read = _looked_up(cache, keys, refs)
-    read = mapper(func, to_read, **settings) if to_read else iter(())
-    for index, ref in enumerate(refs):
-        found = cached.get(index)
-        if found is not None:
-            yield ref, _as_named(found, ref.display) if holds(found.session.created_at) else _skipped(found, ref.display)
-            continue
-        ref_read, result = next(read)
-        key = keys[index]
-        if key is not None and type(result) is LogStats and not result.skipped and result.samples is not None:
-            if file_key(ref) == key:
-                cache.put(key, result)
-        yield ref_read, result
+    with closing(mapper(func, to_read, **settings)) as read:  # reads nothing until asked for a first result
+        for index, ref in enumerate(refs):
+            found = cached.get(index)
+            if found is not None:
+                yield ref, _as_named(found, ref.display) if holds(found.session.created_at) else _skipped(found, ref.display)
+                continue
+            ref_read, result = next(read)
+            key = keys[index]
+            if key is not None and type(result) is LogStats and not result.skipped and result.samples is not None:
+                if file_key(ref) == key:
+                    cache.put(key, result)
+            yield ref_read, result
 
 
 def _skipped(result: LogStats, display: str) -> LogStats:
@@ -472,22 +473,22 @@ def cached_rows(
     statuses = [file_status(ref) for ref in refs]
     keys = [file_key(ref, status) for ref, status in zip(refs, statuses)]
     cached, to_read = _looked_up(cache, keys, refs)
-    read = mapper(row_of, to_read, **settings) if to_read else iter(())
-    for index, ref in enumerate(refs):
-        found = cached.get(index)
-        if found is not None:
-            status = statuses[index]
-            assert status is not None
-            row = {name: found[name] for name in LISTED[:8]}
-            row["bytes"] = status.st_size
-            row["modifiedAt"] = int(status.st_mtime * 1000)
-            row["title"] = found["title"]
-            row["path"] = ref.display
-            row["error"] = None
+    with closing(mapper(row_of, to_read, **settings)) as read:  # reads nothing until asked for a first row
+        for index, ref in enumerate(refs):
+            found = cached.get(index)
+            if found is not None:
+                status = statuses[index]
+                assert status is not None
+                row = {name: found[name] for name in LISTED[:8]}
+                row["bytes"] = status.st_size
+                row["modifiedAt"] = int(status.st_mtime * 1000)
+                row["title"] = found["title"]
+                row["path"] = ref.display
+                row["error"] = None
+                yield row
+                continue
+            _, row = next(read)
+            key = keys[index]
+            if key is not None and isinstance(row, dict) and row.get("error") is None and file_key(ref) == key:
+                cache.put(key, row)
             yield row
-            continue
-        _, row = next(read)
-        key = keys[index]
-        if key is not None and isinstance(row, dict) and row.get("error") is None and file_key(ref) == key:
-            cache.put(key, row)
-        yield row

@@ -8,6 +8,8 @@ price" for a route no table maps, whose calls cost nothing in ``stats`` and get 
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import msgspec
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
@@ -143,14 +145,15 @@ class _PricesRun:
 
         refs = resolve_many(self.paths)
         counts: dict = {}
-        for ref, result in map_logs(_routes_of_log, refs, label="prices", progress=self.progress):
-            if isinstance(result, DshctlError):
-                if len(refs) == 1:
-                    raise result
-                self.errors.append({"path": ref.display, "error": result.detail()})
-                continue
-            for route in result:
-                counts[route] = counts.get(route, 0) + 1
+        with closing(map_logs(_routes_of_log, refs, label="prices", progress=self.progress)) as mapped:
+            for ref, result in mapped:
+                if isinstance(result, DshctlError):
+                    if len(refs) == 1:
+                        raise result
+                    self.errors.append({"path": ref.display, "error": result.detail()})
+                    continue
+                for route in result:
+                    counts[route] = counts.get(route, 0) + 1
         self.routes = dict(sorted(counts.items(), key=lambda item: (item[0] is None, item[0] or "")))
 
     def keys(self) -> list[str]:

@@ -61,10 +61,10 @@ import os
 from typing import Any, Callable
 
 import msgspec
-import zstandard
 
 from ..errors import DshctlError
-from ..source.zstd import ZSTD_MAGIC
+from ..source.lines import SpanReader
+from ..source.zstd import ZSTD_MAGIC, decode_sized_frame
 
 __all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
 
@@ -162,42 +162,30 @@ class _Window:
                 return None
 
     def frame(self, start: int) -> tuple[bytes, int] | None:
-        """The frame at ``start`` decoded, and its end; None unless it is a whole frame of a declared
-        size up to :data:`FRAME_MAX` within the window."""
+        """The frame at ``start`` decoded (:func:`~dshctl.source.zstd.decode_sized_frame`), and its end;
+        None unless it is a whole frame of a declared size up to :data:`FRAME_MAX` within the window."""
         if not self.ensure(start + 18) and self.end < start + 6:
             return None
         at = start - self.base
-        if self.data[at : at + 4] != ZSTD_MAGIC:
-            return None
-        try:
-            size = zstandard.frame_content_size(bytes(self.data[at : at + 18]))
-        except zstandard.ZstdError:
-            return None
-        if not 0 < size <= FRAME_MAX:
-            return None
-        decoder = zstandard.ZstdDecompressor().decompressobj()
-        parts = []
-        position = start
         decoded = 0
         line_feed = False
-        try:
-            while not decoder.eof:
-                if position >= self.end and not self.ensure(position + 1):
-                    return None
-                piece = bytes(self.data[position - self.base : position - self.base + (64 << 10)])
-                parts.append(decoder.decompress(piece))
-                position += len(piece)
-                self.decoded += len(parts[-1])
-                decoded += len(parts[-1])
-                line_feed = line_feed or b"\n" in parts[-1]
-                if self.decoded > DECODE_BUDGET or (decoded > self.max_line_bytes and not line_feed):
-                    raise _GiveUp
-        except zstandard.ZstdError:
-            return None
-        decoded = b"".join(parts)
-        if len(decoded) != size:
-            return None
-        return decoded, position - len(decoder.unused_data)
+
+        def more(offset: int) -> bytes:
+            position = start + offset
+            if position >= self.end and not self.ensure(position + 1):
+                return b""
+            return bytes(self.data[position - self.base : position - self.base + (64 << 10)])
+
+        def observe(piece: bytes) -> None:
+            nonlocal decoded, line_feed
+            self.decoded += len(piece)
+            decoded += len(piece)
+            line_feed = line_feed or b"\n" in piece
+            if self.decoded > DECODE_BUDGET or (decoded > self.max_line_bytes and not line_feed):
+                raise _GiveUp
+
+        frame = decode_sized_frame(bytes(self.data[at : at + 18]), more, FRAME_MAX, observe)
+        return None if frame is None else (frame[0], start + frame[1])
 
 
 def _record_type(line: bytes, kind: bytes) -> dict | None:
@@ -276,39 +264,6 @@ def find_boundaries(path: Any, parts: int) -> list[tuple[int, int]]:
 # -- reading a part ------------------------------------------------------------------------------------
 
 
-def _range_reader(ref: Any, start: int, end: int, *, overlap: bool = True) -> Any:
-    """A :class:`~dshctl.source.LineReader` of the bytes ``start..end`` of the log, as if they were the
-    whole file (offsets relative to ``start``). Its reader thread (:mod:`dshctl.source.overlap`) reads the
-    same span: its batched decoding costs less CPU than the fast path's frame-by-frame calls; ``overlap``
-    False reads without one."""
-    from ..source.lines import READ_CHUNK, LineReader
-
-    allows_overlap = overlap
-
-    class RangeReader(LineReader):
-        span = (start, end)
-        overlap = allows_overlap
-
-        def _open(self) -> Any:
-            file = LineReader._open(self)
-            file.seek(start)
-            return file
-
-        def _read(self, wanted: int = 0) -> bytes:
-            left = end - start - self.bytes_read
-            if left <= 0:
-                return b""
-            data = self._file.read(min(max(READ_CHUNK, wanted), left))  # type: ignore[union-attr]
-            self.bytes_read += len(data)
-            return data
-
-        def _seek(self, offset: int) -> None:
-            self._file.seek(start + offset)  # type: ignore[union-attr]
-            self.bytes_read = offset
-
-    return RangeReader(ref)
-
-
 class _Plan:
     """What every part's reading needs: set before the workers fork, so a task carries only its index."""
 
@@ -359,19 +314,14 @@ def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
     """In a worker: part ``index`` (1 or later) read and folded, its finished fold as a :class:`PartState`;
     or why it cannot be merged. ``line_offset``: the lines before the part (the last part read again in
     the command's process): its warnings are then kept, numbered as one pass numbers them."""
-    from ..reader import Log
+    from ..reader import open_part
     from .fold import TurnFigures
 
     plan: _Plan = _plan["plan"]
     start, end = plan.span(index)
-    reader = _range_reader(plan.ref, start, end)
-    if line_offset is not None:
-        reader._line = line_offset
-    log = Log(ref=plan.ref, header=plan.header, reader=reader, strict=plan.options.strict, start_seq=plan.starts[index][1])
-    if log.header.version <= 1 and log.header.seedLength is not None:
-        log.cut = log.header.seedLength
+    reader = SpanReader(plan.ref, start, end, lines_before=line_offset or 0)
+    log = open_part(plan.ref, plan.header, reader, strict=plan.options.strict, start_seq=plan.starts[index][1])
     try:
-        log._lines = iter(reader)
         before = TurnFigures(None)
         fold = _fold(plan, log, before=before)
     except DshctlError as exc:
@@ -390,18 +340,12 @@ def _fold_part(index: int, line_offset: int | None = None) -> "PartState | str":
         return f"part {index + 1}: an attempt under the previous part's request header"
     if before.prompt is not None:
         return f"part {index + 1}: a prompt for the previous part's last turn"
-    state = PartState.of(fold, log.event_count, reader._line)
+    state = PartState.of(fold, log.event_count, reader.last_line)
     state.warnings = list(log.warnings)
     return state
 
 
 def _install(plan: _Plan) -> None:
-    import signal
-
-    from ..progress import forget
-
-    forget()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides, and ends the workers itself
     _plan["plan"] = plan
 
 
@@ -446,7 +390,8 @@ class PartState:
 
     @classmethod
     def of(cls, fold: Any, event_count: int, lines: int) -> "PartState":
-        fold._clamp_gaps()
+        # the gap histogram as the fold left it: the merged fold clamps negative gaps once, when its records
+        # are built, as one pass's does (the same counts, in one pass's order)
         own = fold.own
         models = [(route, {name: getattr(model, name) for name in MERGED["ModelFigures"]["merged"]})
                   for route, model in own.models.items()]
@@ -598,7 +543,7 @@ def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]
 
     size = os.stat(ref.path).st_size
     try:  # the header first, without a reader thread: a log it refuses, or outside the window, is not searched
-        with open_log(ref, strict=options.strict, reader=_range_reader(ref, 0, size, overlap=False)) as log:
+        with open_log(ref, strict=options.strict, reader=SpanReader(ref, 0, size, overlap=False)) as log:
             header = log.header
     except DshctlError as exc:
         return f"part 1: {exc.message}"
@@ -612,22 +557,19 @@ def read_split(ref: Any, options: Any, prices: Any, new_fold: Callable[..., Any]
 
 
 def _read_in_parts(plan: _Plan) -> Any:
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from ..many import _pool_context, _terminate_workers
+    from ..many import worker_pool
     from ..reader import open_log
     from .results import folded_stats
 
     count = len(plan.starts)
-    pool = ProcessPoolExecutor(max_workers=count - 1, mp_context=_pool_context(), initializer=_install, initargs=(plan,))
-    finished = False
-    try:
+    with worker_pool(count - 1, _install, (plan,)) as submit:
         # every worker is forked by the first submit (a fork context launches them all), so part 1's
         # reader thread, started by open_log below, never runs while the command's process forks
-        futures = [pool.submit(_fold_part, index) for index in range(1, count)]
+        futures = [submit(_fold_part, index) for index in range(1, count)]
         try:
-            log = open_log(plan.ref, strict=plan.options.strict, reader=_range_reader(plan.ref, 0, plan.starts[1][0]))
+            log = open_log(plan.ref, strict=plan.options.strict, reader=SpanReader(plan.ref, 0, plan.starts[1][0]))
         except DshctlError as exc:
             return f"part 1: {exc.message}"
         with log:
@@ -640,11 +582,6 @@ def _read_in_parts(plan: _Plan) -> Any:
             results = [future.result() for future in futures]
         except BrokenProcessPool:  # a worker died (killed, out of memory): one pass instead
             return "a worker died"
-        finished = True
-    finally:
-        if not finished:
-            _terminate_workers(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
     if not _clean(log, warnings_before):
         return "part 1: warnings"
     for result in results[:-1]:
@@ -653,12 +590,12 @@ def _read_in_parts(plan: _Plan) -> Any:
     if results[-1] == REREAD:
         _plan["plan"] = plan
         try:
-            results[-1] = _fold_part(count - 1, line_offset=log.reader._line + sum(part.lines for part in results[:-1]))
+            results[-1] = _fold_part(count - 1, line_offset=log.reader.last_line + sum(part.lines for part in results[:-1]))
         finally:
             _plan.clear()
     if isinstance(results[-1], str):
         return results[-1]
-    first = PartState.of(fold, log.event_count, log.reader._line)
+    first = PartState.of(fold, log.event_count, log.reader.last_line)
     refusal = _refusal(first, results, plan.starts)
     if refusal is not None:
         return refusal

@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import closing
 from typing import Iterable
 
 from dshctl.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE, DshctlError, UnsupportedVersion
@@ -191,17 +192,18 @@ def validate_paths(paths: list[str], options: ValidateOptions | None = None, *, 
         functools.partial(validate_log, options=options)
     results = []
     try:
-        for ref, result in map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="validating",
-                                    color=options.color_when):
-            if result is None:  # its session is outside --since / --until
-                if outside is not None:
-                    outside.append(ref.display)
-                continue
-            if isinstance(result, DshctlError):
-                col = Collector(ref.display, ignore=ignore)
-                col.add("codec/read", result.message, line=result.line)
-                result = col.report
-            results.append(result)
+        with closing(map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="validating",
+                                  color=options.color_when)) as mapped:
+            for ref, result in mapped:
+                if result is None:  # its session is outside --since / --until
+                    if outside is not None:
+                        outside.append(ref.display)
+                    continue
+                if isinstance(result, DshctlError):
+                    col = Collector(ref.display, ignore=ignore)
+                    col.add("codec/read", result.message, line=result.line)
+                    result = col.report
+                results.append(result)
     finally:
         _unlink_all(spooled)
     # the paths that could not be resolved come first, then every log in argument order
