@@ -58,11 +58,16 @@ class _Tty(io.StringIO):
         ("auto", {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False),  # NO_COLOR wins
         ("always", {"NO_COLOR": "1"}, False, True),  # the flag wins over every variable
         ("never", {"FORCE_COLOR": "1"}, True, False),
+        ("auto", {"TERM": "dumb"}, True, False),  # a terminal without colour, as git and ripgrep
+        ("auto", {"TERM": "unknown"}, True, False),
+        ("always", {"TERM": "dumb"}, True, True),  # asked for: colour whatever TERM says
+        ("auto", {"TERM": "dumb", "FORCE_COLOR": "1"}, True, True),
     ],
 )
 def test_the_colour_rule(monkeypatch, when, env, tty, wanted):
     for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert color_wanted(when, _Tty() if tty else io.StringIO()) is wanted
@@ -390,6 +395,27 @@ def test_colour_on_a_terminal_and_forced_into_less(pane):
     less = pane(f"{DSHCTL} replay --instant --color always {shlex.quote(str(TOUR))} | less -R", env={"LESS": ""})
     screen = less.wait(lambda s: "turn 1" in s, "less showing the transcript")
     assert "ESC" not in screen and "\x1b[" in less.text(escapes=True)  # less -R draws the colour, not ^[ codes
+
+
+@tmux_only
+@pytest.mark.parametrize("term", ["dumb", "unknown"])
+def test_auto_draws_no_colour_on_a_dumb_terminal_and_always_still_does(pane, term):
+    """As git and ripgrep: ``--color auto`` on a terminal whose TERM says it has no colour draws none (no
+    SGR, no bold headers); ``--color always`` is a request and colours it still, in the 8 standard colours."""
+    where = shlex.quote(str(ROOT))
+    steps = [f"TERM={term} {DSHCTL} grep red {where}", f"echo ==ls; TERM={term} {DSHCTL} ls {where}",
+             f"echo ==always; TERM={term} {DSHCTL} grep --color always red {where}",
+             f"echo ==ls-always; TERM={term} {DSHCTL} ls --color always {where}"]
+    shown = pane("; ".join(steps), width=200, height=200)
+    shown.wait(lambda s: "EXITED 0" in s, "the end")
+    screen = shown.text(escapes=True).split("EXITED")[0]
+    auto, rest = screen.split("==ls\n", 1)
+    ls_auto, rest = rest.split("==always", 1)
+    always, ls_always = rest.split("==ls-always", 1)
+    assert "red" in auto and "7c1e5a2d" in ls_auto  # the commands ran and drew their output
+    assert "\x1b[" not in _unstyled_prompt(auto) and "\x1b[" not in _unstyled_prompt(ls_auto)
+    assert "\x1b[35m" in always  # grep's paths in magenta, as asked
+    assert "\x1b[" in _unstyled_prompt(ls_always)
 
 
 def test_quiet_export_writes_no_note(tmp_path):
