@@ -301,6 +301,26 @@ def test_the_last_colour_flag_wins(flags, coloured, command):
 
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["help", "stats", "--color", "always"],
+        ["help", "--no-color", "stats"],
+        ["help", "stats", "--color", "never"],
+        ["--color", "always", "help", "stats", "--no-color"],
+        ["help", "--color", "always"],
+    ],
+)
+def test_help_takes_the_colour_options_as_every_command(args):
+    """The man page: --color works on every command, ``help`` too; what it prints is ``COMMAND --help``'s
+    text (plain, as that is), whatever the flag says."""
+    shown = invoke(*args)
+    assert shown.exit_code == 0, shown.output
+    named = [arg for arg in args if arg == "stats"]
+    assert shown.stdout == invoke(*named, "--help").stdout
+    assert invoke("help", "stats", "--color", "sometimes").exit_code == 2  # the choices are --color's
+
+
 # -------------------------------------------------------------------------------------------- a real terminal
 
 
