@@ -440,10 +440,27 @@ def test_a_zone_without_a_name_is_its_abbreviation_and_offset():
     assert zone_name(dt.timezone(dt.timedelta(hours=1), "CET")) == "CET (UTC+01:00)"
 
 
-@pytest.mark.parametrize("by", ["project", "model", "day", "tool"])
-def test_a_rollup_of_no_sessions_says_so_as_the_session_table_does(by):
-    """A window that keeps no session: "no sessions (N outside …)", not a total row of zeros that reads as
-    figures."""
-    result = run_cli("stats", "--by", by, "--since", "2099-01-01", str(SAMPLES / "sessions"))
+@pytest.mark.parametrize("by", ["session", "turn", "step", "project", "model", "day", "tool"])
+@pytest.mark.parametrize("form", ["plain", "box"])
+def test_no_sessions_is_said_on_stderr_as_ls_does(monkeypatch, by, form):
+    """A window that keeps no session: "no sessions (N outside …)" as a note on standard error, never a
+    total row of zeros that reads as figures nor a message drawn as a table; standard output has what ls
+    prints then: the table's header line (plain, as --tsv), nothing on a terminal. --quiet hides the note."""
+    import dshctl.tables
+
+    monkeypatch.setattr(dshctl.tables, "stdout_is_terminal", lambda: form == "box")
+    args = ("stats", "--by", by, "--since", "2099-01-01", str(SAMPLES / "sessions"))
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
-    assert "no sessions (3 outside --since/--until)" in result.stdout and "total" not in result.stdout
+    assert result.stderr == "dshctl: no sessions (3 outside --since/--until)\n"
+    if form == "box":
+        assert result.stdout == ""
+    else:
+        full = run_cli("stats", "--by", by, "--plain", "--tz", "UTC", str(SAMPLES / "sessions")).stdout
+        key = by if by not in ("turn", "step") else "session"
+        header = next(line for line in full.splitlines() if line.split()[:1] == [key] and len(line.split()) > 3)
+        assert result.stdout.count("\n") == 1 and set(result.stdout.split()) <= set(header.split())  # its fixed columns
+        assert result.stdout.split()[0] == header.split()[0]
+        assert "no sessions" not in result.stdout and "cost:" not in result.stdout  # no total row, no cost note
+    quiet = run_cli(*args, "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == result.stdout
