@@ -492,6 +492,40 @@ def test_the_first_frame_of_a_bar_is_meaningful(pane, tmp_path):
     shown.wait(lambda s: "EXITED 0" in s, "the end")
 
 
+@pytest.mark.parametrize("command, label", [(["sql", "select count(*) from turns"], "sql"),
+                                            (["export", "--format", "otlp", "--out", "-"], "export")])
+def test_the_bar_is_labelled_with_the_command_typed(monkeypatch, tmp_path, command, label):
+    """sql reads its logs through an export into its cache: its bar is still labelled sql, the command typed."""
+    pytest.importorskip("duckdb")
+    import dshctl.many
+
+    labels = []
+    real = dshctl.many.map_logs
+
+    def recorded(*args, **kwargs):
+        labels.append(kwargs.get("label"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dshctl.many, "map_logs", recorded)
+    shown = invoke(*command, str(TOUR), env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert shown.exit_code == 0, shown.output
+    assert labels == [label]
+
+
+@tmux_only
+def test_sql_shows_its_own_name_on_the_bar(pane, tmp_path):
+    pytest.importorskip("duckdb")
+    root = tmp_path / "root"
+    root.mkdir()
+    for number in range(400):  # a read of more than the bar's second
+        shutil.copyfile(TOUR, root / f"s{number}.session.v4.jsonl")
+    shown = pane(f"{DSHCTL} sql -j 1 'select count(*) as n from turns' {shlex.quote(str(root))}", env={"XDG_CACHE_HOME": str(tmp_path)})
+    screen = shown.wait(lambda s: "sql ━" in s or "EXITED" in s, "the progress bar")
+    assert "sql ━" in screen and "export ━" not in screen
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end", timeout=120)
+    assert "1600" in done and "sql ━" not in done
+
+
 COMMANDS_IN_COLOUR = {
     "validate": f"validate {shlex.quote(str(TORN))}",
     "stats": f"stats {shlex.quote(str(TOUR))}",

@@ -106,7 +106,7 @@ def _cached_export(paths: list[str], options: SqlOptions, tables: _Tables, progr
     export_options = ExportOptions(format="parquet", out=str(directory), prune=True, jobs=options.jobs, prices=options.prices,
                                    no_cost=options.no_cost, verbose=options.verbose, color=options.color_when,
                                    quiet=options.quiet)
-    result = export_logs(named, export_options, progress=progress)
+    result = export_logs(named, export_options, progress="sql" if progress else False)
     tables.failures.extend(result.failures)
     tables.warnings.extend(result.warnings)
     try:
