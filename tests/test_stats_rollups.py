@@ -464,3 +464,35 @@ def test_no_sessions_is_said_on_stderr_as_ls_does(monkeypatch, by, form):
         assert "no sessions" not in result.stdout and "cost:" not in result.stdout  # no total row, no cost note
     quiet = run_cli(*args, "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == result.stdout
+
+
+@pytest.mark.parametrize("by", ["day", "week", "month", "project", "model"])
+def test_a_rollup_row_carries_the_in_plus_out_the_tables_show(root, by):
+    """``inPlusOutTokens`` is the record's, the one value JSON, NDJSON, the table and TSV render: billed
+    input plus output, beside the buckets it sums."""
+    doc = document("--by", by, "--tz", "UTC", *_paths(root))
+    rows = doc["rows"] + [doc["total"]]
+    for row in rows:
+        assert list(row).index("inPlusOutTokens") == list(row).index("outputTokens") + 1
+        assert row["inPlusOutTokens"] == row["billedInputTokens"] + row["outputTokens"]
+    tsv = invoke("--by", by, "--tz", "UTC", "--tsv", *_paths(root)).stdout.splitlines()
+    column = tsv[0].split("\t").index("in+out")
+    assert [int(line.split("\t")[column]) for line in tsv[1:]] == [row["inPlusOutTokens"] for row in rows]
+    ndjson = [json.loads(line) for line in invoke("--by", by, "--tz", "UTC", "--ndjson", *_paths(root)).stdout.splitlines()]
+    assert [row["inPlusOutTokens"] for row in ndjson] == [row["inPlusOutTokens"] for row in rows]
+
+
+def test_in_plus_out_is_derived_however_a_row_is_made():
+    import msgspec
+
+    from dshctl.stats.records import RollupRow
+
+    left = ("kind", "key", "in_plus_out_tokens", "models", "settlements", "costs", "costs_by_currency", "unpriced_models")
+    fields = {name: None for name in RollupRow.__struct_fields__ if name not in left}
+    fields.update(kind="day", key="2026-03-01", sessions=1, turns=1, steps=1, ttft_steps=0)
+    row = RollupRow(**{**fields, "billed_input_tokens": 100, "output_tokens": 7})
+    assert row.in_plus_out_tokens == 107
+    assert msgspec.structs.replace(row, output_tokens=None).in_plus_out_tokens == 100
+    assert RollupRow(**fields).in_plus_out_tokens is None  # null only where both are: dsh has none
+    decoded = msgspec.json.decode(msgspec.json.encode({**msgspec.to_builtins(row), "inPlusOutTokens": 1}), type=RollupRow)
+    assert decoded.in_plus_out_tokens == 107  # never given: the buckets say it

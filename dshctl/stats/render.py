@@ -528,7 +528,7 @@ def _rollup_line(row: RollupRow, cost: bool) -> list:
         _tokens(row.cache_read_tokens),
         _tokens(row.cache_write_tokens),
         _tokens(row.output_tokens),
-        _tokens(_total_tokens(row)),
+        _tokens(row.in_plus_out_tokens),
         _percent(row.cache_hit_percent),
         _span(row.llm_ms),
         _span(row.tool_ms),
@@ -550,13 +550,6 @@ cost: "which burnt the most" is what it answers, so on a narrow terminal its key
 before they go."""
 
 
-def _total_tokens(row: RollupRow) -> int | None:
-    """The tokens a row's sessions burnt: billed input (uncached, cache read and cache write) plus output."""
-    if row.billed_input_tokens is None and row.output_tokens is None:
-        return None
-    return (row.billed_input_tokens or 0) + (row.output_tokens or 0)
-
-
 def _shown_note(shown: int, count: int) -> str | None:
     return None if shown == count else f"{shown} of {count} rows shown; the total counts all {count}"
 
@@ -576,7 +569,7 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
             day = _dt.date.fromisoformat(row.key)
         except ValueError:
             continue
-        tokens[day] = (row.billed_input_tokens or 0) + (row.output_tokens or 0)
+        tokens[day] = row.in_plus_out_tokens or 0
     if len(tokens) < 2:
         return None
     first, last = min(tokens), max(tokens)
