@@ -84,7 +84,7 @@ class GrepRun:
         several = len(self.refs) > 1
         names = SessionIds(session_ids_of(self.refs) if several and options.mode == "hits" else ())
         write_lines(self.parts(), mode=options.mode, context=options.context_lines, color=color, with_path=several,
-                    only=options.only_matching, names=names, numbers=options.line_number)
+                    only=options.only_matching, names=names, numbers=options.line_number, heading=several and options.headings)
 
     def emit(self) -> None:
         from ..output import emit
