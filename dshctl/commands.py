@@ -142,7 +142,10 @@ def sql(query: str, paths: list[str] | None, options: SqlOptions) -> int:
 
 
 def prices_(paths: list[str] | None, options: PricesOptions) -> int:
-    """The price tables in force (built-in: generated from genai-prices) and the prices of the models in PATHs."""
+    """The price tables in force (built-in: generated from genai-prices) and the prices of the models in PATHs.
+
+    --tsv is one table: the price rows (with PATHs, each route found joined to the rows of the price key it
+    bills as); --files and --routes choose one of the other tables, in every form."""
     from .stats.prices_info import run_prices
 
     return run_prices(paths or [], options)

@@ -4,8 +4,8 @@
   hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
 * ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
   spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
-* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line;
-  a cell that is a :class:`Cell` gives its machine value there (whole numbers, milliseconds, ISO times,
+* ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, one table a command (:class:`Tables`
+  refuses a second); a cell that is a :class:`Cell` gives its machine value there (whole numbers, milliseconds, ISO times,
   empty for none) where the other forms show it as people read it (``12.2K``, ``1m05s``, ``14:13``, ``—``).
 
 A column may be shown in some forms only (``forms``): a mark beside a row's key on a terminal (``⑂``
@@ -173,8 +173,9 @@ class Cell:
 
 
 def raw_text(value: Any) -> str:
-    """A machine value as a TSV field: integers whole, other numbers as JavaScript prints them (no
-    trailing ``.0``), booleans ``true``/``false``, none (``None``, NaN) empty, text one line."""
+    """A machine value as a TSV field: integers whole, other numbers in positional notation with the
+    digits of their shortest exact form (``0.0000627``, never ``6.27e-05``; no trailing ``.0``), booleans
+    ``true``/``false``, none (``None``, NaN) empty, text one line."""
     import math
 
     if value is None:
@@ -186,8 +187,17 @@ def raw_text(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return ""
-        return str(int(value)) if value.is_integer() else repr(value)
+        return str(int(value)) if value.is_integer() else _positional(repr(value))
     return visible_line(value)
+
+
+def _positional(shortest: str) -> str:
+    """A float's shortest round-trip digits (``repr``) without an exponent: ``6.27e-05`` → ``0.0000627``."""
+    if "e" not in shortest:
+        return shortest
+    from decimal import Decimal
+
+    return format(Decimal(shortest), "f")
 
 
 def iso_moment(ms: Any) -> str | None:
@@ -682,8 +692,9 @@ class SessionNames:
 
 class Tables:
     """Tables and lines on stdout drawn one way: with or without colour, in one form (``auto``,
-    ``plain``, ``tsv``); plain and TSV tables are set apart by an empty line, and TSV prints only tables
-    (no titles, captions or other lines)."""
+    ``plain``, ``tsv``); plain tables are set apart by an empty line; TSV is one table (a header line and
+    its rows, what a program reads back), so a second is a bug of the command, and prints no titles,
+    captions or other lines."""
 
     def __init__(self, *, color: bool | str = "auto", form: str = "auto"):
         self.color = color
@@ -691,6 +702,8 @@ class Tables:
         self._tables = 0
 
     def table(self, title: str | None, columns: list, rows: Iterable[list[Any]], caption: str | None = None) -> None:
+        if self._tables and self.form == "tsv":
+            raise AssertionError(f"--tsv is one table: a second ({title}) was asked for")
         if self._tables and self.form != "box":
             sys.stdout.write("\n")
         self._tables += 1

@@ -40,6 +40,8 @@ PER_LOG: list[tuple[str, list[str]]] = [
     ("validate-json", ["validate", "--format", "json", "{log}"]),
     ("validate-strict-sarif", ["validate", "--strict", "--format", "sarif", "{log}"]),
     ("images-json", ["images", "--json", "{log}"]),
+    ("images-tsv", ["images", "--tsv", "{log}"]),
+    ("stats-step-tsv", ["stats", "--by", "step", "--tsv", "{log}"]),
     ("replay-instant", ["replay", "--instant", "{log}"]),
     ("replay-instant-ts", ["replay", "--instant", "--timestamps", "{log}"]),
     ("replay-md", ["replay", "{log}", "--export", "{out}/x.md"]),
@@ -61,6 +63,11 @@ PER_ROOT: list[tuple[str, list[str]]] = [
     ("validate-json", ["validate", "--format", "json", "-j", "1", "{root}"]),
     ("grep-json", ["grep", "--json", "-j", "1", "-i", "a", "{root}"]),
     ("grep-count", ["grep", "-c", "-j", "1", "e", "{root}"]),
+    ("ls-tsv", ["ls", "--tsv", "{root}"]),
+    ("stats-tsv", ["stats", "--tsv", "-j", "1", "{root}"]),
+    ("stats-project-tsv", ["stats", "--by", "project", "--tsv", "-j", "1", "{root}"]),
+    ("stats-tool-tsv", ["stats", "--by", "tool", "--tsv", "-j", "1", "{root}"]),
+    ("prices-tsv", ["prices", "--tsv", "{root}"]),
 ]
 
 

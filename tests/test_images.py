@@ -898,3 +898,43 @@ def test_an_empty_store_is_a_store_of_no_objects(tmp_path):
     (store / "v1" / "objects" / "notes.txt").write_text("kept by hand")
     listed = invoke("--store", str(store), "--json")
     assert listed.exit_code == 0 and manifest(listed)["summary"]["verified"] == 1
+
+
+def test_tsv_gives_offloaded_and_stored_as_values(v4_log, tmp_path):
+    """TSV: ``offloaded`` true/false and ``offloaded by`` a seq or empty, never ``yes`` / ``by seq N``;
+    with a store, ``stored`` true/false beside the check's ``status``; the manifest's file and problem apart."""
+    import csv
+
+    def tsv(*args: str) -> list[dict]:
+        result = invoke(*args, "--tsv")
+        assert result.exit_code in (0, 1), result.output
+        rows = list(csv.reader(result.stdout.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+        assert all(len(row) == len(rows[0]) for row in rows), result.stdout
+        return [dict(zip(rows[0], row)) for row in rows[1:]]
+
+    json_rows = {(r["seq"], r["n"]): r for r in listing(v4_log)}
+    rows = tsv(str(v4_log))
+    assert len(rows) == len(json_rows)
+    for row in rows:
+        expected = json_rows[(int(row["seq"]), int(row["n"]))]
+        assert row["offloaded"] == ("true" if expected["offloaded"] else "false")
+        assert row["offloaded by"] == ("" if expected["offloadedBy"] is None else str(expected["offloadedBy"]))
+    assert {row["offloaded by"] for row in rows} == {"", "10"}
+    # a log without offloads has the same columns
+    plain_log = write_log(tmp_path / "plain" / "session.v4.jsonl", 4, [user([image(PNG_REF)])])
+    (only,) = tsv(str(plain_log))
+    assert (only["offloaded"], only["offloaded by"]) == ("false", "")
+    store = tmp_path / "store"
+    for data in (PNG,):
+        digest = hashlib.sha256(data).hexdigest()
+        (store / "v1" / "objects" / digest[:2]).mkdir(parents=True)
+        (store / "v1" / "objects" / digest[:2] / digest).write_bytes(data)
+    checked = tsv(str(v4_log), "--store", str(store))
+    assert {(row["stored"], row["status"]) for row in checked} == {("true", "verified"), ("false", "missing")}
+    assert all(cell not in ("yes", "no") for row in checked for cell in row.values())
+    out = tmp_path / "out"
+    written = tsv(str(v4_log), "--store", str(store), "--out", str(out), *SEQ_NAMES)
+    assert {row["status"] for row in written} >= {"written", "missing"}
+    for row in written:
+        assert (row["file"] == "") == (row["problem"] != "") and (row["file"] == "") == (row["status"] not in ("written", "present", "duplicate") or "same image" in row["problem"])
+        assert not row["file"] or Path(row["file"]).is_file()

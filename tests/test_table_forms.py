@@ -63,6 +63,7 @@ def test_a_pipe_gets_plain_tables_whatever_columns_says(name, args):
 def test_tsv_is_a_header_line_and_rows_of_as_many_fields(name, args):
     result = run(*args, "--tsv")
     assert result.exit_code == 0, result.output
+    assert "\n\n" not in result.stdout  # one table: no second after an empty line
     for table in result.stdout.rstrip("\n").split("\n\n"):
         lines = table.split("\n")
         fields = lines[0].count("\t") + 1

@@ -524,5 +524,15 @@ def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> Non
              else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
     caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
-    shown = ([Cell("NULL" if value is None else cell(value), tsv_value(value)) for value in row] for row in rows)
-    print_table(None, specs, shown, caption, color=color, form=form, listing=True)
+    print_table(None, specs, ([_table_cell(value) for value in row] for row in rows), caption, color=color, form=form, listing=True)
+
+
+def _table_cell(value: Any):
+    """A table shows NULL (NaN and infinities too: null in JSON); TSV gives an empty field for it, and the
+    other values by the shared TSV rules (:func:`tsv_value`: a float in positional notation, ``0.0000001``,
+    not ``1e-07``; a time in UTC with milliseconds)."""
+    from ..tables import Cell
+
+    if value is None or (isinstance(value, float) and plain(value) is None):  # NaN and infinities are JSON's null too
+        return Cell("NULL", None)
+    return Cell(cell(value), tsv_value(value))

@@ -111,7 +111,10 @@ def _held_archive(path: Any):
 def _list_columns() -> list:
     """The listing's columns, hidden on a narrow terminal in this order: offloaded, size, bytes, n,
     mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe. TSV
-    gives machine values: ``turn`` and ``step``, ``width`` and ``height`` apart (:func:`_split_cells`)."""
+    gives machine values: ``turn`` and ``step``, ``width`` and ``height`` apart (:func:`_split_cells`);
+    ``offloaded`` (true/false) and ``offloaded by`` (the ``image/offload`` event's seq, empty for none)
+    always, where the other forms show ``yes`` or ``by seq N`` when anything was offloaded; with a store,
+    ``stored`` true/false and the check's ``status`` word (``verified``, ``missing``, …)."""
     from ..tables import number, text
 
     return [number("seq"), number("n", drop=3), *_turn_step_columns(drop=5), text("where", drop=6),
@@ -147,7 +150,7 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
     """Without ``--out``: every reference, as a table, one JSON document or NDJSON records; with a
     ``store``, what it holds of each (:func:`check_all`)."""
     from ..output import emit
-    from ..tables import print_table, text
+    from ..tables import Cell, number, print_table, text
 
     refs = scan.refs
     summary = scan.summary()
@@ -156,9 +159,10 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
         columns = _list_columns()
         marked = any(ref.offloaded for ref in refs)
         if marked:
-            columns.append(text("offloaded", drop=0))
+            columns.append(text("offloaded", drop=0, forms=_SHOWN))
+        columns += [text("offloaded", forms=("tsv",)), number("offloaded by", forms=("tsv",))]
         if store is not None:
-            columns += [text("stored"), text("problem", fold=True, least=16, drop=8)]
+            columns += [text("stored"), text("status", forms=("tsv",)), text("problem", fold=True, least=16, drop=8)]
         rows = []
         for ref in refs:
             row = [ref.seq, ref.n, *_split_cells(_turn_step(ref), ref.turn, ref.step), ref.where, _whole_id(ref),
@@ -166,8 +170,9 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
                    *_split_cells(_dimensions(ref), ref.declared("width"), ref.declared("height")), _cell(ref.declared("name"))]
             if marked:
                 row.append(_offload_mark(ref))
+            row += [Cell("", ref.offloaded), Cell("", ref.offloaded_by)]
             if store is not None:
-                row += [_stored(ref.status), _cell(ref.error or "")]
+                row += [Cell(_stored(ref.status), ref.status == "verified"), Cell("", ref.status), _cell(ref.error or "")]
             rows.append(row)
         caption = f"{summary['references']} reference(s) to {summary['distinct']} image(s)"
         count_only = store is None and not (summary["offloaded"] or scan.offloads)  # else a finding: kept in a pipe
@@ -250,10 +255,11 @@ def _store_step(store: Store, options: ImagesOptions) -> int:
 
     def table() -> None:
         columns = [text("attachmentId", cut="end", least=14), text("status"), text("mediaType", drop=2), number("bytes", drop=1),
-                   *_size_columns(drop=0), text("name / problem", fold=True, least=16, drop=3)]
+                   *_size_columns(drop=0), text("name / problem", fold=True, least=16, drop=3, forms=_SHOWN),
+                   text("name", forms=("tsv",)), text("problem", forms=("tsv",))]
         rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", Cell("" if r["bytes"] is None else f"{r['bytes']:,}", r["bytes"]),
                  *_split_cells("" if r["width"] is None else f"{r['width']}×{r['height']}", r["width"], r["height"]),
-                 _cell(r["error"] or r["name"])] for r in objects]
+                 _cell(r["error"] or r["name"]), _cell(r["name"]), _cell(r["error"] or "")] for r in objects]
         caption = f"{len(objects)} object(s) in {_cell(str(store.path))}: {summary['verified']} verified" + (
             f", {len(bad)} not" if bad else "")
         print_table(None, columns, rows, caption=caption, color=options.colored, form=options.table_form)
@@ -276,7 +282,8 @@ def _extract_columns() -> list:
     from ..tables import number, text
 
     return [number("seq"), number("n", drop=1), text("where", drop=0), text("attachmentId", cut="end", least=14, drop=2),
-            text("status"), text("file / problem", fold=True, least=16)]
+            text("status"), text("file / problem", fold=True, least=16, forms=_SHOWN), text("file", forms=("tsv",)),
+            text("problem", forms=("tsv",))]
 
 
 def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> int:
@@ -295,7 +302,8 @@ def _extract_step(scan: ImageScan, options: ImagesOptions, *, store: Store) -> i
         counts[ref.status] = counts.get(ref.status, 0) + 1
 
     def table() -> None:
-        rows = [[ref.seq, ref.n, ref.where, _whole_id(ref), ref.status, _file_or_problem(ref)] for ref in refs]
+        rows = [[ref.seq, ref.n, ref.where, _whole_id(ref), ref.status, _file_or_problem(ref), _written(ref), _cell(ref.error or "")]
+                for ref in refs]
         parts = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
         caption = (f"{len(refs)} reference(s): {parts or 'nothing to extract'} → {_cell(str(out))} "
                    f"(store: {_cell(str(store.path))})")
@@ -359,6 +367,12 @@ def _offload_mark(ref: ImageRef) -> str:
     if ref.offloaded_by is not None:
         return "by seq " + str(ref.offloaded_by)
     return "yes" if ref.offloaded else ""
+
+
+def _written(ref: ImageRef) -> str:
+    """TSV's ``file``: the path of the file the reference's image is in (written, present or a
+    duplicate's), as dshctl wrote it; empty when there is none (a duplicate of an image not written)."""
+    return _cell(ref.path) if ref.path and ref.status in ("written", "present", "duplicate") and not ref.error else ""
 
 
 def _file_or_problem(ref: ImageRef) -> str:

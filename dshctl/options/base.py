@@ -93,7 +93,7 @@ PLAIN = option(
     follows=False,
     help="Tables without borders, one row per line, columns aligned by spaces, never folded (what a pipe gets).",
 )
-TSV = option(False, "--tsv", follows=False, help="Tables as tab-separated values, a header line first.")
+TSV = option(False, "--tsv", follows=False, help="One table as tab-separated values: a header line, then a line per row.")
 LATEST = option(
     False, "--latest", help="The most recently written session under the sessions root (with --project, of that project)."
 )

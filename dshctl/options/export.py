@@ -107,12 +107,34 @@ class PricesOptions(Options):
     """``dshctl prices``: which tables are in force, and the prices of the models PATHs name."""
 
     prices: str | None = PRICES.with_help("Price table (TOML) over the built-in and user ones, as in stats.")
+    files: bool = option(
+        False, "--files", help="Only the price tables in force: each one's name, file and the source its prices come from (no PATH)."
+    )
+    routes: bool = option(
+        False,
+        "--routes",
+        help="Only the routes: without PATH, each dsh provider and model alias and the price key it bills as; with PATHs, "
+        "the routes their sessions used, the sessions of each and its price key.",
+    )
     json: bool = JSON
     plain: bool = PLAIN
     tsv: bool = TSV
     color: str = COLOR
     no_color: bool = NO_COLOR
     quiet: bool = QUIET
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        chosen = [self.fields[name].long for name in ("files", "routes") if getattr(self, name)]
+        if len(chosen) == 2:
+            raise UsageError(f"{chosen[0]} and {chosen[1]} each choose one table: give one")
+        if chosen and self.json:
+            raise UsageError(f"{chosen[0]} chooses a table; {self.fields['json'].long} prints the whole document: choose one")
+
+    @property
+    def view(self) -> str:
+        """The one table asked for (``files``, ``routes``), else ``prices`` (the price rows)."""
+        return "files" if self.files else "routes" if self.routes else "prices"
 
     @property
     def output(self) -> str:

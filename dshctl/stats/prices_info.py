@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError
+from ..errors import EXIT_FINDINGS, EXIT_OK, DshctlError, UsageError
 from ..options import PricesOptions
 from .prices import DAY_NAMES, PriceEntry, PriceTable, Rates, load_prices, rates_text, since_text
 
@@ -125,8 +125,10 @@ def _routes_of_log(ref) -> list:
 
 
 class _PricesRun:
-    def __init__(self, paths: list[str], table: PriceTable, *, color: bool, form: str = "auto", progress: bool = True):
+    def __init__(self, paths: list[str], table: PriceTable, *, color: bool, form: str = "auto", progress: bool = True,
+                 view: str = "prices"):
         self.paths = paths
+        self.view = view
         self.table = table
         self.color = color
         self.form = form
@@ -172,29 +174,73 @@ class _PricesRun:
         )
 
     def tables(self) -> None:
-        from ..tables import Cell, Tables, number, text
+        """The terminal and ``--plain``: every table (the files, the routes and aliases, with PATHs the
+        models found, the price histories); ``--files`` or ``--routes`` one of them; ``--tsv`` one table
+        always (:meth:`_price_rows_tsv` unless one is chosen)."""
+        from ..tables import Tables
 
+        if self.view != "prices":
+            self._one_view()
+            return
+        if self.form == "tsv":
+            self._price_rows_tsv()
+            return
         out = Tables(color=self.color, form=self.form)
-        table = self.table
-        out.table(
-            "price tables in force (each overrides the ones before it, model by model)",
-            [text("table"), text("file", cut="middle", least=16), text("prices from", fold=True)],
-            [[t.name, t.path, " ".join(x for x in (t.source, t.version) if x) or "—"] for t in table.info],
-            caption="costs are estimates at these list prices, not a bill",
-        )
-        if table.providers or table.aliases:
-            mapping = [[route, f"{provider}/<model>"] for route, provider in table.providers.items()]
-            mapping += [[alias, target] for alias, target in table.aliases.items()]
-            out.table("routes and aliases (dsh's provider/model → the prices it bills at)",
-                      [_key("route or model", [row[0] for row in mapping]), _other("bills as")], mapping)
+        out.table(*self._files_view(), caption=COST_NOTE)
+        if self.table.providers or self.table.aliases:
+            out.table(*self._aliases_view())
         if self.routes is not None:
-            found = [[route or "(unknown)", Cell(f"{count:,}", count), table.price_key(route) or "no price (no cost)"]
-                     for route, count in self.routes.items()]
-            out.table("models found", [_key("route", [row[0] for row in found]), number("sessions", drop=0),
-                                       _other("bills as")], found)
+            out.table(*self._found_view())
+        self._price_tables(out)
+        if self.errors:
+            from ..tables import text
+
+            out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e["path"], e["error"]] for e in self.errors])
+
+    def _one_view(self) -> None:
+        """``--files`` or ``--routes``: that table alone, in every form; its title and note on a terminal only."""
+        from ..tables import print_table, table_form
+
+        if self.view == "files":
+            title, columns, rows = self._files_view()
+        else:
+            title, columns, rows = self._aliases_view() if self.routes is None else self._found_view()
+        boxed = table_form(self.form) == "box"
+        print_table(title if boxed else None, columns, rows, COST_NOTE if self.view == "files" else None,
+                    color=self.color, form=self.form, listing=True)
+
+    def _files_view(self) -> tuple:
+        from ..tables import Cell, text
+
+        rows = [[t.name, t.path, Cell(" ".join(x for x in (t.source, t.version) if x) or "—", t.source),
+                 Cell("", t.version)] for t in self.table.info]
+        return ("price tables in force (each overrides the ones before it, model by model)",
+                [text("table"), text("file", cut="middle", least=16), text("prices from", fold=True, tsv="source"),
+                 text("version", forms=("tsv",))], rows)
+
+    def _aliases_view(self) -> tuple:
+        mapping = [[route, f"{provider}/<model>"] for route, provider in self.table.providers.items()]
+        mapping += [[alias, target] for alias, target in self.table.aliases.items()]
+        return ("routes and aliases (dsh's provider/model → the prices it bills at)",
+                [_key("route or model", [row[0] for row in mapping]), _other("bills as")], mapping)
+
+    def _found_view(self) -> tuple:
+        from ..tables import Cell, number
+
+        table = self.table
+        found = [[Cell(route or "(unknown)", route), Cell(f"{count:,}", count),
+                  Cell(table.price_key(route) or "no price (no cost)", table.price_key(route))]
+                 for route, count in (self.routes or {}).items()]
+        return ("models found", [_key("route", [row[0].text for row in found]), number("sessions", drop=0),
+                                 _other("bills as", tsv="price key")], found)
+
+    def _price_tables(self, out) -> None:
+        from ..tables import text
+
+        table = self.table
         title = "prices per million tokens (a call pays the entry in force at its time; inside a window, the window's rates)"
         rows = [row for key in self.keys() for row in _price_rows(key, table.models[key])]
-        rates = [number("in"), number("cache read", drop=2), number("cache write", drop=1), number("out")]
+        rates = _rate_columns()
         if out.form == "box" and rows:
             # a table per price key, titled by it: the key is never folded, and the rates fit 60 columns
             out.line(title)
@@ -209,8 +255,55 @@ class _PricesRun:
         else:
             out.table(title, [text("price key"), text("since"), _hours_column([row[2] for row in rows]), *rates, text("currency")],
                       rows or [["—", "", "", "", "", "", "", ""]])
-        if self.errors:
-            out.table("unreadable (skipped)", [text("log", cut="middle", least=16), text("error", fold=True)], [[e["path"], e["error"]] for e in self.errors])
+
+    def _price_rows_tsv(self) -> None:
+        """``--tsv``: one table of price rows, each window's zone, days and hours apart; with PATHs, each
+        route found joined to the rows of the key it bills as (a route without a price: one row, its
+        price cells empty), so every row says which rates a route's calls pay and when."""
+        from ..tables import number, print_table, text
+
+        columns = [text("price key"), text("since"), text("zone"), text("days"), text("hours"), *_rate_columns(), text("currency")]
+        table = self.table
+        if self.routes is None:
+            rows = [row for key in self.keys() for row in _price_values(key, table.models[key])]
+        else:
+            columns = [text("route"), number("sessions"), *columns]
+            rows = []
+            for route, count in self.routes.items():
+                key = table.price_key(route)
+                priced = _price_values(key, table.models[key]) if key is not None else [[None] * (len(columns) - 2)]
+                rows += [[route, count, *row] for row in priced]
+        print_table(None, columns, rows, form="tsv")
+
+
+COST_NOTE = "costs are estimates at these list prices, not a bill"
+
+
+def _rate_columns() -> list:
+    from ..tables import number
+
+    return [number("in"), number("cache read", drop=2), number("cache write", drop=1), number("out")]
+
+
+def _price_values(key: str, entries: list[PriceEntry]) -> list[list]:
+    """The TSV rows of a price key's history: per entry, its own rates (zone, days and hours empty: any
+    time outside its windows), then a row per window (its zone; its days as ``mon,tue,…``, all seven for
+    every day; its hours as ``09:00-12:00,14:00-18:00``); ``since`` ISO, empty when undated; rates as
+    exact decimals, empty for no price."""
+    rows = []
+    for entry in entries:
+        since = None if entry.since_ms is None else _iso(entry.since_ms)
+        rows.append([key, since, None, None, None, *_rate_values(entry.rates), entry.currency])
+        for window in entry.windows:
+            days = ",".join(DAY_NAMES[d - 1] for d in (range(1, 8) if window.days is None else sorted(window.days)))
+            hours = ",".join(f"{a // 60:02d}:{a % 60:02d}-{b // 60:02d}:{b % 60:02d}" for a, b in window.hours)
+            rows.append([key, since, window.zone, days, hours, *_rate_values(window.rates), entry.currency])
+    return rows
+
+
+def _rate_values(rates: Rates) -> list:
+    return [None if value is None else format(value.normalize(), "f")
+            for value in (rates.input, rates.cache_read, rates.cache_write, rates.output)]
 
 
 KEY_WHOLE = 48
@@ -226,11 +319,11 @@ def _key(header: str, cells: list[str]):
     return text(header) if longest <= KEY_WHOLE else text(header, cut="middle", least=KEY_WHOLE)
 
 
-def _other(header: str):
+def _other(header: str, tsv: str | None = None):
     """A column beside a route: cut in its middle before the route is."""
     from ..tables import text
 
-    return text(header, cut="middle", least=12)
+    return text(header, cut="middle", least=12, tsv=tsv)
 
 
 def _hours_column(cells: list):
@@ -242,29 +335,20 @@ def _hours_column(cells: list):
 
 
 def _price_rows(key: str, entries: list[PriceEntry]) -> list[list]:
-    """The rows of a price key's history: per entry, its rates at other times (``any time`` without
-    windows), then a row per window; TSV: an ISO ``since`` (empty: undated), empty hours for the
-    entry's own rates, the rates as exact decimals (empty: no price)."""
-    from ..tables import Cell
-
+    """The rows of a price key's history as people read them (the terminal and ``--plain``; TSV's are
+    :func:`_price_values`): per entry, its rates at other times (``any time`` without windows), then a
+    row per window (``09:00-12:00, 14:00-18:00 mon-fri Asia/Shanghai``)."""
     rows = []
     for entry in entries:
-        since = Cell(since_text(entry.since_ms), None if entry.since_ms is None else _iso(entry.since_ms))
-        rows.append([key, since, Cell("other hours" if entry.windows else "any time", None), *_rate_cells(entry.rates), entry.currency])
+        since = since_text(entry.since_ms)
+        rows.append([key, since, "other hours" if entry.windows else "any time", *_rate_cells(entry.rates), entry.currency])
         for window in entry.windows:
-            hours = _window_text(window)
-            rows.append([key, since, Cell(hours, hours), *_rate_cells(window.rates), entry.currency])
+            rows.append([key, since, _window_text(window), *_rate_cells(window.rates), entry.currency])
     return rows
 
 
-def _rate_cells(rates: Rates) -> list:
-    from ..tables import Cell
-
-    cells = []
-    for value in (rates.input, rates.cache_read, rates.cache_write, rates.output):
-        shown = None if value is None else format(value.normalize(), "f")
-        cells.append(Cell("—" if shown is None else shown, shown))
-    return cells
+def _rate_cells(rates: Rates) -> list[str]:
+    return ["—" if value is None else value for value in _rate_values(rates)]
 
 
 def _window_text(window) -> str:
@@ -293,7 +377,10 @@ def run_prices(paths: list[str], options: PricesOptions) -> int:
     from ..output import emit
     from ..stdio import warn
 
-    run = _PricesRun(paths, load_prices(options.prices), color=options.colored, form=options.table_form, progress=options.progress)
+    if paths and options.files:
+        raise UsageError(f"{options.fields['files'].long} lists the price tables in force, whatever the logs: give no PATH")
+    run = _PricesRun(paths, load_prices(options.prices), color=options.colored, form=options.table_form, progress=options.progress,
+                     view=options.view)
     try:
         emit(options.output, document=run.document, records=lambda: [run.document()], table=run.tables)
     finally:

@@ -302,7 +302,7 @@ def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str |
         shown = row.finish_reason or ("interrupted" if row.interrupted else "—")
         if row.failure_code:
             shown = f"{shown} {row.failure_code}"
-        return shown if row.ended else shown + " (no step/end)"
+        return Cell(shown if row.ended else shown + " (no step/end)", row.finish_reason)
 
     fields = _session_fields(rows, lambda row: row.session, multi) + [
         (number("turn"), lambda row: _count(row.turn)),
@@ -316,6 +316,10 @@ def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str |
         (number("out"), lambda row: _count(row.output_tokens)),
         (number("tok/s", drop=4), lambda row: _rate(row.tokens_per_second)),
         (number("tools", drop=0), lambda row: _count(row.tool_calls)),
+        # TSV: what the finish cell says in words, as values of their own
+        (text("failure", forms=("tsv",)), lambda row: row.failure_code or ""),
+        (text("interrupted", forms=("tsv",)), lambda row: Cell("", bool(row.interrupted))),
+        (text("ended", forms=("tsv",)), lambda row: Cell("", bool(row.ended))),
         (text("finish", fold=True, drop=7), finish),
     ]
     title = "per step (att = attempts, rty = retries, total = step/start → message, gen = first token → message)"
@@ -520,7 +524,7 @@ _ROLLUP_TITLES = {"day": "per day", "week": "per ISO week (Monday to Sunday)", "
 
 def _rollup_line(row: RollupRow, cost: bool) -> list:
     line = [
-        row.key,
+        _key_cell(row.key),
         _count(row.sessions),
         _count(row.turns),
         _count(row.steps),
@@ -548,6 +552,13 @@ _ROLLUP_COLUMNS = [  # hidden first on a narrow terminal: the lowest drop rank (
 """A rollup hides its calls (steps), sessions and tokens out last, and never its tokens (in+out) or its
 cost: "which burnt the most" is what it answers, so on a narrow terminal its key (a route, a cwd) is cut
 before they go."""
+
+
+def _key_cell(key: str) -> Cell:
+    """A rollup row's key; in TSV empty for the row of sessions without one (shown ``(unknown)``)."""
+    from .rollup import UNKNOWN
+
+    return Cell(key, None if key == UNKNOWN else key)
 
 
 def _shown_note(shown: int, count: int) -> str | None:
@@ -667,7 +678,7 @@ def _unreadable_table(out: Tables, errors: list[LogError]) -> None:
 
 def _tool_line(row: ToolRow) -> list:
     return [
-        row.key,
+        _key_cell(row.key),
         _count(row.sessions),
         _count(row.calls),
         _count(row.failures),
