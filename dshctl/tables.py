@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from .stdio import color_wanted, is_terminal, terminal_width
+from .terminal import dumb_terminal
 from .textsafe import visible_line
 
 FORMS = ("auto", "box", "plain", "tsv")
@@ -74,11 +75,12 @@ def console(stderr: bool = False, *, color: bool | str = "auto", width: int | No
 
 def color_system(color: bool) -> str | None:
     """rich's colour system for a decision made: ``auto`` (what TERM and COLORTERM say), except that
-    rich would draw nothing for ``TERM=dumb`` or ``unknown``: colour asked for (``--color always``,
-    ``FORCE_COLOR``) is then the 8 standard colours every terminal has."""
+    rich would draw nothing for ``TERM=dumb`` or ``unknown``. ``--color auto`` never decides yes there
+    (:func:`dshctl.terminal.color_wanted`), so a yes on such a terminal is colour asked for
+    (``--color always``, ``FORCE_COLOR``): the 8 standard colours every terminal has."""
     if not color:
         return None
-    return "standard" if os.environ.get("TERM", "").lower() in ("dumb", "unknown") else "auto"
+    return "standard" if dumb_terminal() else "auto"
 
 
 def stdout_is_terminal() -> bool:

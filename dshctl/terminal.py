@@ -17,7 +17,8 @@ def color_wanted(when: str | bool = "auto", stream: Any = None) -> bool:
     * ``always`` / ``never`` — as said (a flag beats every environment variable);
     * ``auto`` — never when ``NO_COLOR`` is set (to anything but the empty string); else always when
       ``FORCE_COLOR`` or ``CLICOLOR_FORCE`` is set (to anything but the empty string or ``0``); else
-      when ``stream`` is a terminal.
+      when ``stream`` is a terminal that can draw colour: not ``TERM=dumb`` (nor ``unknown``), as git
+      and ripgrep decide.
 
     A bool is the older form: True for ``auto``, False for ``never``."""
     if isinstance(when, bool):
@@ -30,7 +31,12 @@ def color_wanted(when: str | bool = "auto", stream: Any = None) -> bool:
         return False
     if any(os.environ.get(name, "") not in ("", "0") for name in ("FORCE_COLOR", "CLICOLOR_FORCE")):
         return True
-    return is_terminal(stream)
+    return is_terminal(stream) and not dumb_terminal()
+
+
+def dumb_terminal() -> bool:
+    """Whether ``TERM`` names a terminal without colour (``dumb``, or ``unknown``)."""
+    return os.environ.get("TERM", "").lower() in ("dumb", "unknown")
 
 
 def color_in_file(when: str = "auto") -> bool:

@@ -58,11 +58,16 @@ class _Tty(io.StringIO):
         ("auto", {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False, False),  # NO_COLOR wins
         ("always", {"NO_COLOR": "1"}, False, True),  # the flag wins over every variable
         ("never", {"FORCE_COLOR": "1"}, True, False),
+        ("auto", {"TERM": "dumb"}, True, False),  # a terminal without colour, as git and ripgrep
+        ("auto", {"TERM": "unknown"}, True, False),
+        ("always", {"TERM": "dumb"}, True, True),  # asked for: colour whatever TERM says
+        ("auto", {"TERM": "dumb", "FORCE_COLOR": "1"}, True, True),
     ],
 )
 def test_the_colour_rule(monkeypatch, when, env, tty, wanted):
     for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert color_wanted(when, _Tty() if tty else io.StringIO()) is wanted
@@ -296,6 +301,26 @@ def test_the_last_colour_flag_wins(flags, coloured, command):
 
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["help", "stats", "--color", "always"],
+        ["help", "--no-color", "stats"],
+        ["help", "stats", "--color", "never"],
+        ["--color", "always", "help", "stats", "--no-color"],
+        ["help", "--color", "always"],
+    ],
+)
+def test_help_takes_the_colour_options_as_every_command(args):
+    """The man page: --color works on every command, ``help`` too; what it prints is ``COMMAND --help``'s
+    text (plain, as that is), whatever the flag says."""
+    shown = invoke(*args)
+    assert shown.exit_code == 0, shown.output
+    named = [arg for arg in args if arg == "stats"]
+    assert shown.stdout == invoke(*named, "--help").stdout
+    assert invoke("help", "stats", "--color", "sometimes").exit_code == 2  # the choices are --color's
+
+
 # -------------------------------------------------------------------------------------------- a real terminal
 
 
@@ -392,6 +417,27 @@ def test_colour_on_a_terminal_and_forced_into_less(pane):
     assert "ESC" not in screen and "\x1b[" in less.text(escapes=True)  # less -R draws the colour, not ^[ codes
 
 
+@tmux_only
+@pytest.mark.parametrize("term", ["dumb", "unknown"])
+def test_auto_draws_no_colour_on_a_dumb_terminal_and_always_still_does(pane, term):
+    """As git and ripgrep: ``--color auto`` on a terminal whose TERM says it has no colour draws none (no
+    SGR, no bold headers); ``--color always`` is a request and colours it still, in the 8 standard colours."""
+    where = shlex.quote(str(ROOT))
+    steps = [f"TERM={term} {DSHCTL} grep red {where}", f"echo ==ls; TERM={term} {DSHCTL} ls {where}",
+             f"echo ==always; TERM={term} {DSHCTL} grep --color always red {where}",
+             f"echo ==ls-always; TERM={term} {DSHCTL} ls --color always {where}"]
+    shown = pane("; ".join(steps), width=200, height=200)
+    shown.wait(lambda s: "EXITED 0" in s, "the end")
+    screen = shown.text(escapes=True).split("EXITED")[0]
+    auto, rest = screen.split("==ls\n", 1)
+    ls_auto, rest = rest.split("==always", 1)
+    always, ls_always = rest.split("==ls-always", 1)
+    assert "red" in auto and "7c1e5a2d" in ls_auto  # the commands ran and drew their output
+    assert "\x1b[" not in _unstyled_prompt(auto) and "\x1b[" not in _unstyled_prompt(ls_auto)
+    assert "\x1b[35m" in always  # grep's paths in magenta, as asked
+    assert "\x1b[" in _unstyled_prompt(ls_always)
+
+
 def test_quiet_export_writes_no_note(tmp_path):
     out = tmp_path / "t.jsonl"
     shown = invoke("export", "--format", "otlp", "--out", str(out), str(TOUR))
@@ -444,6 +490,42 @@ def test_the_first_frame_of_a_bar_is_meaningful(pane, tmp_path):
     bar = next(line for line in first.splitlines() if "stats ━" in line)
     assert "?" not in bar and "-:--" not in bar and f"/{LOGS:,} logs" in bar and "MB" in bar
     shown.wait(lambda s: "EXITED 0" in s, "the end")
+
+
+@pytest.mark.parametrize("command, label", [(["sql", "select count(*) from turns"], "sql"),
+                                            (["export", "--format", "otlp", "--out", "-"], "export")])
+def test_the_bar_is_labelled_with_the_command_typed(monkeypatch, tmp_path, command, label):
+    """sql reads its logs through an export into its cache: its bar is still labelled sql, the command typed."""
+    pytest.importorskip("duckdb")
+    import dshctl.many
+
+    labels = []
+    real = dshctl.many.map_logs
+
+    def recorded(*args, **kwargs):
+        labels.append(kwargs.get("label"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dshctl.many, "map_logs", recorded)
+    shown = invoke(*command, str(TOUR), env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert shown.exit_code == 0, shown.output
+    assert labels == [label]
+
+
+@tmux_only
+def test_sql_shows_its_own_name_on_the_bar(pane, tmp_path):
+    pytest.importorskip("duckdb")
+    root = tmp_path / "root"
+    root.mkdir()
+    for number in range(800):  # a read of more than the bar's second (about 3 s here, under load)
+        shutil.copyfile(TOUR, root / f"s{number}.session.v4.jsonl")
+    shown = pane(f"{DSHCTL} sql -j 1 'select count(*) as n from turns' {shlex.quote(str(root))}", env={"XDG_CACHE_HOME": str(tmp_path)})
+    screen = shown.wait(lambda s: "━" in s or "EXITED" in s, "the progress bar")
+    assert "export ━" not in screen
+    if "sql ━" not in screen:  # the wiring itself is test_the_bar_is_labelled_with_the_command_typed's
+        pytest.skip("the read ended before the bar's first second")
+    done = shown.wait(lambda s: "EXITED 0" in s, "the end", timeout=120)
+    assert "3200" in done and "sql ━" not in done
 
 
 COMMANDS_IN_COLOUR = {

@@ -212,6 +212,33 @@ def test_stdout_and_refusing_to_overwrite(tmp_path):
     assert decoded
 
 
+@pytest.mark.parametrize(
+    "args, held",
+    [
+        (["export", "--format", "parquet", "--out", "-"], "a Parquet dataset"),
+        (["images", "--out", "-"], "the images"),
+    ],
+)
+def test_dash_is_refused_where_out_is_a_directory(tmp_path, monkeypatch, args, held):
+    """``-`` is standard output where --out is a file (otlp above); where it is a directory it is refused,
+    never made a directory named ``-`` in the current one."""
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*args, str(SAMPLES / "tour.session.v4.jsonl"))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == f"dshctl: error: --out - is standard output, which cannot hold {held}" + result.stderr.split(held, 1)[1]
+    assert result.stderr.endswith(": name a directory\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_is_refused_by_the_library_too(tmp_path):
+    from dshctl.errors import UsageError
+    from dshctl.options import ExportOptions
+
+    with pytest.raises(UsageError, match="standard output"):
+        ExportOptions(format="parquet", out="-")
+    assert ExportOptions(format="otlp", out="-").out == "-"
+
+
 # -- wave-1 review: never the log itself, whole or nothing, bounded memory, unique ids, real times ---------------
 
 

@@ -48,6 +48,25 @@ def test_forms_json_ndjson_csv_and_table():
         dshctl.tables.stdout_is_terminal = real
 
 
+def test_tsv_cells_follow_the_rules_every_tsv_form_shares():
+    """As TABLES says of every --tsv: a cell without a value is empty (never NULL), times ISO 8601 UTC with
+    milliseconds (…Z, as stats and ls write them), numbers as JavaScript prints them, text on one line."""
+    query = ("SELECT 1 AS a, NULL AS b, TIMESTAMPTZ '2026-09-21 14:13:59.5+00' AS t, TIMESTAMPTZ '2026-09-21 16:13:59.123456+02' AS u, "
+             "TIMESTAMP '2026-09-21 14:13:59' AS naive, 2.0::DOUBLE AS g, 'nan'::DOUBLE AS x, 1.50::DECIMAL(10,2) AS d, true AS yes, "
+             "[1, 2] AS l, DATE '2026-01-02' AS day, 'a' || chr(9) || 'b' AS tab")
+    shown = invoke("sql", query, str(SAMPLES), "--tsv", "--tz", "Europe/Berlin")
+    assert shown.exit_code == 0, shown.output
+    header, row = shown.stdout.splitlines()
+    assert header.split("\t") == ["a", "b", "t", "u", "naive", "g", "x", "d", "yes", "l", "day", "tab"]
+    assert row.split("\t") == ["1", "", "2026-09-21T14:13:59.500Z", "2026-09-21T14:13:59.123456Z", "2026-09-21T14:13:59.000",
+                                "2", "", "1.50", "true", "[1,2]", "2026-01-02", "a\u2409b"]
+    stored = invoke("sql", "SELECT created_at FROM sessions ORDER BY path LIMIT 1", str(SAMPLES), "--tsv").stdout.splitlines()[1]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stored)  # a stored time: milliseconds, as stats --tsv
+    plain = invoke("sql", query, str(SAMPLES), "--plain").stdout
+    assert "NULL" in plain and "None" not in plain  # a table still names NULL; NaN is no "None"
+    assert "None" not in invoke("sql", query, str(SAMPLES), "--csv").stdout
+
+
 def test_the_same_query_over_logs_and_over_the_dataset(tmp_path):
     dataset = tmp_path / "ds"
     assert invoke("export", str(SAMPLES), "--out", str(dataset)).exit_code == 0

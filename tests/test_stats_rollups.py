@@ -440,10 +440,59 @@ def test_a_zone_without_a_name_is_its_abbreviation_and_offset():
     assert zone_name(dt.timezone(dt.timedelta(hours=1), "CET")) == "CET (UTC+01:00)"
 
 
-@pytest.mark.parametrize("by", ["project", "model", "day", "tool"])
-def test_a_rollup_of_no_sessions_says_so_as_the_session_table_does(by):
-    """A window that keeps no session: "no sessions (N outside …)", not a total row of zeros that reads as
-    figures."""
-    result = run_cli("stats", "--by", by, "--since", "2099-01-01", str(SAMPLES / "sessions"))
+@pytest.mark.parametrize("by", ["session", "turn", "step", "project", "model", "day", "tool"])
+@pytest.mark.parametrize("form", ["plain", "box"])
+def test_no_sessions_is_said_on_stderr_as_ls_does(monkeypatch, by, form):
+    """A window that keeps no session: "no sessions (N outside …)" as a note on standard error, never a
+    total row of zeros that reads as figures nor a message drawn as a table; standard output has what ls
+    prints then: the table's header line (plain, as --tsv), nothing on a terminal. --quiet hides the note."""
+    import dshctl.tables
+
+    monkeypatch.setattr(dshctl.tables, "stdout_is_terminal", lambda: form == "box")
+    args = ("stats", "--by", by, "--since", "2099-01-01", str(SAMPLES / "sessions"))
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
-    assert "no sessions (3 outside --since/--until)" in result.stdout and "total" not in result.stdout
+    assert result.stderr == "dshctl: no sessions (3 outside --since/--until)\n"
+    if form == "box":
+        assert result.stdout == ""
+    else:
+        full = run_cli("stats", "--by", by, "--plain", "--tz", "UTC", str(SAMPLES / "sessions")).stdout
+        key = by if by not in ("turn", "step") else "session"
+        header = next(line for line in full.splitlines() if line.split()[:1] == [key] and len(line.split()) > 3)
+        assert result.stdout.count("\n") == 1 and set(result.stdout.split()) <= set(header.split())  # its fixed columns
+        assert result.stdout.split()[0] == header.split()[0]
+        assert "no sessions" not in result.stdout and "cost:" not in result.stdout  # no total row, no cost note
+    quiet = run_cli(*args, "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == result.stdout
+
+
+@pytest.mark.parametrize("by", ["day", "week", "month", "project", "model"])
+def test_a_rollup_row_carries_the_in_plus_out_the_tables_show(root, by):
+    """``inPlusOutTokens`` is the record's, the one value JSON, NDJSON, the table and TSV render: billed
+    input plus output, beside the buckets it sums."""
+    doc = document("--by", by, "--tz", "UTC", *_paths(root))
+    rows = doc["rows"] + [doc["total"]]
+    for row in rows:
+        assert list(row).index("inPlusOutTokens") == list(row).index("outputTokens") + 1
+        assert row["inPlusOutTokens"] == row["billedInputTokens"] + row["outputTokens"]
+    tsv = invoke("--by", by, "--tz", "UTC", "--tsv", *_paths(root)).stdout.splitlines()
+    column = tsv[0].split("\t").index("in+out")
+    assert [int(line.split("\t")[column]) for line in tsv[1:]] == [row["inPlusOutTokens"] for row in rows]
+    ndjson = [json.loads(line) for line in invoke("--by", by, "--tz", "UTC", "--ndjson", *_paths(root)).stdout.splitlines()]
+    assert [row["inPlusOutTokens"] for row in ndjson] == [row["inPlusOutTokens"] for row in rows]
+
+
+def test_in_plus_out_is_derived_however_a_row_is_made():
+    import msgspec
+
+    from dshctl.stats.records import RollupRow
+
+    left = ("kind", "key", "in_plus_out_tokens", "models", "settlements", "costs", "costs_by_currency", "unpriced_models")
+    fields = {name: None for name in RollupRow.__struct_fields__ if name not in left}
+    fields.update(kind="day", key="2026-03-01", sessions=1, turns=1, steps=1, ttft_steps=0)
+    row = RollupRow(**{**fields, "billed_input_tokens": 100, "output_tokens": 7})
+    assert row.in_plus_out_tokens == 107
+    assert msgspec.structs.replace(row, output_tokens=None).in_plus_out_tokens == 100
+    assert RollupRow(**fields).in_plus_out_tokens is None  # null only where both are: dsh has none
+    decoded = msgspec.json.decode(msgspec.json.encode({**msgspec.to_builtins(row), "inPlusOutTokens": 1}), type=RollupRow)
+    assert decoded.in_plus_out_tokens == 107  # never given: the buckets say it

@@ -695,6 +695,7 @@ def test_tsv_of_no_sessions_is_the_header_line_alone(by):
     assert result.stdout.count("\n") == 1 and "\t" in result.stdout
     assert result.stdout.split("\t")[0] == {"session": "session", "turn": "session", "step": "session"}.get(by, by)
     assert "no sessions (3 outside --since/--until)" in result.stderr
+    assert run("stats", "--by", by, "--since", "2099-01-01", str(ROOT), "--tsv", "--quiet").stderr == ""  # a note: --quiet hides it
     if by != "tool":
         assert "\tcost\tcurrency" in result.stdout
         assert result.stdout.split("\n")[0] == run("stats", "--by", by, str(ROOT), "--tsv").stdout.split("\n")[0]

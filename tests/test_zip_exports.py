@@ -208,6 +208,39 @@ def test_duplicate_names_are_refused(tmp_path):
     _assert_refused(path, 'two members named "session.jsonl"')
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("session.jsonl", "./session.jsonl"),
+        ("./session.jsonl", "session.jsonl"),
+        ("subagents/a/session.jsonl", "subagents/a//session.jsonl"),
+        ("subagents/a/session.jsonl", "subagents/./a/session.jsonl"),
+        ("subagents/a/session.jsonl", "subagents\\a\\session.jsonl"),  # backslashes, as the '..' check reads them
+    ],
+)
+def test_one_name_spelled_twice_is_refused(tmp_path, first, second):
+    """Two spellings of one path are two members of one name (unzipped, one overwrites the other): which is
+    the log is not known, so the archive is refused, never one of them read silently."""
+    log = (SAMPLES / "tour.session.v4.jsonl").read_bytes()
+    other = (SAMPLES / "cwd-change.session.v4.jsonl").read_bytes()
+    members = [(first, log), (second, other)]
+    if "session.jsonl" not in (first, second):
+        members.insert(0, ("session.jsonl", log))
+    path = _raw_zip(tmp_path / "a.zip", members)
+    _assert_refused(path, "two members named")
+    result = invoke("stats", str(path))
+    assert f'"{first}" and "' in result.stderr and "(one name spelled twice)" in result.stderr
+
+
+def test_names_differing_in_case_are_two_members(tmp_path):
+    """ZIP names are case-sensitive and dsh writes lowercase ones: ``Session.jsonl`` is not the log."""
+    log = (SAMPLES / "tour.session.v4.jsonl").read_bytes()
+    path = _raw_zip(tmp_path / "a.zip", [("session.jsonl", log), ("Session.jsonl", b"x")])
+    result = invoke("stats", "--json", str(path))
+    assert result.exit_code == 0, result.output
+    assert [s["path"] for s in json.loads(result.stdout)["sessions"]] == [f"{path}!session.jsonl"]
+
+
 def test_a_zip_bomb_is_refused_before_inflating(tmp_path):
     path = _raw_zip(tmp_path / "bomb.zip", [("session.jsonl", b"\n" * (64 << 20))])  # 64 MiB in about 64 KiB: over 200:1
     _assert_refused(path, "a zip bomb")

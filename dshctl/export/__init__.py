@@ -68,9 +68,10 @@ class ExportResult(msgspec.Struct, kw_only=True):
         return EXIT_FINDINGS if self.failures else EXIT_OK
 
 
-def export_logs(paths: list[str], options: ExportOptions, *, progress: bool = False, stdout: BinaryIO | None = None) -> ExportResult:
+def export_logs(paths: list[str], options: ExportOptions, *, progress: bool | str = False, stdout: BinaryIO | None = None) -> ExportResult:
     """Export the logs under ``paths`` (files, session directories, roots; default: the sessions root).
-    ``progress``: a progress bar on a terminal's stderr (the command's); ``stdout``: where ``--out -``
+    ``progress``: a progress bar on a terminal's stderr, labelled with the command's name (True:
+    ``export``; ``sql`` names itself: the user typed sql); ``stdout``: where ``--out -``
     writes (the command's standard output; a program names a file)."""
     if options.format == "parquet":
         return _parquet(list(paths), options, progress)
@@ -120,15 +121,16 @@ def _absolute(paths: list[str]) -> list[str]:
     return out
 
 
-def _read_all(func, refs, options: ExportOptions, progress: bool, result: ExportResult, *, single: bool):
+def _read_all(func, refs, options: ExportOptions, progress: bool | str, result: ExportResult, *, single: bool):
     """Every log read by ``func`` (in workers when there are many): the results; the failures and
     warnings recorded in ``result``. The only log given being unreadable is an error (status 2), as in
     stats."""
     from ..many import map_logs
 
     done = []
-    with closing(map_logs(func, refs, jobs=options.jobs, progress=progress and options.progress, label="export",
-                              color=options.color_when, streams=options.out == "-")) as mapped:
+    label = progress if isinstance(progress, str) else "export"
+    with closing(map_logs(func, refs, jobs=options.jobs, progress=bool(progress) and options.progress, label=label,
+                             color=options.color_when, streams=options.out == "-")) as mapped:
         for ref, outcome in mapped:
             if isinstance(outcome, DshctlError):
                 if single:
@@ -143,7 +145,7 @@ def _read_all(func, refs, options: ExportOptions, progress: bool, result: Export
     return done
 
 
-def _parquet(paths: list[str], options: ExportOptions, progress: bool) -> ExportResult:
+def _parquet(paths: list[str], options: ExportOptions, progress: bool | str) -> ExportResult:
     from ..many import resolve_many
     from .manifest import read_manifest
 
@@ -194,7 +196,7 @@ def _first_missing(directory: Path) -> Path | None:
     return missing
 
 
-def _fill(directory: Path, refs, options: ExportOptions, progress: bool, partition_by, digest, prices,
+def _fill(directory: Path, refs, options: ExportOptions, progress: bool | str, partition_by, digest, prices,
           result: ExportResult, left_out: set[str] = frozenset()) -> None:
     from . import parquet as P
     from .manifest import DatasetLock, read_manifest, write_manifest
@@ -245,7 +247,7 @@ def _partitioning(asked: str | None, manifest) -> str | None:
     return manifest.partition_by
 
 
-def _otlp(paths: list[str], options: ExportOptions, progress: bool, stdout: BinaryIO | None) -> ExportResult:
+def _otlp(paths: list[str], options: ExportOptions, progress: bool | str, stdout: BinaryIO | None) -> ExportResult:
     import tempfile
     from contextlib import nullcontext
 

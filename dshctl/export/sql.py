@@ -106,7 +106,7 @@ def _cached_export(paths: list[str], options: SqlOptions, tables: _Tables, progr
     export_options = ExportOptions(format="parquet", out=str(directory), prune=True, jobs=options.jobs, prices=options.prices,
                                    no_cost=options.no_cost, verbose=options.verbose, color=options.color_when,
                                    quiet=options.quiet)
-    result = export_logs(named, export_options, progress=progress)
+    result = export_logs(named, export_options, progress="sql" if progress else False)
     tables.failures.extend(result.failures)
     tables.warnings.extend(result.warnings)
     try:
@@ -406,10 +406,12 @@ def plain(value: Any) -> Any:
 
 
 def cell(value: Any) -> str:
-    """A value as a table or CSV cell (a table shows NULL, a CSV an empty field)."""
+    """A value as a table or CSV cell (a table shows NULL, a CSV an empty field; NaN is JSON's null)."""
     if value is None:
         return ""
     value = plain(value)
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
@@ -417,6 +419,25 @@ def cell(value: Any) -> str:
     if isinstance(value, msgspec.Raw):
         return bytes(value).decode()
     return str(value)
+
+
+def tsv_value(value: Any) -> Any:
+    """A value as ``--tsv`` gives it, by the rules every TSV form shares (:func:`dshctl.tables.raw_text`):
+    NULL and NaN empty, numbers as JavaScript prints them (``2``, not ``2.0``), booleans ``true``/``false``,
+    a time with a zone in ISO 8601 UTC with milliseconds (``2026-09-21T14:13:59.500Z``, microseconds only
+    when it has them), one without (TIMESTAMP) as written, no ``Z``; decimals exact, lists and structs JSON."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, _dt.datetime):
+        return _tsv_time(value)
+    return cell(value)
+
+
+def _tsv_time(value: _dt.datetime) -> str:
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc)
+    fraction = f"{value.microsecond:06d}" if value.microsecond % 1000 else f"{value.microsecond // 1000:03d}"
+    return f"{value:%Y-%m-%dT%H:%M:%S}.{fraction}" + ("Z" if value.tzinfo is not None else "")
 
 
 _encoder = msgspec.json.Encoder(decimal_format="number", enc_hook=str)
@@ -492,7 +513,7 @@ def _csv(columns: list[str], rows: "_Rows", *, shown) -> None:
 
 
 def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> None:
-    from ..tables import Column, print_table
+    from ..tables import Cell, Column, print_table
 
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)
@@ -507,10 +528,11 @@ def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> Non
 
 
 def _table_cell(value: Any):
-    """A table shows NULL (NaN and infinities too: null in JSON); TSV gives an empty field for it, and a float in positional notation
-    (:func:`dshctl.tables.raw_text`: ``0.0000001``, not ``1e-07``)."""
+    """A table shows NULL (NaN and infinities too: null in JSON); TSV gives an empty field for it, and the
+    other values by the shared TSV rules (:func:`tsv_value`: a float in positional notation, ``0.0000001``,
+    not ``1e-07``; a time in UTC with milliseconds)."""
     from ..tables import Cell
 
     if value is None or (isinstance(value, float) and plain(value) is None):  # NaN and infinities are JSON's null too
         return Cell("NULL", None)
-    return Cell(cell(value), value) if isinstance(value, float) else cell(value)
+    return Cell(cell(value), tsv_value(value))

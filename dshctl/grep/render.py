@@ -3,7 +3,8 @@
 One output line per matching line (a line of a block that a match touches), every match on it
 highlighted: ``ID:TURN:STEP:KIND:LINE`` (``-n``: ``ID:TURN:STEP:KIND:N:LINE``) — the session's short id, the turn and step (``-`` when the event
 has none), the kind of text, then the line; with more than one log, the log's path first (copies of a
-session across generations share its id). ``-C N`` adds the lines around inside the block, with ``-``
+session across generations share its id) — or, on a terminal (``--heading``), once as a heading above
+the log's lines, as ripgrep lays them out there. ``-C N`` adds the lines around inside the block, with ``-``
 after the kind instead of ``:``; runs that touch are joined, ``--`` separates the others (the runs are
 :class:`~.search.Group` records, made in the worker). ``-l`` prints each log's path, ``-c``
 ``PATH:COUNT``.
@@ -25,14 +26,17 @@ _MAGENTA, _GREEN, _CYAN, _MATCH, _RESET = "\x1b[35m", "\x1b[32m", "\x1b[36m", "\
 
 
 def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: bool, with_path: bool, only: bool = False,
-                names: "SessionIds | None" = None, numbers: bool = False) -> None:
+                names: "SessionIds | None" = None, numbers: bool = False, heading: bool = False) -> None:
     """Write each result as it comes: its lines, its path (``files``) or its count (``counts``); ``names``
-    shows the sessions' ids (by default, each among the sessions root alone)."""
+    shows the sessions' ids (by default, each among the sessions root alone). ``heading`` (several logs,
+    on a terminal): each log's path once above its lines (:func:`heading_path`), an empty line between
+    logs, the lines as for that log alone — ripgrep's ``--heading``."""
     from ..progress import output_begins
 
     out = sys.stdout
     names = names or SessionIds()
     first = True
+    headed: str | None = None  # the log whose heading was written last (a log comes in parts)
     for result in results:
         if result.count or result.groups:
             output_begins()  # a bar shown while no hit had come is erased before the first
@@ -42,12 +46,40 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
         elif mode == "counts":
             if result.count:
                 out.write(f"{_path(result.path, color)}:{result.count}\n")
+        elif heading:
+            for group in result.groups:
+                if result.path != headed:
+                    out.write(("" if headed is None else "\n") + _path(heading_path(result.path), color) + "\n")
+                    headed = result.path
+                elif context:
+                    out.write("--\n")
+                out.write(group_lines(result, group, color=color, only=only, names=names, numbers=numbers))
         else:
             for group in result.groups:
                 if context and not first:
                     out.write("--\n")
                 first = False
                 out.write(group_lines(result, group, color=color, with_path=with_path, only=only, names=names, numbers=numbers))
+
+
+def heading_path(path: str) -> str:
+    """A log's path as a heading shows it: relative to the working directory when it is under it (a
+    sessions root's absolute paths are long), else under the home directory as ``~/…``, else as given;
+    typed back to a shell, it still names the log."""
+    import os
+
+    if not os.path.isabs(path):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        relative = os.pardir
+    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+        return relative
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and path.startswith(home.rstrip(os.sep) + os.sep):
+        return "~" + path[len(home.rstrip(os.sep)):]
+    return path
 
 
 def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False,

@@ -87,7 +87,7 @@ class GrepRun:
         names = SessionIds(session_ids_of(self.refs) if several and options.mode == "hits" else ())
         with closing(self.parts()) as parts:  # the reading ends with the writing, also when a write fails
             write_lines(parts, mode=options.mode, context=options.context_lines, color=color, with_path=several,
-                        only=options.only_matching, names=names, numbers=options.line_number)
+                        only=options.only_matching, names=names, numbers=options.line_number, heading=several and options.headings)
 
     def emit(self) -> None:
         from ..output import emit

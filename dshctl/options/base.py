@@ -321,6 +321,15 @@ def _window(options: Any, fields: dict[str, Option]) -> None:
     options._derive(window=Window.of(options.since, options.until))
 
 
+def _no_directory_on_stdout(options: Any, fields: dict[str, Option]) -> None:
+    """``--out -`` is standard output wherever a command writes a file there (``export --format otlp``);
+    where ``--out`` names a directory (the command's ``out_directory`` says what it holds), ``-`` is
+    refused, never made a directory named ``-``."""
+    held = getattr(options, "out_directory", None)
+    if held and options.out is not None and str(options.out) == "-":
+        raise UsageError(f"{fields['out'].long} - is standard output, which cannot hold {held}: name a directory")
+
+
 SHARED_RULES: tuple[tuple[frozenset[str], Callable[[Any, dict[str, Option]], None]], ...] = (
     (frozenset(), _within_choices),
     (frozenset({"latest", "project"}), _project_with_latest),
@@ -332,6 +341,7 @@ SHARED_RULES: tuple[tuple[frozenset[str], Callable[[Any, dict[str, Option]], Non
     (frozenset({"jobs"}), _jobs),
     (frozenset({"since", "until"}), _window),
     (frozenset({"tz"}), _zone),
+    (frozenset({"out"}), _no_directory_on_stdout),
 )
 """The rules between options, in the order they are checked: ``(the fields a rule needs, the rule)``.
 A rule applies to every options type that has those fields, with one wording; a command's own rules

@@ -49,6 +49,11 @@ class ExportOptions(Options):
     no_color: bool = NO_COLOR
     quiet: bool = QUIET
 
+    @property
+    def out_directory(self) -> str | None:
+        """What ``--out`` holds when it is a directory (parquet: never ``-``); None for otlp's FILE."""
+        return "a Parquet dataset (a directory)" if self.format == "parquet" else None
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.out:

@@ -43,6 +43,13 @@ class GrepOptions(PathOptions):
         help="Each line's number in its block (the message's text) after the kind: ID:TURN:STEP:KIND:N:LINE (ripgrep's -n). Off by default.",
     )
     no_line_number: bool = option(False, "-N", "--no-line-number", help="No line numbers (the default; ripgrep's -N).")
+    heading: bool = option(
+        False, "--heading",
+        help="With several logs: each log's path once, on a line of its own above its hits (the default on a terminal, as ripgrep).",
+    )
+    no_heading: bool = option(
+        False, "--no-heading", help="With several logs: the path at the start of every hit line (the default into a pipe or file)."
+    )
     after_context: int | None = option(None, "-A", "--after-context", metavar="N", help="Show N lines of the block after each matching line.")
     before_context: int | None = option(None, "-B", "--before-context", metavar="N", help="Show N lines of the block before each matching line.")
     context: int = option(0, "-C", "--context", metavar="N", help="Show N lines of the block around each matching line (-A and -B win on their side).")
@@ -70,9 +77,21 @@ class GrepOptions(PathOptions):
                 raise UsageError(f"{self.fields[name].named} must be at least 0")
         if self.line_number and self.no_line_number:
             raise UsageError("-n/--line-number prints line numbers and -N/--no-line-number none: choose one")
+        if self.heading and self.no_heading:
+            raise UsageError("--heading puts each log's path above its hits and --no-heading on every line: choose one")
         if self.only_matching and self.invert_match:
             raise UsageError("-o/--only-matching prints the matches and -v/--invert-match the lines without one: choose one")
         self._derive(kinds=_kinds(self.in_))
+
+    @property
+    def headings(self) -> bool:
+        """Whether several logs' hits are under a heading line (their path) each: ``--heading``; else, unless
+        ``--no-heading``, on a terminal (as ripgrep: a pipe's lines each carry their path, for other programs)."""
+        if self.heading or self.no_heading:
+            return self.heading
+        from ..terminal import is_terminal
+
+        return is_terminal()
 
     @property
     def mode(self) -> str:

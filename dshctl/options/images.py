@@ -38,6 +38,11 @@ class ImagesOptions(PathOptions):
     force: bool = option(False, "--force", help="Overwrite existing output files.")
     all: bool = option(False, "--all", help="Write every reference, not each distinct image once.")
 
+    @property
+    def out_directory(self) -> str:
+        """What ``--out`` holds (a directory: never ``-``)."""
+        return "the images and their manifest"
+
     def __post_init__(self) -> None:
         super().__post_init__()
         from ..images.extract import DEFAULT_TEMPLATE, NameTemplate

@@ -10,7 +10,8 @@ reads a member through :func:`open_member`, a stream inflated as it is read (sta
 ``ZIP!subagents/<id>/session.jsonl``.
 
 Hostile archives are bad input (:class:`~dshctl.errors.SourceError`, status 2), refused before any member
-is read: a member name that is absolute or holds ``..``, two members of one name, members whose stored
+is read: a member name that is absolute or holds ``..``, two members of one name (spelled alike, or told
+apart only by ``.`` or empty segments or backslashes: :func:`_one_spelling`), members whose stored
 bytes overlap (one compressed run inflated as many files), an encrypted member, and a member declaring
 more than :data:`MAX_RATIO` times its compressed size (beyond :data:`RATIO_FLOOR`): a zip bomb. What is
 inflated is bounded too: never more than a member declares (:class:`_Member`), each a bounded read.
@@ -143,13 +144,16 @@ def _checked_members(archive: Archive, display: str) -> list["zipfile.ZipInfo"]:
     """The archive's members, once every rule of a sound archive holds (see the module docstring)."""
     with _opened(archive, display) as opened:
         infos = opened.infolist()
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for info in infos:
         name = info.filename
         _check_name(name, display)
-        if name in seen:
-            raise SourceError(f"the ZIP holds two members named {quoted(name)}: which one is the log is not known", file=display)
-        seen.add(name)
+        spelled = _one_spelling(name, info.is_dir())
+        if spelled in seen:
+            other = seen[spelled]
+            named = quoted(name) if other == name else f"{quoted(other)} and {quoted(name)} (one name spelled twice)"
+            raise SourceError(f"the ZIP holds two members named {named}: which one is the log is not known", file=display)
+        seen[spelled] = name
         if info.flag_bits & 0x1:
             raise SourceError(f"ZIP member {quoted(name)} is encrypted", file=display)
         if info.file_size > max(MAX_RATIO * info.compress_size, RATIO_FLOOR):
@@ -160,6 +164,15 @@ def _checked_members(archive: Archive, display: str) -> list["zipfile.ZipInfo"]:
             )
     _check_no_overlap(infos, display)
     return infos
+
+
+def _one_spelling(name: str, directory: bool) -> str:
+    """The name as a file system would take it apart: backslashes as slashes (as the ``..`` check takes
+    them), without ``.`` and empty segments (``./session.jsonl``, ``subagents/a//session.jsonl``); a
+    directory's with its slash. Case is kept: ZIP names are case-sensitive, and dsh writes lowercase
+    names, so ``Session.jsonl`` is another member (not the log), not a second spelling of it."""
+    parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
+    return "/".join(parts) + ("/" if directory else "")
 
 
 def _check_name(name: str, display: str) -> None:

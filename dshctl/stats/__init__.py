@@ -304,8 +304,10 @@ class StatsRun:
                 errors=self.errors,
                 zone=self.options.zone,
                 cost=self.prices is not None,
+                quiet=self.quiet,
             )
-            self._cost_line()
+            if self.aggregate.record().sessions:  # no session: no table, no cost under it
+                self._cost_line()
             return
         collected = self.collected()
         render(
@@ -318,8 +320,10 @@ class StatsRun:
             multi=not self.single,
             spark=collected.spark,
             reordered=self.options.reordered,
+            quiet=self.quiet,
         )
-        self._cost_line()
+        if collected.sessions:  # no session: no table, no cost under it
+            self._cost_line()
 
     def _tables(self):
         from .render import stats_tables

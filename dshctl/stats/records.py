@@ -789,6 +789,8 @@ class RollupRow(Record, kw_only=True):
       used the model, an inherited prefix included, so one session can count in several rows).
     * ``uncachedInputTokens`` … ``outputTokens`` — The five token buckets, pooled as the aggregate pools
       them (a model row: the model's share).
+    * ``inPlusOutTokens`` — The tokens burnt: billed input plus output (the tables' ``in+out`` column);
+      null only when both are; derived from them, never given.
     * ``cacheHitPercent`` — With dsh's display rule.
     * ``reasoningTokens`` — Part of output, never added to it.
     * ``llmMs``, ``toolMs``, ``ttftMs``, ``ttftSteps``, ``meanTtftMs`` — dsh's sums and the mean TTFT.
@@ -811,6 +813,7 @@ class RollupRow(Record, kw_only=True):
     cache_write_tokens: int | None
     billed_input_tokens: int | None
     output_tokens: int | None
+    in_plus_out_tokens: int | None = None
     cache_hit_percent: Number | None
     reasoning_tokens: int | None
     llm_ms: int | None
@@ -827,6 +830,11 @@ class RollupRow(Record, kw_only=True):
     costs: CostRecord | None | UnsetType = UNSET
     costs_by_currency: list[CostRecord] | UnsetType = UNSET
     unpriced_models: list[str | None] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        # derived, so that every way a row is made (built, replaced, decoded) carries the sum of its buckets
+        billed, output = self.billed_input_tokens, self.output_tokens
+        self.in_plus_out_tokens = None if billed is None and output is None else (billed or 0) + (output or 0)
 
 
 class ToolRow(Record, kw_only=True):

@@ -399,22 +399,24 @@ def render(
     multi: bool,
     spark: Any = None,
     reordered: bool = False,
+    quiet: bool = False,
 ) -> None:
     """The tables of a stats run; ``spark`` is a single log's tok/s per step (NaN where unknown). The
-    session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``)."""
-    if out.form == "tsv":  # one table: a row per session (the one log's too), turn or step
+    session table is in start order unless ``reordered`` (``--sort``, ``--top``, ``--reverse``). No
+    session: :func:`_no_sessions`."""
+    if out.form == "tsv" or not sessions:  # one table: a row per session (the one log's too), turn or step
         priced = aggregate is not None and has_costs(aggregate)
         if not sessions:
-            _no_sessions(out, aggregate)
+            _no_sessions(out, aggregate, quiet)
+            if out.form == "box":
+                return
+            out = _HeaderOnly(out)  # type: ignore[assignment]
         if by == "session":
             _sessions_table(out, sessions if reordered or not multi else by_start(sessions), priced)
         elif by == "turn":
             _turn_table(out, rows, multi, None, priced)
         else:
             _step_table(out, rows, multi, None, priced)
-        return
-    if not sessions:
-        _no_sessions(out, aggregate)
         return
     if not multi:
         session = sessions[0]
@@ -530,7 +532,7 @@ def _rollup_line(row: RollupRow, cost: bool) -> list:
         _tokens(row.cache_read_tokens),
         _tokens(row.cache_write_tokens),
         _tokens(row.output_tokens),
-        _tokens(_total_tokens(row)),
+        _tokens(row.in_plus_out_tokens),
         _percent(row.cache_hit_percent),
         _span(row.llm_ms),
         _span(row.tool_ms),
@@ -559,13 +561,6 @@ def _key_cell(key: str) -> Cell:
     return Cell(key, None if key == UNKNOWN else key)
 
 
-def _total_tokens(row: RollupRow) -> int | None:
-    """The tokens a row's sessions burnt: billed input (uncached, cache read and cache write) plus output."""
-    if row.billed_input_tokens is None and row.output_tokens is None:
-        return None
-    return (row.billed_input_tokens or 0) + (row.output_tokens or 0)
-
-
 def _shown_note(shown: int, count: int) -> str | None:
     return None if shown == count else f"{shown} of {count} rows shown; the total counts all {count}"
 
@@ -585,7 +580,7 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
             day = _dt.date.fromisoformat(row.key)
         except ValueError:
             continue
-        tokens[day] = (row.billed_input_tokens or 0) + (row.output_tokens or 0)
+        tokens[day] = row.in_plus_out_tokens or 0
     if len(tokens) < 2:
         return None
     first, last = min(tokens), max(tokens)
@@ -596,17 +591,28 @@ def _day_sparkline(rows: list[RollupRow]) -> str | None:
     return f"tokens per day shown ({len(series)} days, {first}…{last}): {sparkline(series, width=SPARK_DAYS)}"
 
 
-def _no_sessions(out: Tables, aggregate: AggregateRecord | None) -> None:
-    """Says there is no session: as a table's one cell, or in TSV (whose table is then its header line
-    alone) on standard error."""
+def _no_sessions(out: Tables, aggregate: AggregateRecord | None, quiet: bool) -> None:
+    """Says there is no session, as ``ls`` does: a note on standard error (``--quiet`` hides it, as every
+    note: no session is an answer, status 0, not a warning); standard output has the table's header line
+    alone in TSV and plain (:class:`_HeaderOnly`), nothing on a terminal (the callers)."""
     skipped = aggregate.skipped if aggregate is not None else 0
-    said = f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions"
-    if out.form == "tsv":
+    if not quiet:
         from ..stdio import note
 
-        note(said)
-    else:
-        out.table(None, [("stats", "left")], [[said]])
+        note(f"no sessions ({skipped} outside --since/--until)" if skipped else "no sessions")
+
+
+class _HeaderOnly:
+    """The tables of no session drawn as their header lines: no title, no rows, no caption."""
+
+    def __init__(self, out: Tables) -> None:
+        self.out, self.form = out, out.form
+
+    def table(self, title: str | None, columns: list, rows: Any, caption: str | None = None) -> None:
+        self.out.table(None, columns, [])
+
+    def line(self, text: str) -> None:
+        pass
 
 
 def render_rollup(
@@ -620,16 +626,19 @@ def render_rollup(
     errors: list[LogError],
     zone: Any,
     cost: bool,
+    quiet: bool = False,
 ) -> None:
-    """A rollup table (rows, then the total row) and the unreadable logs. In TSV, a rollup of no sessions
-    is its header line alone."""
+    """A rollup table (rows, then the total row) and the unreadable logs. A rollup of no sessions is
+    said as the session table says it (:func:`_no_sessions`): a total of nothing reads as figures."""
     empty = not aggregate.sessions
-    if empty:  # as the session table says it: a total of nothing reads as figures
-        _no_sessions(out, aggregate)
-    if empty and out.form != "tsv":
+    shown: Any = out
+    if empty:
+        _no_sessions(out, aggregate, quiet)
+        shown = _HeaderOnly(out)
+    if empty and out.form == "box":
         pass
     elif by == "tool":
-        _tool_table(out, rows, total, count, empty)
+        _tool_table(shown, rows, total, count, empty)
     else:
         from .rollup import zone_name
 
@@ -656,7 +665,7 @@ def render_rollup(
         if cost and total.unpriced_models:
             unpriced = ", ".join(visible_line(model) or "(unknown)" for model in total.unpriced_models)
             notes.append(f"cost — : a model without a price ({unpriced})")
-        out.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
+        shown.table(_ROLLUP_TITLES[by], columns, body, caption="\n".join(note for note in notes if note) or None)
     _unreadable_table(out, errors)
 
 
