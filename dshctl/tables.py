@@ -270,10 +270,20 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     widths = {i: natural[i] for i in shown}
     if width is not None:
         droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
-        while droppable and _overhead(len(shown)) + sum(_least_width(columns[i], natural[i]) for i in shown) > width:
+
+        def fits(indexes: list[int]) -> bool:
+            return _overhead(len(indexes)) + sum(_least_width(columns[i], natural[i]) for i in indexes) <= width
+
+        dropped: list[int] = []
+        while droppable and not fits(shown):
             _, index = droppable.pop(0)
             shown.remove(index)
-            hidden.append(columns[index].header)
+            dropped.append(index)
+        for index in reversed(dropped):  # a column hidden before a wider one went may fit again
+            if fits(sorted([*shown, index])):
+                shown = sorted([*shown, index])
+                droppable = sorted([*droppable, (columns[index].drop, index)])
+        hidden = [columns[i].header for i in dropped if i not in shown]
         widths = _folded(width, shown, columns, natural)
         if droppable and _short_tails(widths, columns, rows, natural):
             fewer = [i for i in shown if i != droppable[0][1]]
@@ -593,9 +603,14 @@ def _fitting(text: str, room: int) -> str:
 def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
     an empty cell, and one without a value ("—" on a terminal), shows "-" (one placeholder); nothing is
-    folded, cut or hidden."""
+    folded, cut or hidden. A unit every value of a column has is in its header, as on a terminal
+    (``cost USD``), and a figure holds no space (``25.4KiB``, as ``docker images`` prints sizes), so
+    ``awk '{print $NF}'`` finds the figure a row ends with."""
     from rich.cells import cell_len
 
+    cells = [list(row) for row in cells]
+    specs = _units_in_headers(list(specs), cells)  # strips the unit from the cells
+    cells = [[cell.replace(" ", "") if spec.number else cell for spec, cell in zip(specs, row)] for row in cells]
     rows = [[cell if cell and cell != NULL_CELL else PLAIN_EMPTY for cell in row] for row in cells]
     headers = [spec.header for spec in specs]
     widths = [max([cell_len(headers[i])] + [cell_len(row[i]) for row in rows]) for i in range(len(specs))]
@@ -658,6 +673,19 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
         while shared < shortest - 1 and len({p[shared] for p in parts}) == 1:
             shared += 1
     return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
+
+
+DISTINCT_LEAST = 32
+"""A ``log`` column naming copies of a session stays whole up to this width while another column can be
+hidden: what tells the copies apart is the one thing its rows do not share (their titles, cwds and
+figures are the same), so it goes narrow last, not first because it is the widest."""
+
+
+def distinct_least(paths: list[str]) -> int:
+    """The least width of a column of :func:`distinct_paths`: the longest, up to :data:`DISTINCT_LEAST`."""
+    from rich.cells import cell_len
+
+    return min(DISTINCT_LEAST, max((cell_len(path) for path in paths), default=FOLD_MIN))
 
 
 class SessionNames:

@@ -475,7 +475,7 @@ def test_the_man_page_says_the_hide_order_the_code_has(monkeypatch):
     assert listed("percentiles —", "; rollups") == _drop_order(next(c for t, c in seen.items() if t.startswith("percentiles")))
     assert listed("rollups —", " (in+out is") == _drop_order(seen["per day"])
     assert listed("per tool —", ". Always shown") == _drop_order(seen["per tool"])
-    assert listed("In ls:", " (the id stays)") == _drop_order(_table_columns(False, 16, True))
+    assert listed("In ls:", " (the id stays)") == _drop_order(_table_columns(False, 16, 16))
 
 
 def test_the_man_page_says_the_order_rows_are_in():
