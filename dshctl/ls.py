@@ -184,7 +184,7 @@ def _table_columns(full_ids: bool, id_width: int, copies: int | None):
         key = text("id", fold=True, least=id_width)
     else:  # a short id longer than ID_LEAST stays whole too: cut, it would open nothing
         key = text("id", cut="start", least=max(ID_LEAST, id_width))
-    log = [text("log", cut="distinct", least=copies, drop=8, forms=("box",))] if copies is not None else []
+    log = [text("log", cut="distinct", least=copies, forms=("box",))] if copies is not None else []
     log.append(text("log", forms=("plain", "tsv") if copies is not None else ("tsv",)))  # the path, as given
     return [key, *log, text("cwd", cut="start", least=12, drop=2), text("created", drop=6), number("turns", drop=5),
             number("duration", drop=4, tsv="duration ms"), number("gen", drop=1), text("zstd", drop=0),
@@ -252,7 +252,9 @@ def run_ls(root: str | None, options: LsOptions) -> int:
         name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
         form = table_form(options.table_form)
         ids = [row["id"] for row in rows if row["id"]]
-        logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
+        # copies of a session, or a log without an id (its header cannot be read): a column names each log
+        named = len(ids) != len(set(ids)) or len(ids) != len(rows)
+        logs = distinct_paths([row["path"] for row in rows]) if named else None
         id_width = max((len(name(row["id"], row["path"])) for row in rows if row["id"]), default=16)
         cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
         print_table(None, _table_columns(options.full_ids, id_width, distinct_least(logs) if logs else None), cells,

@@ -252,6 +252,20 @@ def _floor_width(column: Column, natural: int) -> int:
     return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_word(column)))
 
 
+LAST_RESORT = 99
+"""A column of this ``drop`` rank or more (a cost) hides only when nothing else is left to hide and the
+table does not fit with a ``distinct`` column at :data:`DISTINCT_FLOOR` either."""
+
+DISTINCT_FLOOR = 16
+"""The width a ``distinct`` column (the log of copies of a session) narrows to before a last-resort column
+hides: it still shows what tells the files apart around the middle of their names."""
+
+
+def _distinct_floor(column: Column, natural: int) -> int:
+    least = _least_width(column, natural)
+    return min(least, max(DISTINCT_FLOOR, _header_word(column))) if column.cut == "distinct" else least
+
+
 SHORT_TAIL = 2
 """A fold that leaves this many characters or fewer on a line of their own splits an id badly."""
 
@@ -271,11 +285,13 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     if width is not None:
         droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
 
-        def fits(indexes: list[int]) -> bool:
-            return _overhead(len(indexes)) + sum(_least_width(columns[i], natural[i]) for i in indexes) <= width
+        def fits(indexes: list[int], least_of=_least_width) -> bool:
+            return _overhead(len(indexes)) + sum(least_of(columns[i], natural[i]) for i in indexes) <= width
 
         dropped: list[int] = []
         while droppable and not fits(shown):
+            if droppable[0][0] >= LAST_RESORT and fits(shown, _distinct_floor):
+                break  # the log column of copies narrows to its floor before a cost hides
             _, index = droppable.pop(0)
             shown.remove(index)
             dropped.append(index)
@@ -675,7 +691,7 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
     return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
 
 
-DISTINCT_LEAST = 32
+DISTINCT_LEAST = 24
 """A ``log`` column naming copies of a session stays whole up to this width while another column can be
 hidden: what tells the copies apart is the one thing its rows do not share (their titles, cwds and
 figures are the same), so it goes narrow last, not first because it is the widest."""

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..humanize import format_duration, format_ms, utc_moment
-from ..tables import Cell, SessionNames, Tables, distinct_least, distinct_paths, iso_moment, number, text
+from ..tables import LAST_RESORT, Cell, SessionNames, Tables, distinct_least, distinct_paths, iso_moment, number, text
 from ..textsafe import visible_line
 from .figures import format_rate, format_tokens, sparkline
 from .records import (
@@ -358,7 +358,7 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
         (text("title", cut="end", least=TITLE_LEAST, drop=11), lambda session: session.title or ""),
-        *([(text("log", cut="distinct", least=distinct_least(list(logs.values())), drop=13, forms=("box",)),
+        *([(text("log", cut="distinct", least=distinct_least(list(logs.values())), forms=("box",)),
             lambda session: logs[id(session)])] if copies else []),
         (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
         (text("created", drop=12), lambda session: _moment(session.created_at)),
@@ -461,7 +461,7 @@ def _amount_text(amount: float) -> str:
     return f"{amount:.4f}"
 
 
-COST_DROP = 99
+COST_DROP = LAST_RESORT
 """The cost column of session, turn and step tables is hidden last of all, only when the table cannot
 fit otherwise (the footer names it); a rollup never hides its cost."""
 
