@@ -186,9 +186,9 @@ def _table_columns(full_ids: bool, id_width: int, copies: int | None):
         key = text("id", cut="start", least=max(ID_LEAST, id_width))
     log = [text("log", cut="distinct", least=copies, forms=("box",))] if copies is not None else []
     log.append(text("log", forms=("plain", "tsv") if copies is not None else ("tsv",)))  # the path, as given
-    return [key, *log, text("cwd", cut="start", least=12, drop=2), text("created", drop=6), number("turns", drop=5),
+    return [key, *log, text("cwd", cut="start", least=12, drop=2), text("created", drop=6, key=True), number("turns", drop=5),
             number("duration", drop=4, tsv="duration ms"), number("gen", drop=1), text("zstd", drop=0),
-            number("size", drop=3, tsv="bytes"), text("title", cut="end", least=20, drop=7)]
+            number("size", drop=3, tsv="bytes"), text("title", cut="end", least=20, drop=7, key=True)]
 
 
 ID_LEAST = 24

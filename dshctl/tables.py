@@ -1,7 +1,8 @@
 """Tables on standard output, the one layout engine of every command, in three forms:
 
 * ``box`` — on a terminal: a rich table fitted to its width (``COLUMNS``, else the terminal's): columns
-  hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
+  hidden in their ``drop`` order while they do not fit (a footer names them), text cut with "…" on one
+  line (ids and a figure table's values fold), numbers never cut;
 * ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
   spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
 * ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, tables apart by an empty line;
@@ -122,7 +123,9 @@ class Column:
     terminal the column has no box of its own, its cells follow the previous column's after a space (a
     mark); in plain and TSV it is a column. ``forms``: the forms that show the column (default all).
     ``unit``: on a terminal, a unit every value of the column ends with (``0.0061 USD``, the one currency
-    of a cost column) moves to its header (``cost USD``), so the column is that much narrower."""
+    of a cost column) moves to its header (``cost USD``), so the column is that much narrower. ``key``: what
+    tells rows apart (a title, a start time): a ``distinct`` column narrows to :data:`DISTINCT_FLOOR`
+    before it hides, as before a last-resort column (:data:`LAST_RESORT`) hides."""
 
     header: str
     justify: str = "left"
@@ -135,6 +138,7 @@ class Column:
     beside: bool = False
     forms: tuple[str, ...] = ("box", "plain", "tsv")
     unit: bool = False
+    key: bool = False
 
     @property
     def narrows(self) -> bool:
@@ -154,11 +158,11 @@ start and an end, ``tour.session.v4.jsonl.zstd`` beside ``tour.session.v2.jsonl.
 
 
 def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None, cut: str | None = None,
-         tsv: str | None = None, beside: bool = False, forms: tuple[str, ...] | None = None) -> Column:
+         tsv: str | None = None, beside: bool = False, forms: tuple[str, ...] | None = None, key: bool = False) -> Column:
     if cut not in CUTS:
         raise ValueError(f"cut is one of {CUTS}, not {cut!r}")
     return Column(header, "left", fold=fold and cut is None, drop=drop, least=least, cut=cut, tsv=tsv, beside=beside,
-                  forms=forms or Column.forms)
+                  forms=forms or Column.forms, key=key)
 
 
 @dataclass(frozen=True)
@@ -254,11 +258,16 @@ def _floor_width(column: Column, natural: int) -> int:
 
 LAST_RESORT = 99
 """A column of this ``drop`` rank or more (a cost) hides only when nothing else is left to hide and the
-table does not fit with a ``distinct`` column at :data:`DISTINCT_FLOOR` either."""
+table does not fit with a ``distinct`` column at :data:`DISTINCT_FLOOR` either (as a ``key`` column)."""
 
 DISTINCT_FLOOR = 16
 """The width a ``distinct`` column (the log of copies of a session) narrows to before a last-resort column
 hides: it still shows what tells the files apart around the middle of their names."""
+
+
+def _room_width(column: Column, natural: int) -> int:
+    """The width a column takes before a hidden one is shown again: a ``key`` column whole."""
+    return natural if column.key else _least_width(column, natural)
 
 
 def _distinct_floor(column: Column, natural: int) -> int:
@@ -272,7 +281,9 @@ SHORT_TAIL = 2
 
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
     """Fit a table to ``width`` (``None``: a pipe, every column whole): hide columns in their ``drop``
-    order until the folding columns fit at their ``least``, fold them, and below ``least`` (to
+    order until the folding columns fit at their ``least``, then show again, the last hidden first, each
+    that fits once a wider one has gone (with the ``key`` columns whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
+    ``distinct`` one can narrow to :data:`DISTINCT_FLOOR` instead), fold them, and below ``least`` (to
     :data:`FOLD_MIN`) only when nothing is left to hide; numbers are never cut. A fold that would leave
     one or two characters alone on a line hides one more column, or else folds narrower. A table that
     cannot fit even so is drawn wider than ``width`` rather than cut. A header needs only its longest
@@ -290,13 +301,14 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
 
         dropped: list[int] = []
         while droppable and not fits(shown):
-            if droppable[0][0] >= LAST_RESORT and fits(shown, _distinct_floor):
-                break  # the log column of copies narrows to its floor before a cost hides
+            drop, next_index = droppable[0]
+            if (drop >= LAST_RESORT or columns[next_index].key) and fits(shown, _distinct_floor):
+                break  # the log column of copies narrows to its floor before a cost, a title or a start hides
             _, index = droppable.pop(0)
             shown.remove(index)
             dropped.append(index)
-        for index in reversed(dropped):  # a column hidden before a wider one went may fit again
-            if fits(sorted([*shown, index])):
+        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room
+            if fits(sorted([*shown, index]), _room_width):  # left: it cuts no title or start shown
                 shown = sorted([*shown, index])
                 droppable = sorted([*droppable, (columns[index].drop, index)])
         hidden = [columns[i].header for i in dropped if i not in shown]
@@ -306,7 +318,7 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
             trial = _folded(width, fewer, columns, natural)
             if not _short_tails(trial, columns, rows, natural):
                 shown, widths = fewer, trial
-                hidden.append(columns[droppable[0][1]].header)
+                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].drop, i))]
         _fold_evenly(widths, columns, rows, natural)
     room = None if width is None else width - _overhead(len(shown)) - sum(widths.values())
     _widen_to_headers(room, columns, widths)
@@ -691,7 +703,7 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
     return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
 
 
-DISTINCT_LEAST = 24
+DISTINCT_LEAST = 32
 """A ``log`` column naming copies of a session stays whole up to this width while another column can be
 hidden: what tells the copies apart is the one thing its rows do not share (their titles, cwds and
 figures are the same), so it goes narrow last, not first because it is the widest."""

@@ -357,11 +357,11 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
     logs = dict(zip(map(id, sessions), distinct_paths([session.path for session in sessions]))) if copies else {}
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
-        (text("title", cut="end", least=TITLE_LEAST, drop=11), lambda session: session.title or ""),
+        (text("title", cut="end", least=TITLE_LEAST, drop=11, key=True), lambda session: session.title or ""),
         *([(text("log", cut="distinct", least=distinct_least(list(logs.values())), forms=("box",)),
             lambda session: logs[id(session)])] if copies else []),
         (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
-        (text("created", drop=12), lambda session: _moment(session.created_at)),
+        (text("created", drop=12, key=True), lambda session: _moment(session.created_at)),
         (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
         (number("turns", drop=5), lambda session: _count(session.turns)),
