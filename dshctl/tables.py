@@ -312,10 +312,10 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
                 shown = sorted([*shown, index])
                 droppable = sorted([*droppable, (columns[index].drop, index)])
         hidden = [columns[i].header for i in dropped if i not in shown]
-        widths = _folded(width, shown, columns, natural)
+        widths = _folded(width, shown, columns, natural, rows)
         if droppable and _short_tails(widths, columns, rows, natural):
             fewer = [i for i in shown if i != droppable[0][1]]
-            trial = _folded(width, fewer, columns, natural)
+            trial = _folded(width, fewer, columns, natural, rows)
             if not _short_tails(trial, columns, rows, natural):
                 shown, widths = fewer, trial
                 hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].drop, i))]
@@ -325,19 +325,24 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
 
 
-def _folded(width: int, shown: list[int], columns: list[Column], natural: list[int]) -> dict[int, int]:
+def _folded(width: int, shown: list[int], columns: list[Column], natural: list[int],
+            rows: list[list[str]] | None = None) -> dict[int, int]:
     widths = {i: natural[i] for i in shown}
     room = width - _overhead(len(shown))
     _fold_to(room, columns, widths, natural, _least_width)
+    if rows and len(rows) > 1:  # below their least, cells that are all alike (copies' titles) are cut first
+        alike = [i for i in shown if columns[i].cut is not None and len({row[i] for row in rows}) == 1]
+        _fold_to(room, columns, widths, natural, _floor_width, alike)
     _fold_to(room, columns, widths, natural, _floor_width)
     return widths
 
 
-def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: list[int], least_of) -> None:
-    """Narrow the folding columns, widest first, to no less than ``least_of(column, natural)``, until
-    the cells take ``room`` characters at most."""
+def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: list[int], least_of,
+             among: list[int] | None = None) -> None:
+    """Narrow the folding columns (of ``among``), widest first, to no less than ``least_of(column,
+    natural)``, until the cells take ``room`` characters at most."""
     excess = sum(widths.values()) - room
-    folding = [i for i in widths if columns[i].narrows]
+    folding = [i for i in (widths if among is None else among) if columns[i].narrows]
     while excess > 0 and folding:
         widest = max(folding, key=lambda i: widths[i])
         least = least_of(columns[widest], natural[widest])

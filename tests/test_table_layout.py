@@ -114,6 +114,7 @@ def test_a_wider_terminal_never_shows_less_of_the_log_of_copies(command, tmp_pat
         for narrower, wider in zip(seen, seen[1:]):
             assert sum(map(len, narrower)) <= sum(map(len, wider)), seen
         assert sorted(seen[-1]) == names, seen  # 120 columns: whole
+        assert sorted(seen[1]) == names, seen  # 80 too: the titles, all alike, are cut first
 
 
 # -------------------------------------------------------------------------------------------- 5: stats' title
