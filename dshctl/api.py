@@ -45,6 +45,9 @@ __all__ = [
 
 
 def _options(kind: type[O], options: O | None, fields: dict[str, Any]) -> O:
+    from .settings import check
+
+    check()  # a bad DSHCTL_* setting is its own error, before any log is read (not each log's)
     if options is None:
         return kind(**fields)
     if fields:

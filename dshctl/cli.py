@@ -62,11 +62,15 @@ class _NoSuchCommand(typer.core._click.exceptions.UsageError):
 
 
 def no_such_command(name: str, commands: list[str]) -> str:
-    """``no such command: stas (did you mean stats?)`` (the command line and ``dshctl help NAME``)."""
+    """The one refusal of a name that is no command, for ``dshctl NAME`` and ``dshctl help NAME`` alike: the
+    nearest commands, else all of them, and where they are described — ``no such command: stas (did you
+    mean stats?); dshctl --help lists the commands``."""
     from .options.suggest import did_you_mean
     from .textsafe import visible_line
 
-    return f"no such command: {visible_line(name)}{did_you_mean(name, [command for command in commands if command != name])}"
+    others = [command for command in commands if command != name]
+    near = did_you_mean(name, others) or f" (the commands: {', '.join(others)})"
+    return f"no such command: {visible_line(name)}{near}; dshctl --help lists the commands"
 
 
 def _abort_type(click) -> type:
@@ -93,7 +97,7 @@ def _usage_error_line(error, group, args: list[str]) -> str:
     else:
         where = f"dshctl {named}" if named is not None else "dshctl"
     if isinstance(error, _NoSuchCommand):
-        return f"dshctl: error: {error.message}; {where} --help lists the commands"
+        return f"dshctl: error: {error.message}"
     if isinstance(error, click.exceptions.NoSuchOption):
         if theirs:  # dshctl --json stats
             return f"dshctl: error: {flag} is an option of dshctl {named}: give it after the command name; {where} --help lists the options"
@@ -311,10 +315,7 @@ def help_(command: str | None, options: HelpOptions) -> int:
     if found is None:
         from .errors import UsageError
 
-        known = [name for name in group.list_commands(top) if name != "help"]
-        suggested = no_such_command(command, known)
-        listed = "" if "did you mean" in suggested else f" (the commands: {', '.join(known)})"
-        raise UsageError(f"{suggested}{listed}; dshctl help lists the commands")
+        raise UsageError(no_such_command(command, group.list_commands(top)))
     typer.echo(found.get_help(click.Context(found, info_name=command, parent=top)))
     return 0
 

@@ -189,13 +189,21 @@ BY_NAME = {command.name: command for command in COMMANDS}
 def start(command: Command, positional: list[Any], values: dict[str, Any]) -> int:
     """Run a parsed command line. The options object is built inside the one error path, so a refused
     combination is reported as every error is (``dshctl: error: …``, exit 2); a Ctrl-C pending from the
-    start-up takes effect first (:func:`dshctl.interrupt.command_starts`)."""
+    start-up takes effect first (:func:`dshctl.interrupt.command_starts`), then the ``DSHCTL_*`` settings
+    are checked (:func:`dshctl.settings.check`: a bad one is an error of its own, before anything is read;
+    ``help`` reads none)."""
     from .interrupt import command_starts
+    from .settings import check
     from .stdio import run
 
     body = command.body
     assert body is not None
-    return run(lambda: command_starts() or body(*positional, command.options(**values)))
+    checked = check if command.name != "help" else _nothing
+    return run(lambda: command_starts() or checked() or body(*positional, command.options(**values)))
+
+
+def _nothing() -> None:
+    return None
 
 
 def annotation(options_type: type, field: str) -> str:

@@ -109,7 +109,29 @@ def test_help_command_says_what_dash_dash_help_says():
     assert "Commands" in invoke("help").stdout
     result = invoke("help", "nope")
     assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: no such command: nope (the commands: cat, ls, stats")
-    assert invoke("help", "stas").stderr == "dshctl: error: no such command: stas (did you mean stats?); dshctl help lists the commands\n"
+    assert invoke("help", "stas").stderr == "dshctl: error: no such command: stas (did you mean stats?); dshctl --help lists the commands\n"
+
+
+@pytest.mark.parametrize("name", ["nosuch", "stas", "hlep", "rep", "x", "st\x1b[2Jats"])
+def test_a_name_that_is_no_command_is_refused_alike_by_dshctl_and_dshctl_help(name):
+    """One wording, one hint, whether the name comes after dshctl or after dshctl help."""
+    from dshctl.textsafe import visible_line
+
+    given, asked = invoke(name, "x"), invoke("help", name)
+    assert given.exit_code == asked.exit_code == 2 and given.stdout == asked.stdout == ""
+    assert given.stderr == asked.stderr
+    assert given.stderr.startswith(f"dshctl: error: no such command: {visible_line(name)} (")
+    assert given.stderr.endswith("; dshctl --help lists the commands\n") and "\x1b" not in given.stderr
+
+
+def test_help_alone_help_help_and_extra_words():
+    assert invoke("help").stdout == invoke("--help").stdout
+    assert invoke("help", "help").stdout == invoke("help", "--help").stdout
+    assert invoke("help", "help").stdout.startswith("Usage: dshctl help [OPTIONS] [COMMAND]")
+    extra = invoke("help", "stats", "extra")
+    assert extra.exit_code == 2
+    assert extra.stderr == "dshctl: error: got unexpected extra argument(s) (extra); dshctl help --help lists the options\n"
+    assert extra.stderr.replace("help --help", "cat --help").replace("(extra)", "(b)") == invoke("cat", "a", "b").stderr
 
 
 @pytest.mark.parametrize(
@@ -129,7 +151,7 @@ def test_help_command_says_what_dash_dash_help_says():
         (["stas"], "dshctl: error: no such command: stas (did you mean stats?); dshctl --help lists the commands"),
         (["rep"], "dshctl: error: no such command: rep (did you mean replay?); dshctl --help lists the commands"),
         (["vaildate"], "dshctl: error: no such command: vaildate (did you mean validate?); dshctl --help lists the commands"),
-        (["nosuch"], "dshctl: error: no such command: nosuch; dshctl --help lists the commands"),
+        (["nosuch"], "dshctl: error: no such command: nosuch (the commands: cat, ls, stats, grep, validate, images, replay, export, sql, help, prices); dshctl --help lists the commands"),
         (["--colr", "never", "ls"], "dshctl: error: no such option: --colr (did you mean --color?); dshctl --help lists the options"),
         (["--json", "stats"], "dshctl: error: --json is an option of dshctl stats: give it after the command name; dshctl stats --help lists the options"),
         (["stats", "--by", "sesion"], "dshctl: error: --by must be one of session, turn, step, day, week, month, project, model, tool, not 'sesion' (did you mean session?)"),

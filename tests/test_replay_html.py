@@ -44,19 +44,22 @@ def test_the_page_is_one_self_contained_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert re.fullmatch(r"dshctl: wrote .*tour\.html \(replay page, 167 fragments, 00:30\.012 recorded, [\d,]+ bytes\)\n", result.stderr)
     text = (tmp_path / "tour.html").read_text(encoding="utf-8")
-    # the CSP comes first and allows only the page's own script and style, by hash, and data: images
+    # the CSP comes first and allows only the page's own script and style, by hash, data: images and fonts
     csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text).group(1)
     assert text.index("Content-Security-Policy") < text.index("<style>") < text.index("<script")
     script = re.search(r"<script>(.*)</script>", text, re.S).group(1)
     style = re.search(r"<style>(.*)</style>", text, re.S).group(1)
     digest = lambda body: "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
     assert html.unescape(csp) == (f"default-src 'none'; script-src {digest(script)}; style-src {digest(style)}; img-src data:; "
-                                  "base-uri 'none'; form-action 'none'")
+                                  "font-src data:; base-uri 'none'; form-action 'none'")
     # nothing outside the page: no URL in any attribute, no other script or style source
     markup = re.sub(r"(<(script|style)[^>]*>).*?(</\2>)", r"\1\3", text, flags=re.S)
     links = re.findall(r"""\b(?:src|href|action|poster|srcset|data)\s*=\s*["']?([^"'\s>]*)""", markup)
     assert links == ["data:,"], links  # the icon: without one a served page asks for /favicon.ico
-    assert not re.search(r"https?:|//cdn|@import|url\(|fetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|import\(", re.sub(r'(id="dshctl-data"[^>]*>)[^<]*', r"\1", text))
+    # one url(): the page's own font of the symbols common fonts lack, embedded
+    assert re.findall(r"url\(([a-z:/]*)", text) == ["data:font/woff"]
+    text_without_font = re.sub(r"url\(data:font/woff;base64,[A-Za-z0-9+/=]+\)", "", text)
+    assert not re.search(r"https?:|//cdn|@import|url\(|fetch\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|import\(", re.sub(r'(id="dshctl-data"[^>]*>)[^<]*', r"\1", text_without_font))
     data = page_data_of(text)
     assert data["format"] == "dshctl-replay-html/1"
     assert data["title"] == "Fix the red CI build" and "<title>Fix the red CI build</title>" in text
@@ -510,3 +513,24 @@ def test_the_page_has_no_creation_time_where_the_header_gives_none(tmp_path, cre
     bad = write_log(tmp_path / "bad.session.v4.jsonl", turn, header={"createdAt": created})
     assert page_data(Timeline(open_log(str(good))))["session"]["createdAt"] == T0
     assert page_data(Timeline(open_log(str(bad))))["session"]["createdAt"] is None
+
+
+def test_the_pages_glyph_font_is_what_its_generator_makes():
+    """The committed font (dshctl/replay/glyphs_font.py) is the generator's output from DejaVu Sans Mono:
+    the symbols it draws are those its unicode-range names, and nothing else changed it by hand."""
+    pytest.importorskip("fontTools", reason="fontTools regenerates the page's glyph font (pip install fonttools)")
+    from dshctl.replay import glyphs_generate
+
+    if not glyphs_generate.SOURCE.exists():
+        pytest.skip(f"no {glyphs_generate.SOURCE} to draw the glyph font from (Debian's fonts-dejavu-core)")
+    assert glyphs_generate.main(["--check"]) == 0
+    import io
+
+    from fontTools.ttLib import TTFont
+
+    from dshctl.replay.glyphs_font import UNICODE_RANGE, WOFF_BASE64
+
+    font = TTFont(io.BytesIO(base64.b64decode(WOFF_BASE64)))
+    assert sorted(font.getBestCmap()) == glyphs_generate.codepoints()
+    assert UNICODE_RANGE == "U+23F8-23F9, U+2400-241F, U+2421"
+    assert font["name"].getDebugName(1) == "dshctl glyphs" and "Bitstream" in font["name"].getDebugName(13)

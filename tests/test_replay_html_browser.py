@@ -791,3 +791,83 @@ def test_a_phone_sized_viewport(scheme, pages, open_page, shots, record_property
     assert page.state()["state"] == "playing"
     page.page.locator("#play").tap()
     screenshot(page, shots, f"tour-{scheme}-360", record_property)
+
+
+# -- every symbol has a glyph ------------------------------------------------------------------------------
+
+MISSING = "\u0378"  # unassigned: every font's .notdef box
+PAGE_SOURCES = [Path(view.__file__), Path(view.__file__).with_name("html.py"), *sorted((Path(view.__file__).parent / "page").iterdir())]
+
+
+def _page_symbols() -> list[str]:
+    """Every non-ASCII character the page may show of its own: its HTML, CSS and script, the view's
+    wording it embeds, and the control pictures :mod:`dshctl.textsafe` shows a log's controls as."""
+    import re
+
+    found = {c for path in PAGE_SOURCES for c in re.findall(r"[^\x00-\x7f]", path.read_text(encoding="utf-8"))}
+    return sorted(found | {chr(0x2400 + code) for code in range(32)} | {"\u2421"})
+
+
+DRAWN_AS_NOTDEF = """async (chars) => {
+  // each character drawn in the page's sans and monospace stacks, beside an unassigned code point:
+  // the same pixels are the .notdef box, i.e. no font had a glyph for it
+  const root = getComputedStyle(document.documentElement);
+  const canvas = document.createElement('canvas');
+  canvas.width = 48; canvas.height = 48;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const boxes = {};
+  for (const stack of ['--sans', '--mono']) {
+    ctx.font = '32px ' + root.getPropertyValue(stack);
+    await document.fonts.load(ctx.font, chars.join(''));
+    const draw = (c) => { ctx.clearRect(0, 0, 48, 48); ctx.fillText(c, 4, 36); return ctx.getImageData(0, 0, 48, 48).data.join(','); };
+    const box = draw('\\u0378');
+    boxes[stack] = chars.filter((c) => draw(c) === box);
+  }
+  return boxes;
+}"""
+
+GLYPH_AT = """([wanted, replace]) => {
+  // the box of the first occurrence of `wanted` in the transcript's text, scrolled into view; with
+  // `replace`, that character replaced in its text node (the same place, another code point)
+  const walker = document.createTreeWalker(document.getElementById('transcript'), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(wanted);
+    if (at < 0) continue;
+    if (replace) { node.replaceData(at, wanted.length, replace); return null; }
+    node.parentElement.scrollIntoView({block: 'center'});
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + wanted.length);
+    const box = range.getBoundingClientRect();
+    return {x: box.x, y: box.y, width: box.width, height: box.height, font: getComputedStyle(node.parentElement).fontFamily};
+  }
+  return undefined;
+}"""
+
+
+def test_every_symbol_of_the_page_has_a_glyph_in_chromium(pages, open_page):
+    """Debian's Chromium has DejaVu and Liberation only: ⏹ and the control pictures had no glyph there
+    (a box) until the page brought its own font of them; every other symbol is in those fonts."""
+    symbols = _page_symbols()
+    assert {"\u23f9", "\u241b", "\u2713", "\u25b8"} <= set(symbols)  # the scan finds the view's and textsafe's
+    page = open_page(pages(TOUR), "#t=0")
+    assert page.js(DRAWN_AS_NOTDEF, symbols + [MISSING]) == {"--sans": [MISSING], "--mono": [MISSING]}
+
+
+@pytest.mark.parametrize("symbol", ["\u23f9", "\u241b", "\u2407"])
+def test_the_stop_sign_and_control_pictures_show_a_glyph_where_the_page_shows_them(symbol, pages, open_page, tmp_path):
+    """In the DOM as laid out: the pixels of the character differ from those of the .notdef box drawn in
+    its place (the text the page inserted while its font loaded was a box until the player waited for it)."""
+    from test_replay_html import hostile_log
+
+    log = TOUR if symbol == "\u23f9" else hostile_log(tmp_path)  # the tour's interrupted message; ESC, BEL in a title
+    page = open_page(pages(log), "#t=0")
+    page.js("window.dshctlReplay.seek('end')")
+    page.page.wait_for_timeout(100)
+    box = page.js(GLYPH_AT, [symbol, None])
+    assert box is not None and box["width"] > 0, f"{symbol!r} is not in the transcript"
+    clip = {key: box[key] for key in ("x", "y", "width", "height")}
+    shown = page.page.screenshot(clip=clip)
+    page.js(GLYPH_AT, [symbol, MISSING])
+    page.page.wait_for_timeout(50)
+    assert page.page.screenshot(clip=clip) != shown, f"{symbol!r} is drawn as the .notdef box in {box['font']}"

@@ -2,9 +2,10 @@
 
 The page is the project's own HTML, CSS and JavaScript (``page/``, shipped as package data) around the
 session's **page data**: a JSON document built here from the timeline's items, deflated and embedded
-as base64 (the browser inflates it with ``DecompressionStream``). Nothing else goes in: no CDN, no font,
-no request of any kind; a Content-Security-Policy meta tag allows only the page's own inline script and
-style (by hash) and ``data:`` images.
+as base64 (the browser inflates it with ``DecompressionStream``). Nothing else goes in: no CDN, no
+request of any kind; a Content-Security-Policy meta tag allows only the page's own inline script and
+style (by hash), ``data:`` images and the page's own ``data:`` font of the symbols common fonts lack
+(:mod:`.glyphs_generate`).
 
 **What the data holds** (``format`` :data:`PAGE_FORMAT`):
 
@@ -113,7 +114,7 @@ def render_page(data: dict) -> str:
     folder = resources.files(__package__) / "page"
     template = (folder / "page.html").read_text(encoding="utf-8")
     script = (folder / "player.js").read_text(encoding="utf-8")
-    style = (folder / "player.css").read_text(encoding="utf-8")
+    style = _font_face() + (folder / "player.css").read_text(encoding="utf-8")
     for name, text in (("script", script), ("style", style)):
         if f"</{name}" in text.lower():  # the page's own code, checked anyway
             raise AssertionError(f"page/{name} holds a closing </{name}> tag")
@@ -124,6 +125,7 @@ def render_page(data: dict) -> str:
         f"script-src {_hash(script)}",
         f"style-src {_hash(style)}",
         "img-src data:",
+        "font-src data:",
         "base-uri 'none'",
         "form-action 'none'",
     ])
@@ -136,6 +138,15 @@ def render_page(data: dict) -> str:
         "format": PAGE_FORMAT,
     }
     return _fill(template, fields)
+
+
+def _font_face() -> str:
+    """The page's own font of the symbols common fonts lack (:mod:`.glyphs_generate`): embedded, so the
+    stop sign and the control pictures are never a box where the system has no glyph for them."""
+    from .glyphs_font import FAMILY, UNICODE_RANGE, WOFF_BASE64
+
+    return (f'@font-face {{ font-family: "{FAMILY}"; src: url(data:font/woff;base64,{WOFF_BASE64}) format("woff"); '
+            f"unicode-range: {UNICODE_RANGE}; }}\n")
 
 
 def _fill(template: str, fields: dict[str, str]) -> str:

@@ -8,8 +8,6 @@ zstd half, :class:`~dshctl.source.zstd.ZstdFrames`), split on LF only, with the 
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from dataclasses import dataclass
 from itertools import count
@@ -19,7 +17,8 @@ from dshctl.build import mypyc_attr
 from dshctl.errors import SourceError, UsageError, os_error_reason
 from dshctl.humanize import format_byte_limit
 from dshctl.progress import unwatch, watch
-from dshctl.source.paths import LogRef
+from dshctl.settings import MAX_LINE_BYTES
+from dshctl.source.ref import LogRef
 from dshctl.source.zstd import ZSTD_MAGIC, ZstdFrames
 
 __all__ = [
@@ -28,12 +27,11 @@ __all__ = [
     "MAX_LINE_BYTES_ENV",
     "LineReader",
     "TornTail",
-    "byte_count_from_env",
     "max_line_bytes_from_env",
 ]
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-MAX_LINE_BYTES_ENV = "DSHCTL_MAX_LINE_BYTES"
+MAX_LINE_BYTES_ENV = MAX_LINE_BYTES.name
 READ_CHUNK = 1024 * 1024
 """Bytes asked for by one read of the log."""
 
@@ -67,22 +65,10 @@ class Gap:
     message: str
 
 
-def byte_count_from_env(name: str, default: int, example: str) -> int:
-    """The environment variable ``name`` as a positive byte count (plain bytes, or with a K/M/G[iB]
-    suffix), else ``default``; anything else is a usage error that shows ``example`` (such as ``128M``)."""
-    value = os.environ.get(name)
-    if value is None or not value.strip():
-        return default
-    match = re.fullmatch(r"\s*([0-9]+)\s*([kKmMgG]?)(?:i?[bB])?\s*", value)
-    if match is None or int(match.group(1)) <= 0:
-        raise UsageError(f"{name} must be a positive byte count such as {example}, got {value!r}")
-    scale = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[match.group(2).lower()]
-    return int(match.group(1)) * scale
-
-
 def max_line_bytes_from_env() -> int:
-    """``DSHCTL_MAX_LINE_BYTES`` (plain bytes, or with K/M/G[iB] suffix), else 64 MiB."""
-    return byte_count_from_env(MAX_LINE_BYTES_ENV, DEFAULT_MAX_LINE_BYTES, "134217728 or 128M")
+    """``DSHCTL_MAX_LINE_BYTES`` (plain bytes, or with K/M/G[iB] suffix), else 64 MiB
+    (:data:`dshctl.settings.MAX_LINE_BYTES`)."""
+    return MAX_LINE_BYTES.read(DEFAULT_MAX_LINE_BYTES)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # FollowingLineReader's _open and _read override it

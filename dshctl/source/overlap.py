@@ -35,7 +35,7 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple, Protocol
 import zstandard
 
 from dshctl.errors import SourceError, os_error_reason
-from dshctl.source.paths import LogRef
+from dshctl.source.ref import LogRef
 from dshctl.source.zstd import ZSTD_BLOCK_MAX, ZSTD_MAGIC, frame_header_layout
 
 __all__ = ["OVERLAP_MIN_BYTES", "overlap_applies", "overlapped_lines"]

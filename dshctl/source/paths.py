@@ -14,14 +14,15 @@ import bisect
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
 from dshctl.textsafe import quoted
-from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, ZipMember, export_members, is_zip
+from dshctl.source.ref import LogRef
+from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, export_members, is_zip
 
 __all__ = [
     "MAX_SUPPORTED_GENERATION",
@@ -176,47 +177,6 @@ def _is_hex4(text: str) -> bool:
 
 
 # --------------------------------------------------------------------------- resolve
-
-
-@dataclass(frozen=True)
-class LogRef:
-    """One log file chosen to read.
-
-    ``generation_from_name`` is what the *file name* says (0 for
-    ``session.jsonl[.zstd]``, N for ``session.vN.jsonl[.zstd]``, ``None`` when
-    the name is not canonical). The header's ``version`` is authoritative.
-    Logs found inside an unzipped web export are ``None`` too: dsh exports
-    every generation under the logical name ``session.jsonl`` (§1.10).
-
-    ``problem`` is set only for entries found while walking a root, project
-    dir or export whose directory could not be resolved (newer generation,
-    mixed encodings, obsolete flat layout). Walking continues so one odd
-    session does not hide the others; :class:`LineReader` raises ``problem``
-    when iterated. An explicitly named session directory raises at once.
-    """
-
-    path: Path | None
-    display: str
-    generation_from_name: int | None
-    session_dir: Path | None
-    problem: DshctlError | None = field(default=None, compare=False)
-    member: "ZipMember | None" = None
-    """A log inside a dsh Web UI export ZIP at ``path`` (:mod:`dshctl.source.zipped`): the member read."""
-    archive: "HeldArchive | None" = field(default=None, compare=False, repr=False)
-    """The export ZIP read from standard input that holds ``member`` (``path`` is then None)."""
-
-    @property
-    def reads_stdin(self) -> bool:
-        """Whether reading this log reads standard input as it arrives (an export ZIP from standard input
-        is held whole: its members can be read again)."""
-        return self.path is None and self.archive is None
-
-    @property
-    def location(self) -> str:
-        """Where the log is, as one string: its path, ``ZIP!member`` inside an export; "" for stdin."""
-        if self.path is None:
-            return ""
-        return f"{self.path}!{self.member.name}" if self.member is not None else str(self.path)
 
 
 def resolve(spec: str) -> list[LogRef]:
@@ -481,6 +441,8 @@ class _FolderWalk:
             self.refs.extend(_project_logs(path, display, entries))
             return False
         project_dirs = [name for name, is_dir in entries if is_dir and _is_project_dir_name(name)]
+        if project_dirs and _is_sessions_root(path):  # as dsh reads it: every sub-directory (a renamed one too)
+            project_dirs = [name for name, is_dir in entries if _is_root_project_dir(name, is_dir)]
         if project_dirs:
             refs: list[LogRef] = []
             for name in project_dirs:
@@ -830,6 +792,15 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
     return ids
 
 
+def _is_sessions_root(path: Path) -> bool:
+    """Whether ``path`` is the sessions root (:func:`sessions_root`), where ids are looked up
+    (:func:`find_session`): read as :func:`session_dirs` reads it, so that each session an id opens is listed."""
+    try:
+        return os.path.realpath(path) == os.path.realpath(sessions_root())
+    except (OSError, ValueError):
+        return False
+
+
 def _is_root_project_dir(name: str, is_dir: bool) -> bool:
     """Whether an entry of a sessions root is a project directory, as dsh reads a root: every
     sub-directory, whatever its name (§1.4), but dsh's ``.dsh-mkdir-*`` staging. Not only the
@@ -880,20 +851,62 @@ def _newest_log(session_path: Path) -> Path | None:
 def find_session(query: str, root: str | os.PathLike | None = None, project: str | None = None) -> Path:
     """The session directory whose id ``query`` names (the id, or a prefix of it or of its part after
     ``session-``, as git takes a short hash). None → :class:`SourceError`; several →
-    :class:`UsageError` listing them."""
+    :class:`UsageError` listing them.
+
+    A session is named by its directory's name first, as dsh names it (§1.2). Only when no directory's
+    name matches are the headers read (the header line of each session's chosen log, nothing more:
+    :func:`dshctl.source.headers.header_id`), so that the id ``ls``, ``stats`` and ``grep`` show — the
+    header's — opens a session whose folder was renamed away from it (dsh refuses such a session, §1.4;
+    dshctl reads it). Where several directories' names match, the one whose header matches too is
+    chosen: a folder renamed onto another session's id shows its header's id, and opens by it."""
     from dshctl.errors import UsageError
 
     dirs = [found for found in session_dirs(root, project) if found.log is not None]
-    exact = [found for found in dirs if found.id == query]
-    matches = exact or [found for found in dirs if id_matches(found.id, query)]
+    matches = _matching(dirs, query)
+    if len(matches) > 1:  # a folder named as another session (renamed onto its id): its header tells
+        matches = _held(matches, query) or matches
+    elif not matches:
+        matches = _matching(_by_header_id(dirs), query)
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
     if len(matches) > 1:
-        listed = "; ".join(f"{found.id} ({found.project})" for found in matches[:10])
+        listed = "; ".join(_listed(found) for found in matches[:10])
         more = f"; and {len(matches) - 10} more" if len(matches) > 10 else ""
         raise UsageError(f"session id prefix {query!r} is ambiguous: {listed}{more}")
     return matches[0].path
+
+
+def _matching(dirs: list[SessionDir], query: str) -> list[SessionDir]:
+    """The sessions ``query`` names: the one whose id it is, else every one whose id it begins."""
+    return [found for found in dirs if found.id == query] or [found for found in dirs if id_matches(found.id, query)]
+
+
+def _held(dirs: list[SessionDir], query: str) -> list[SessionDir]:
+    """Of sessions whose directories ``query`` names, those whose header names it too."""
+    from dshctl.source.headers import header_id
+
+    held = [(found, header_id(found.log) if found.log is not None else None) for found in dirs]
+    return [found for found, session_id in held if session_id is not None and id_matches(session_id, query)]
+
+
+def _by_header_id(dirs: list[SessionDir]) -> list[SessionDir]:
+    """The sessions whose header holds another id than their directory's name, each under its header's
+    id (a session whose header says its name was not matched by it either)."""
+    from dshctl.source.headers import header_id
+
+    renamed = []
+    for found in dirs:
+        held = header_id(found.log) if found.log is not None else None
+        if held is not None and held != found.id:
+            renamed.append(SessionDir(held, found.project, found.path, found.log))
+    return renamed
+
+
+def _listed(found: SessionDir) -> str:
+    """A session as an ambiguity lists it: its id and its project, and its folder where that is not its id."""
+    folder = found.path.name
+    return f"{found.id} ({found.project})" if decode_session_dir_name(folder) == found.id else f"{found.id} ({found.project}/{folder})"
 
 
 def written_key(log: str | os.PathLike) -> tuple[int, str] | None:

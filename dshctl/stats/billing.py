@@ -75,7 +75,8 @@ class CallBilling:
         return twin
 
     def is_nothing(self) -> bool:
-        """Whether every figure is 0 (what a replaced sample leaves where it was counted)."""
+        """Whether every figure is 0 (what a replaced sample leaves where it was counted; calls without
+        usage, which only name their currency, bill nothing)."""
         cost = self.cost
         return (
             self.calls == 0
@@ -98,6 +99,20 @@ def bill(billing: Billing, minute: int | None, route: str | None, buckets: tuple
     if entry is None:
         entry = models[route] = CallBilling()
     entry.add(buckets, reasoning, charge, sign)
+
+
+def bill_free(billing: Billing, minute: int | None, route: str | None, charge: tuple) -> None:
+    """A call without usage into the billing of its minute and model: no sample of the meter, but its
+    price's currency, at 0 (a period of such calls alone costs ``0 USD``)."""
+    models = billing.get(minute)
+    if models is None:
+        models = billing[minute] = {}
+    entry = models.get(route)
+    if entry is None:
+        entry = models[route] = CallBilling()
+    if entry.cost is None:
+        entry.cost = CostTally()
+    entry.cost.add(charge, 0)
 
 
 def copy_billing(billing: Billing) -> Billing:

@@ -43,7 +43,7 @@ from .results import LogStats, StatsSamples
 __all__ = ["CACHE_FILE", "FOLD_VERSION", "StatsCache", "cache_path", "open_stats_cache"]
 
 CACHE_FILE = "stats.sqlite3"
-FOLD_VERSION = "stats-fold/1"
+FOLD_VERSION = "stats-fold/2"
 """Bumped by hand when the fold's results change meaning; the modules' own signature (:func:`_code_signature`)
 already covers any change of an installed file."""
 SCHEMA = 1

@@ -2,7 +2,10 @@
 
 A :class:`CostTally` is what a step, a turn, a model, a session or a rollup row cost: the sum of its
 calls' charges (:meth:`dshctl.stats.prices.Pricer.charge`) per currency, and the tokens of the calls
-without a price (which make the total unknown). A charge replaced by a later sample of the same call
+without a price (which make the total unknown). A call that billed no tokens (no usage, or usage of 0)
+is priced too, at 0 in its route's currency: it names the currency of a record that has no other, so a
+session whose calls billed nothing costs ``0 USD`` where its routes are priced in USD, not 0 in no
+currency. A charge replaced by a later sample of the same call
 (dsh's token meter) is taken away again, so a tally is always the sum of the calls counted.
 """
 
@@ -19,18 +22,25 @@ class CostTally:
     """Nano-units per currency (``[input, output, cacheRead, cacheWrite, calls]``, the meter's bucket
     order and the priced calls), and the billed tokens of calls without a price with the first reason.
     A currency stays while any of its sums is not 0: what a fork child added after its cut can be a
-    sample that replaced an inherited one, an amount over no call of its own."""
+    sample that replaced an inherited one, an amount over no call of its own. Calls without tokens
+    are counted apart, per currency (``free``): they decide the currency only where nothing else does,
+    and never make a record's currencies differ."""
 
-    __slots__ = ("by_currency", "unpriced", "reason")
+    __slots__ = ("by_currency", "unpriced", "reason", "free")
 
     def __init__(self) -> None:
         self.by_currency: dict[str, list[int]] = {}
         self.unpriced = 0
         self.reason: str | None = None
+        self.free: dict[str, int] = {}  # currency → calls without tokens priced in it
 
     def add(self, charge: tuple, tokens: int, sign: int = 1) -> None:
         """One call's charge (``sign`` -1: a replaced one taken away); ``tokens``: its billed tokens."""
         currency, detail = charge
+        if not tokens:
+            if currency is not None:
+                _count(self.free, currency, sign)
+            return
         if currency is None:
             self.unpriced += sign * tokens
             if self.reason is None:
@@ -56,6 +66,8 @@ class CostTally:
                 sums[i] += sign * theirs[i]
             if not any(sums):
                 del self.by_currency[currency]
+        for currency, calls in other.free.items():
+            _count(self.free, currency, sign * calls)
         self.unpriced += sign * other.unpriced
         if self.reason is None:
             self.reason = other.reason
@@ -65,19 +77,23 @@ class CostTally:
         twin.by_currency = {currency: list(sums) for currency, sums in self.by_currency.items()}
         twin.unpriced = self.unpriced
         twin.reason = self.reason
+        twin.free = dict(self.free)
         return twin
 
     def records(self) -> list[CostRecord]:
-        """One cost record per currency, by currency name."""
+        """One cost record per currency, by currency name; with nothing billed, 0 in the one currency
+        of the calls without tokens, if they have one."""
+        if not self.by_currency:
+            return [cost_record(currency, (0, 0, 0, 0)) for currency in self.free] if len(self.free) == 1 else []
         return [cost_record(currency, sums) for currency, sums in sorted(self.by_currency.items())]
 
     def record(self) -> CostRecord | None:
-        """The cost: None when a call without a price has tokens here or currencies meet; 0 in no
-        currency when nothing was billed."""
+        """The cost: None when a call without a price has tokens here or currencies meet; with nothing
+        billed 0, in the currency of the calls without tokens when they have one (else in none)."""
         if self.unpriced:
             return None
         if not self.by_currency:
-            return cost_record(None, (0, 0, 0, 0))
+            return cost_record(next(iter(self.free)) if len(self.free) == 1 else None, (0, 0, 0, 0))
         if len(self.by_currency) > 1:
             return None
         ((currency, sums),) = self.by_currency.items()
@@ -90,6 +106,15 @@ class CostTally:
             "costs_by_currency": self.records(),
             "unpriced_models": unpriced_models,
         }
+
+
+def _count(counts: dict[str, int], key: str, change: int) -> None:
+    """Adds ``change`` to a count, dropping it at 0."""
+    count = counts.get(key, 0) + change
+    if count:
+        counts[key] = count
+    else:
+        counts.pop(key, None)
 
 
 def in_session_currency(costs, currency: str | None):

@@ -49,7 +49,7 @@ from ..stream import (
     last_raw_chunk,
     run_times,
 )
-from .billing import bill, minute_of
+from .billing import bill, bill_free, minute_of
 from .costs import CostTally
 from .figures import cache_hit_percent, counter_percentiles, mean, mean_and_percentiles, number, occupancy_percent, percent_number, rate
 from .records import (
@@ -495,10 +495,15 @@ class SettlementFigures(CallFigures):
         return row
 
     def _cost(self, tokens: list[int] | None) -> CostTally:
-        """The settlement's share of its step's cost: its sample's charge while the meter counts it."""
+        """The settlement's share of its step's cost: its sample's charge while the meter counts it, else
+        (no usage, or a replaced sample) 0 in its call's currency."""
         tally = CostTally()
-        if self.billed and self.charge is not None and tokens:
-            tally.add(self.charge, sum(tokens))
+        charge = self.charge
+        if charge is not None:
+            if self.billed and tokens:
+                tally.add(charge, sum(tokens))
+            else:
+                tally.add(charge, 0)
         return tally
 
 
@@ -1250,7 +1255,7 @@ class StatsFold:
         record.tokens = _add_buckets(record.tokens, buckets)
         call_time = record.call_time if record.call_time is not None else time
         charge = None
-        if pricing is not None and any(buckets):
+        if pricing is not None:  # a sample of 0 tokens too: it costs 0 in its route's currency
             charge = pricing.charge(route, call_time, buckets)
             self._charge(charge, sum(buckets), record, model_of(route), 1)
         minute = minute_of(call_time)
@@ -1270,6 +1275,16 @@ class StatsFold:
         meter.slot_step = record
         meter.slot_route = route
         meter.slot_reasoning = reasoning
+
+    def _free_call(self, pricing: Any, record: StepFigures, route: str | None, time: int | None, share: Any) -> None:
+        """A call without usage: the meter counts nothing, but the call costs 0 in its route's currency
+        at its time (a session of such calls alone costs ``0 USD``, as its turns do)."""
+        call_time = record.call_time if record.call_time is not None else time
+        charge = pricing.charge(route, call_time, _NO_TOKENS)
+        self._charge(charge, 0, record, self.own.model(route), 1)
+        bill_free(self._billing, minute_of(call_time), route, charge)
+        if share is not None:
+            share.charge = charge
 
     def _charge(self, charge: tuple, tokens: int, step: StepFigures | None, model: ModelFigures, sign: int) -> None:
         """A call's charge into (or, ``sign`` -1, out of) the step's and the model's costs (the session's
@@ -1317,6 +1332,8 @@ class StatsFold:
             self._meter_sample(key, buckets, record, route, _reasoning_tokens(usage), event.time)
             self.meter011.add(key, buckets)
             self.context.tokens = buckets[0] + buckets[2] + buckets[3]
+        elif self.pricing is not None:
+            self._free_call(self.pricing, record, route, event.time, share)
         kind, code = _finish_and_failure(stream)
         for figures in _with_share(record, share):
             figures.finish = kind

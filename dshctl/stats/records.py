@@ -92,15 +92,19 @@ class CostRecord(Record, kw_only=True, dict=True):
     """What the token meter's billed buckets cost, priced call by call (dsh has no cost figure; see PRICES).
     In session, turn and step records and in each ``dshctl.models`` entry it is null when a call with
     tokens there has no price (or none for a bucket it used) or two currencies meet; a record without
-    tokens costs 0: a turn or step in its session's currency (``0 USD`` beside the priced rows), any other
-    record, or one whose session has no single currency, with a null currency (nothing was billed).
+    tokens costs 0 (nothing was billed) in the currency of its calls' prices: a call without usage is
+    priced too, at 0, so a session whose calls billed nothing costs ``0 USD`` where its routes are priced
+    in USD, as its turns and rollup rows do; a turn or step without tokens and without such a currency
+    of its own costs 0 in its session's (``0 USD`` beside the priced rows). The currency is null only
+    where there is no single one: no call with a price (no call at all, or none whose route has one), or
+    calls priced in several.
 
     * ``input``, ``cacheRead``, ``cacheWrite``, ``output`` — The amount per bucket (uncached input, cache
       read, cache write, output), each the exact sum of integer nano-units shown with at most nine
       decimals; ``0`` when nothing was billed.
     * ``total`` — Their sum.
-    * ``currency`` — The currency of every amount; null only for a record without tokens whose session
-      has no single currency (a turn or step) or that is no turn or step.
+    * ``currency`` — The currency of every amount; null only for a record without tokens and without a
+      single currency (no call with a price, or calls priced in several; a turn or step: its session's).
 
     Rollup rows, the total and the aggregate add ``costsByCurrency`` (one such object per currency, never
     converted into another) and ``unpricedModels``; their ``costs`` is null when ``unpricedModels`` is not

@@ -92,9 +92,9 @@ _NOT_JSON = (msgspec.DecodeError, UnicodeDecodeError)
 
 def split_min_bytes() -> int:
     """``DSHCTL_SPLIT_MIN_BYTES`` (plain bytes, or with a K/M/G[iB] suffix), else :data:`SPLIT_MIN_BYTES`."""
-    from ..source.lines import byte_count_from_env
+    from ..settings import SPLIT_MIN_BYTES as SETTING
 
-    return byte_count_from_env(SPLIT_MIN_BYTES_ENV, SPLIT_MIN_BYTES, "67108864 or 64M")
+    return SETTING.read(SPLIT_MIN_BYTES)
 
 
 def planned_parts(ref: Any, options: Any) -> int:

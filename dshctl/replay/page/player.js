@@ -54,8 +54,19 @@
       say('This page holds data of another format than this player reads (' + FORMAT + ').');
       return;
     }
+    await glyphsLoaded();
     const replay = new Replay(data);
     replay.start();
+  }
+
+  // The page's own font of the symbols common fonts lack (the stop sign, control pictures), loaded
+  // before any text goes in: Chromium keeps a box for text it laid out while that font was loading.
+  // It is a data: URL, so this takes milliseconds; a browser that cannot load it goes on without.
+  function glyphsLoaded() {
+    if (!document.fonts || typeof document.fonts.load !== 'function') return Promise.resolve();
+    const font = '16px "dshctl glyphs"';
+    return Promise.race([document.fonts.load(font, '\u23f9\u241b').catch(() => null),
+                         new Promise((resolve) => setTimeout(resolve, 1000))]);
   }
 
   // ------------------------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""dshctl's own environment settings (``DSHCTL_*``), each declared here once: its name, the values it
+takes, and how it is read where it is used.
+
+A command checks them all as it starts (:func:`check`, from :func:`dshctl.commands.start` and the library's
+entry points), before it reads anything, so that a bad value is an error of the setting, named —
+``dshctl: error: DSHCTL_SPLIT_MIN_BYTES: must be a positive byte count such as 64M, got 'abc'``, status 2
+— never an error of the log that was being read when the setting was first used. The man page documents
+each one (ENVIRONMENT). This module imports nothing heavy: it runs before every command.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import DshctlError, UsageError
+
+__all__ = ["MAX_LINE_BYTES", "SETTINGS", "SPLIT_MIN_BYTES", "ByteCount", "SettingError", "check"]
+
+
+class SettingError(UsageError):
+    """A ``DSHCTL_*`` environment setting whose value dshctl cannot take: its message names the setting,
+    and no log is its location, wherever it was first read."""
+
+    def located(self, *, file: str | None = None, line: int | None = None, seq: int | None = None) -> DshctlError:
+        return self
+
+
+_BYTE_COUNT = r"\s*([0-9]+)\s*([kKmMgG]?)(?:i?[bB])?\s*"
+_SCALE = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+class ByteCount:
+    """A setting holding a positive byte count: plain bytes, or with a K/M/G[iB] suffix (``128M``)."""
+
+    __slots__ = ("name", "example")
+
+    def __init__(self, name: str, example: str) -> None:
+        self.name, self.example = name, example
+
+    def read(self, default: int) -> int:
+        """The setting's value, else ``default`` (unset, or blank); a value that is no positive byte count
+        is a :class:`SettingError` that shows the example."""
+        value = os.environ.get(self.name)
+        if value is None or not value.strip():
+            return default
+        import re  # only for a value set: unset, the check costs no import
+
+        match = re.fullmatch(_BYTE_COUNT, value)
+        if match is None or int(match.group(1)) <= 0:
+            raise SettingError(f"{self.name}: must be a positive byte count such as {self.example}, got {value!r}")
+        return int(match.group(1)) * _SCALE[match.group(2).lower()]
+
+
+MAX_LINE_BYTES = ByteCount("DSHCTL_MAX_LINE_BYTES", "134217728 or 128M")
+"""The longest line a log may hold (:mod:`dshctl.source.lines`)."""
+SPLIT_MIN_BYTES = ByteCount("DSHCTL_SPLIT_MIN_BYTES", "67108864 or 64M")
+"""The smallest part ``stats`` reads one zstd log in on a core of its own (:mod:`dshctl.stats.split`)."""
+
+SETTINGS: tuple[ByteCount, ...] = (MAX_LINE_BYTES, SPLIT_MIN_BYTES)
+"""Every ``DSHCTL_*`` setting dshctl reads."""
+
+
+def check() -> None:
+    """Raise the :class:`SettingError` of the first setting whose value cannot be taken."""
+    for setting in SETTINGS:
+        setting.read(1)
