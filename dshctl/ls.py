@@ -174,22 +174,23 @@ def _default_root_logs() -> list:
     return resolve(str(root))
 
 
-def _table_columns(full_ids: bool, id_width: int, copies: bool):
+def _table_columns(full_ids: bool, id_width: int, copies: int | None):
     """The listing's columns: on a terminal the id stays whole (the short one, or with ``--long`` the whole
     one, other columns hidden first) and the cwd and title are cut with "…" on one line (the start of a
     cwd, the end of a title). Rows of one session (copies of a log) each name their log, cut around what
-    tells them apart. TSV gives machine values: the whole id, ISO times, milliseconds, bytes."""
+    tells them apart (``copies``: the least width of that column, :func:`dshctl.tables.distinct_least`;
+    ``None``: no copies). TSV gives machine values: the whole id, ISO times, milliseconds, bytes."""
     from .tables import number, text
 
     if full_ids:
         key = text("id", fold=True, least=id_width)
     else:  # a short id longer than ID_LEAST stays whole too: cut, it would open nothing
         key = text("id", cut="start", least=max(ID_LEAST, id_width))
-    log = [text("log", cut="distinct", least=16, drop=7, forms=("box",))] if copies else []
-    log.append(text("log", forms=("plain", "tsv") if copies else ("tsv",)))  # the path, as given
-    return [key, *log, text("cwd", cut="start", least=12, drop=1), text("created", drop=5), number("turns", drop=4),
-            number("duration", drop=3, tsv="duration ms"), number("gen", drop=0), text("zstd", drop=0),
-            number("size", drop=2, tsv="bytes"), text("title", cut="end", least=20, drop=6)]
+    log = [text("log", cut="distinct", least=copies, forms=("box",))] if copies is not None else []
+    log.append(text("log", forms=("plain", "tsv") if copies is not None else ("tsv",)))  # the path, as given
+    return [key, *log, text("cwd", cut="start", least=12, drop=2), text("created", drop=6, key=True), number("turns", drop=5),
+            number("duration", drop=4, tsv="duration ms"), number("gen", drop=1), text("zstd", drop=0),
+            number("size", drop=3, tsv="bytes"), text("title", cut="end", least=20, drop=7, key=True)]
 
 
 ID_LEAST = 24
@@ -199,12 +200,13 @@ column can be hidden); a path in its place is cut at its start."""
 
 def _table_cells(row: dict[str, Any], name, log: str | None = None) -> list[Any]:
     """A listing row as the table shows it (and, in TSV, its machine values); ``name`` names its session
-    (a short id, or the path); ``log`` is its log's distinct path when the listing holds copies of a
+    (a short or whole id); ``log`` is its log's distinct path when the listing holds copies of a
     session."""
-    from .tables import Cell, iso_moment
+    from .tables import NULL_CELL, Cell, iso_moment
 
     return [
-        Cell(name(row["id"], row["path"]), row["id"]),  # TSV: no id is empty (its log column has the path)
+        # no id (a header that cannot be read): "—", empty in TSV; the log column names the log
+        Cell(name(row["id"], row["path"]) if row["id"] else NULL_CELL, row["id"] or None),
         *([log] if log is not None else []),
         row["path"],
         row["cwd"],
@@ -238,7 +240,7 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     """The ``dshctl ls`` command; 1 when a log among many cannot be read, 2 when the only one cannot."""
     from .many import Warnings
     from .output import emit
-    from .tables import SessionNames, distinct_paths, print_table, table_form
+    from .tables import SessionNames, distinct_least, distinct_paths, print_table, table_form
 
     refs = session_refs(root)
     rows = session_rows(refs, options)
@@ -252,10 +254,12 @@ def run_ls(root: str | None, options: LsOptions) -> int:
         name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
         form = table_form(options.table_form)
         ids = [row["id"] for row in rows if row["id"]]
-        logs = distinct_paths([row["path"] for row in rows]) if len(ids) != len(set(ids)) else None
-        id_width = max((len(name(row["id"], row["path"])) for row in rows if row["id"] or options.full_ids), default=16)
+        # copies of a session, or a log without an id (its header cannot be read): a column names each log
+        named = len(ids) != len(set(ids)) or len(ids) != len(rows)
+        logs = distinct_paths([row["path"] for row in rows]) if named else None
+        id_width = max((len(name(row["id"], row["path"])) for row in rows if row["id"]), default=16)
         cells = (_table_cells(row, name, logs[i] if logs else None) for i, row in enumerate(rows))
-        print_table(None, _table_columns(options.full_ids, id_width, logs is not None), cells,
+        print_table(None, _table_columns(options.full_ids, id_width, distinct_least(logs) if logs else None), cells,
                     caption=caption, color=options.colored, form=form, listing=True)
 
     emit(options.output, document=lambda: {"sessions": rows}, records=lambda: rows, table=table)

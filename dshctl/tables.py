@@ -1,7 +1,8 @@
 """Tables on standard output, the one layout engine of every command, in three forms:
 
 * ``box`` — on a terminal: a rich table fitted to its width (``COLUMNS``, else the terminal's): columns
-  hidden in their ``drop`` order (a footer names them), text folded or cut with "…", numbers never cut;
+  hidden in their ``drop`` order while they do not fit (a footer names them), text cut with "…" on one
+  line (ids and a figure table's values fold), numbers never cut;
 * ``plain`` — to a pipe or a file, or with ``--plain``: no borders, one row per line, columns aligned by
   spaces, never folded or cut whatever ``COLUMNS`` says (as ``kubectl get`` and ``docker ps`` print);
 * ``tsv`` — with ``--tsv``: tab-separated cells, a header line first, one table a command (:class:`Tables`
@@ -124,7 +125,9 @@ class Column:
     terminal the column has no box of its own, its cells follow the previous column's after a space (a
     mark); in plain and TSV it is a column. ``forms``: the forms that show the column (default all).
     ``unit``: on a terminal, a unit every value of the column ends with (``0.0061 USD``, the one currency
-    of a cost column) moves to its header (``cost USD``), so the column is that much narrower."""
+    of a cost column) moves to its header (``cost USD``), so the column is that much narrower. ``key``: what
+    tells rows apart (a title, a start time): a ``distinct`` column narrows to :data:`DISTINCT_FLOOR`
+    before it hides, as before a last-resort column (:data:`LAST_RESORT`) hides."""
 
     header: str
     justify: str = "left"
@@ -137,6 +140,7 @@ class Column:
     beside: bool = False
     forms: tuple[str, ...] = ("box", "plain", "tsv")
     unit: bool = False
+    key: bool = False
 
     @property
     def narrows(self) -> bool:
@@ -156,11 +160,11 @@ start and an end, ``tour.session.v4.jsonl.zstd`` beside ``tour.session.v2.jsonl.
 
 
 def text(header: str, *, fold: bool = False, drop: int | None = None, least: int | None = None, cut: str | None = None,
-         tsv: str | None = None, beside: bool = False, forms: tuple[str, ...] | None = None) -> Column:
+         tsv: str | None = None, beside: bool = False, forms: tuple[str, ...] | None = None, key: bool = False) -> Column:
     if cut not in CUTS:
         raise ValueError(f"cut is one of {CUTS}, not {cut!r}")
     return Column(header, "left", fold=fold and cut is None, drop=drop, least=least, cut=cut, tsv=tsv, beside=beside,
-                  forms=forms or Column.forms)
+                  forms=forms or Column.forms, key=key)
 
 
 @dataclass(frozen=True)
@@ -264,13 +268,34 @@ def _floor_width(column: Column, natural: int) -> int:
     return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_word(column)))
 
 
+LAST_RESORT = 99
+"""A column of this ``drop`` rank or more (a cost) hides only when nothing else is left to hide and the
+table does not fit with a ``distinct`` column at :data:`DISTINCT_FLOOR` either (as a ``key`` column)."""
+
+DISTINCT_FLOOR = 16
+"""The width a ``distinct`` column (the log of copies of a session) narrows to before a last-resort column
+hides: it still shows what tells the files apart around the middle of their names."""
+
+
+def _room_width(column: Column, natural: int) -> int:
+    """The width a column takes before a hidden one is shown again: a ``key`` column whole."""
+    return natural if column.key else _least_width(column, natural)
+
+
+def _distinct_floor(column: Column, natural: int) -> int:
+    least = _least_width(column, natural)
+    return min(least, max(DISTINCT_FLOOR, _header_word(column))) if column.cut == "distinct" else least
+
+
 SHORT_TAIL = 2
 """A fold that leaves this many characters or fewer on a line of their own splits an id badly."""
 
 
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
     """Fit a table to ``width`` (``None``: a pipe, every column whole): hide columns in their ``drop``
-    order until the folding columns fit at their ``least``, fold them, and below ``least`` (to
+    order until the folding columns fit at their ``least``, then show again, the last hidden first, each
+    that fits once a wider one has gone (with the ``key`` columns whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
+    ``distinct`` one can narrow to :data:`DISTINCT_FLOOR` instead), fold them, and below ``least`` (to
     :data:`FOLD_MIN`) only when nothing is left to hide; numbers are never cut. A fold that would leave
     one or two characters alone on a line hides one more column, or else folds narrower. A table that
     cannot fit even so is drawn wider than ``width`` rather than cut. A header needs only its longest
@@ -282,36 +307,54 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     widths = {i: natural[i] for i in shown}
     if width is not None:
         droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
-        while droppable and _overhead(len(shown)) + sum(_least_width(columns[i], natural[i]) for i in shown) > width:
+
+        def fits(indexes: list[int], least_of=_least_width) -> bool:
+            return _overhead(len(indexes)) + sum(least_of(columns[i], natural[i]) for i in indexes) <= width
+
+        dropped: list[int] = []
+        while droppable and not fits(shown):
+            drop, next_index = droppable[0]
+            if (drop >= LAST_RESORT or columns[next_index].key) and fits(shown, _distinct_floor):
+                break  # the log column of copies narrows to its floor before a cost, a title or a start hides
             _, index = droppable.pop(0)
             shown.remove(index)
-            hidden.append(columns[index].header)
-        widths = _folded(width, shown, columns, natural)
+            dropped.append(index)
+        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room
+            if fits(sorted([*shown, index]), _room_width):  # left: it cuts no title or start shown
+                shown = sorted([*shown, index])
+                droppable = sorted([*droppable, (columns[index].drop, index)])
+        hidden = [columns[i].header for i in dropped if i not in shown]
+        widths = _folded(width, shown, columns, natural, rows)
         if droppable and _short_tails(widths, columns, rows, natural):
             fewer = [i for i in shown if i != droppable[0][1]]
-            trial = _folded(width, fewer, columns, natural)
+            trial = _folded(width, fewer, columns, natural, rows)
             if not _short_tails(trial, columns, rows, natural):
                 shown, widths = fewer, trial
-                hidden.append(columns[droppable[0][1]].header)
+                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].drop, i))]
         _fold_evenly(widths, columns, rows, natural)
     room = None if width is None else width - _overhead(len(shown)) - sum(widths.values())
     _widen_to_headers(room, columns, widths)
     return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
 
 
-def _folded(width: int, shown: list[int], columns: list[Column], natural: list[int]) -> dict[int, int]:
+def _folded(width: int, shown: list[int], columns: list[Column], natural: list[int],
+            rows: list[list[str]] | None = None) -> dict[int, int]:
     widths = {i: natural[i] for i in shown}
     room = width - _overhead(len(shown))
     _fold_to(room, columns, widths, natural, _least_width)
+    if rows and len(rows) > 1:  # below their least, cells that are all alike (copies' titles) are cut first
+        alike = [i for i in shown if columns[i].cut is not None and len({row[i] for row in rows}) == 1]
+        _fold_to(room, columns, widths, natural, _floor_width, alike)
     _fold_to(room, columns, widths, natural, _floor_width)
     return widths
 
 
-def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: list[int], least_of) -> None:
-    """Narrow the folding columns, widest first, to no less than ``least_of(column, natural)``, until
-    the cells take ``room`` characters at most."""
+def _fold_to(room: int, columns: list[Column], widths: dict[int, int], natural: list[int], least_of,
+             among: list[int] | None = None) -> None:
+    """Narrow the folding columns (of ``among``), widest first, to no less than ``least_of(column,
+    natural)``, until the cells take ``room`` characters at most."""
     excess = sum(widths.values()) - room
-    folding = [i for i in widths if columns[i].narrows]
+    folding = [i for i in (widths if among is None else among) if columns[i].narrows]
     while excess > 0 and folding:
         widest = max(folding, key=lambda i: widths[i])
         least = least_of(columns[widest], natural[widest])
@@ -605,9 +648,14 @@ def _fitting(text: str, room: int) -> str:
 def _print_plain(title: str | None, specs: list[Column], cells: list[list[str]], caption: str | None, color: bool | str) -> None:
     """Borderless: the header and one line per row, columns two spaces apart, numbers right-aligned;
     an empty cell, and one without a value ("—" on a terminal), shows "-" (one placeholder); nothing is
-    folded, cut or hidden."""
+    folded, cut or hidden. A unit every value of a column has is in its header, as on a terminal
+    (``cost USD``), and a figure holds no space (``25.4KiB``, as ``docker images`` prints sizes), so
+    ``awk '{print $NF}'`` finds the figure a row ends with."""
     from rich.cells import cell_len
 
+    cells = [list(row) for row in cells]
+    specs = _units_in_headers(list(specs), cells)  # strips the unit from the cells
+    cells = [[cell.replace(" ", "") if spec.number else cell for spec, cell in zip(specs, row)] for row in cells]
     rows = [[cell if cell and cell != NULL_CELL else PLAIN_EMPTY for cell in row] for row in cells]
     headers = [spec.header for spec in specs]
     widths = [max([cell_len(headers[i])] + [cell_len(row[i]) for row in rows]) for i in range(len(specs))]
@@ -670,6 +718,19 @@ def distinct_paths(paths: list[str | None]) -> list[str]:
         while shared < shortest - 1 and len({p[shared] for p in parts}) == 1:
             shared += 1
     return [os.sep.join(path.split(os.sep)[shared:]) if path else "—" for path in paths]
+
+
+DISTINCT_LEAST = 32
+"""A ``log`` column naming copies of a session stays whole up to this width while another column can be
+hidden: what tells the copies apart is the one thing its rows do not share (their titles, cwds and
+figures are the same), so it goes narrow last, not first because it is the widest."""
+
+
+def distinct_least(paths: list[str]) -> int:
+    """The least width of a column of :func:`distinct_paths`: the longest, up to :data:`DISTINCT_LEAST`."""
+    from rich.cells import cell_len
+
+    return min(DISTINCT_LEAST, max((cell_len(path) for path in paths), default=FOLD_MIN))
 
 
 class SessionNames:

@@ -13,7 +13,9 @@ screen, ``ESC ] 0 ; … BEL`` retitles the window, ``ESC ] 52 ; …`` writes the
   would reorder the text around them, the rest of a table row or line included ("Trojan Source");
   right-to-left text itself is shown as it is;
 * in :func:`visible` LF and TAB stay and CR is dropped (CRLF line ends); in :func:`visible_line` they
-  become ␊ ␉ ␍ too.
+  become ␊ ␉ ␍ too, and the line and paragraph separators U+2028 and U+2029 are shown by name
+  (``<U+2028>``): with VT, FF, FS, GS, RS (pictures) and NEL (a C1 control) they are every character
+  ``str.splitlines()`` breaks a line at, so a table cell, a TSV field or a one-line field holds none.
 
 Markup is the other half of the rule: rich output is built from ``rich.text.Text`` (never parsed as
 markup or emoji codes), see :func:`dshctl.tables.print_table`. JSON output keeps the exact values and
@@ -26,7 +28,8 @@ import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _MULTI_LINE_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
-_ONE_LINE_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_LINE_SEPARATORS = "\u2028\u2029"
+_ONE_LINE_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}{_LINE_SEPARATORS}]")
 
 
 def _picture(match: re.Match) -> str:

@@ -205,20 +205,31 @@ def test_the_session_table_has_titles_in_start_order_and_names_copies(tmp_path):
     assert {row[2] for row in rows[1:]} == {str(SAMPLES / "tour.session.v4.jsonl"), str(SAMPLES / "tour.session.v2.jsonl")}
 
 
+SESSION_HIDE_ORDER = ["gen", "mean TTFT", "tok/s", "cache hit", "LLM", "turns", "billed in", "cwd", "tools", "steps", "out",
+                      "title", "created"]
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width):
-    out = run("stats", str(ROOT), columns=width, terminal=True).stdout
+@pytest.mark.parametrize("logs", [[str(ROOT)], [str(ROOT), str(SAMPLES / "sessions")]], ids=["root", "root-twice"])
+def test_at_any_width_the_session_table_says_who_burnt_the_most_and_when(width, logs):
+    """The session, its tokens in and out and its cost stay; from 80 columns its start and its title too
+    (the audit found the title hidden at 80 and cut to ``Fix the red…`` at 120 while steps, tools and
+    cwd were shown); columns go in the drop order, the least asked-for first."""
+    out = run("stats", *logs, columns=width, terminal=True).stdout
     table = out.split("sessions\n", 1)[1].split("session(s)")[0]
     words = " ".join(" ".join(w) for w in _headers(table))
-    for kept in ("session", "out", "cost"):
+    for kept in ("session", "in+out", "cost"):
         assert kept in words, (width, table)
     if width >= 80:
-        assert "created" in words
+        assert "created" in words and "title" in words, table
+        assert "Fix the red CI build" in table  # whole: it is short
+    if width >= 120:
+        assert "out" in words.split() and "steps" in words
     hidden = re.search(r"hidden to fit \d+ columns: ([^(]*)", " ".join(out.split("session(s)")[1].split()))
     if hidden:
-        order = ["gen", "mean TTFT", "tok/s", "cache hit", "LLM", "tools", "cwd", "turns", "steps", "billed in", "title"]
         names = [name.strip() for name in hidden.group(1).split(",")]
-        assert names == order[: len(names)], names  # the least asked-for first
+        assert names == [name for name in SESSION_HIDE_ORDER if name in names], names  # the least asked-for first
+        assert names[0] == "gen"
 
 
 ROUTE = "deepseek-official/deepseek-v4-flash"
@@ -468,15 +479,15 @@ def test_the_man_page_says_the_hide_order_the_code_has(monkeypatch):
         assert found, label
         return [name.strip() for name in re.split(r",| and ", found.group(1)) if name.strip()]
 
-    sessions = _drop_order(seen["sessions"]) + ["log"]
-    assert listed("Hidden first on a terminal in stats: sessions —", " (session, out and cost stay)") == sessions
+    sessions = _drop_order(seen["sessions"])
+    assert listed("Hidden first on a terminal in stats: sessions —", " (session, in+out and cost stay") == sessions
     assert listed("per turn —", "; per step") == _drop_order(seen["per turn"])
     assert listed("per step —", "; per model") == _drop_order(next(c for t, c in seen.items() if t.startswith("per step")))
     assert listed("per model —", "; percentiles") == _drop_order(seen["per model (dshctl)"])
     assert listed("percentiles —", "; rollups") == _drop_order(next(c for t, c in seen.items() if t.startswith("percentiles")))
     assert listed("rollups —", " (in+out is") == _drop_order(seen["per day"])
     assert listed("per tool —", ". Always shown") == _drop_order(seen["per tool"])
-    assert listed("In ls:", " (the id stays)") == _drop_order(_table_columns(False, 16, True))
+    assert listed("In ls:", " (the id stays") == _drop_order(_table_columns(False, 16, 16))
 
 
 def test_the_man_page_says_the_order_rows_are_in():
@@ -735,7 +746,7 @@ def test_tables_keep_their_tokens_at_60_columns(corpus, width):
     turns = run("stats", "--by", "turn", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
     assert {"in", "out", "cost", "USD"} <= {w for ws in _headers(turns) for w in ws}, turns
     sessions = run("stats", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
-    assert {"created", "out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
+    assert {"created", "in+out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
 
 
 def test_a_cost_column_in_one_currency_says_it_once_in_its_header():
@@ -749,12 +760,14 @@ def test_a_cost_column_in_one_currency_says_it_once_in_its_header():
         assert _units_in_headers([number("cost", unit=True)], mixed)[0].header == "cost" and mixed == before
     assert _units_in_headers([Column("cost")], [["1.00 USD"]])[0].header == "cost"  # only a unit column
     plain = run("stats", "--by", "day", str(ROOT)).stdout
-    assert "USD" in plain.split("\ntotal", 1)[1].split("\n", 1)[0]  # a pipe keeps the currency in each cell
+    assert plain.split("\n")[1].endswith("  cost USD")  # a pipe too: the unit once, in the header
+    assert plain.split("\ntotal", 1)[1].split("\n", 1)[0].endswith("  0.0078")
 
 
 def test_ls_tsv_gives_an_unreadable_log_no_id(tmp_path):
     """TSV gives machine values: a log without a header has no id (empty, as JSON's null); its path is in
-    the log column. The terminal and plain tables show the path in the id column, the only name they have."""
+    the log column. The terminal and plain tables show no id too ("—", "-"), and a log column names the
+    log (it put the path in the id column, 90 characters wide in a pipe, 28 on a terminal)."""
     (tmp_path / "bad.jsonl").write_text("not json\n")
     (tmp_path / "tour.jsonl").write_bytes(sample("tour.session.v4.jsonl").read_bytes())
     rows = [line.split("\t") for line in invoke("ls", str(tmp_path), "--tsv").stdout.splitlines()]
@@ -762,4 +775,9 @@ def test_ls_tsv_gives_an_unreadable_log_no_id(tmp_path):
     by_log = {row[header.index("log")]: row for row in body}
     assert by_log[str(tmp_path / "bad.jsonl")][header.index("id")] == ""
     assert by_log[str(tmp_path / "tour.jsonl")][header.index("id")].startswith("7c1e5a2d-")
-    assert str(tmp_path / "bad.jsonl") in invoke("ls", str(tmp_path), "--plain").stdout
+    plain = plain_rows(invoke("ls", str(tmp_path), "--plain").stdout)
+    assert plain[0][:2] == ["id", "log"]
+    assert {row[1]: row[0] for row in plain[1:]}[str(tmp_path / "bad.jsonl")] == "-"
+    for width in WIDTHS:
+        boxed = _boxed_rows(run("ls", str(tmp_path), columns=width, terminal=True).stdout)
+        assert {row[1]: row[0] for row in boxed} == {"bad.jsonl": "—", "tour.jsonl": "7c1e5a2d"}, (width, boxed)

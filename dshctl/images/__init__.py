@@ -108,6 +108,11 @@ def _held_archive(path: Any):
 # Listing
 
 
+ID_LEAST = 24
+"""An attachment id is cut to no fewer characters while a column can be hidden: ``sha256:`` and 16 hex
+digits, enough to tell images apart and find one in the store."""
+
+
 def _list_columns() -> list:
     """The listing's columns, hidden on a narrow terminal in this order: offloaded, size, bytes, n,
     mediaType, turn/step, where, name; the attachment id is cut with "…" there, whole in a pipe. TSV
@@ -118,7 +123,7 @@ def _list_columns() -> list:
     from ..tables import number, text
 
     return [number("seq"), number("n", drop=3), *_turn_step_columns(drop=5), text("where", drop=6),
-            text("attachmentId", cut="end", least=14), text("mediaType", cut="end", least=10, drop=4), number("bytes", drop=2),
+            text("attachmentId", cut="end", least=ID_LEAST), text("mediaType", cut="end", least=10, drop=4), number("bytes", drop=2),
             *_size_columns(drop=1), text("name", cut="end", least=10, drop=7)]
 
 
@@ -162,7 +167,7 @@ def _list_step(scan: ImageScan, *, output: str, color: bool, form: str = "auto",
             columns.append(text("offloaded", drop=0, forms=_SHOWN))
         columns += [text("offloaded", forms=("tsv",)), number("offloaded by", forms=("tsv",))]
         if store is not None:
-            columns += [text("stored"), text("status", forms=("tsv",)), text("problem", fold=True, least=16, drop=8)]
+            columns += [text("stored"), text("status", forms=("tsv",)), text("problem", cut="end", least=16, drop=8)]
         rows = []
         for ref in refs:
             row = [ref.seq, ref.n, *_split_cells(_turn_step(ref), ref.turn, ref.step), ref.where, _whole_id(ref),
@@ -254,8 +259,9 @@ def _store_step(store: Store, options: ImagesOptions) -> int:
     summary = {"objects": len(objects), "verified": len(objects) - len(bad), "failed": len(bad)}
 
     def table() -> None:
-        columns = [text("attachmentId", cut="end", least=14), text("status"), text("mediaType", drop=2), number("bytes", drop=1),
-                   *_size_columns(drop=0), text("name / problem", fold=True, least=16, drop=3, forms=_SHOWN),
+        # one line a row: the id readable (ID_LEAST), its path in the store (the id again) cut first
+        columns = [text("attachmentId", cut="end", least=ID_LEAST), text("status"), text("mediaType", drop=2),
+                   number("bytes", drop=1), *_size_columns(drop=0), text("name / problem", cut="end", least=16, drop=3, forms=_SHOWN),
                    text("name", forms=("tsv",)), text("problem", forms=("tsv",))]
         rows = [[r["attachmentId"], r["status"], r["mediaType"] or "", Cell("" if r["bytes"] is None else f"{r['bytes']:,}", r["bytes"]),
                  *_split_cells("" if r["width"] is None else f"{r['width']}×{r['height']}", r["width"], r["height"]),
@@ -282,7 +288,7 @@ def _extract_columns() -> list:
     from ..tables import number, text
 
     return [number("seq"), number("n", drop=1), text("where", drop=0), text("attachmentId", cut="end", least=14, drop=2),
-            text("status"), text("file / problem", fold=True, least=16, forms=_SHOWN), text("file", forms=("tsv",)),
+            text("status"), text("file / problem", cut="end", least=16, forms=_SHOWN), text("file", forms=("tsv",)),
             text("problem", forms=("tsv",))]
 
 

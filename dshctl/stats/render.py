@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..humanize import format_duration, format_ms, utc_moment
-from ..tables import Cell, SessionNames, Tables, distinct_paths, iso_moment, number, text
+from ..tables import LAST_RESORT, Cell, SessionNames, Tables, distinct_least, distinct_paths, iso_moment, number, text
 from ..textsafe import visible_line
 from .figures import format_rate, format_tokens, sparkline
 from .records import (
@@ -348,9 +348,11 @@ def by_start(sessions: list[SessionRecord]) -> list[SessionRecord]:
 
 def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | None = None) -> None:
     """One row per session, answering "which session burnt the most, and when?": on a narrow terminal the
-    figures few ask for go first (generation, TTFT, decode rate, cache hit, times, cwd, turns, steps),
-    the session, its start, its tokens out and its cost last; the title is cut with "…". Two rows of one
-    session (copies of a log, its generations) each name their log, cut around what tells them apart."""
+    figures few ask for go first (generation, TTFT, decode rate, cache hit, LLM time, turns, billed input,
+    cwd, tool time, steps, tokens out), the session, its start, its title (cut with "…", at least
+    :data:`TITLE_LEAST` wide while a column can be hidden), its tokens in and out and its cost last. Two
+    rows of one session (copies of a log, its generations) each name their log, cut around what tells
+    them apart."""
     caption = f"{len(sessions)} session(s)"
     if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
@@ -359,24 +361,31 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
     logs = dict(zip(map(id, sessions), distinct_paths([session.path for session in sessions]))) if copies else {}
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
-        (text("title", cut="end", least=12, drop=10), lambda session: session.title or ""),
-        *([(text("log", cut="distinct", least=16, drop=12, forms=("box",)), lambda session: logs[id(session)])] if copies else []),
+        (text("title", cut="end", least=TITLE_LEAST, drop=11, key=True), lambda session: session.title or ""),
+        *([(text("log", cut="distinct", least=distinct_least(list(logs.values())), forms=("box",)),
+            lambda session: logs[id(session)])] if copies else []),
         (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
-        (text("created", drop=11), lambda session: _moment(session.created_at)),
-        (text("cwd", cut="start", least=12, drop=6), lambda session: session.cwd or "—"),
+        (text("created", drop=12, key=True), lambda session: _moment(session.created_at)),
+        (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
-        (number("turns", drop=7), lambda session: _count(session.turns)),
-        (number("steps", drop=8), lambda session: _count(session.steps)),
+        (number("turns", drop=5), lambda session: _count(session.turns)),
+        (number("steps", drop=9), lambda session: _count(session.steps)),
         (_ms("mean TTFT", drop=1), lambda session: _millis(session.mean_ttft_ms)),
         (number("tok/s", drop=2), lambda session: _rate(session.tokens_per_second)),
         (_ms("LLM", drop=4), lambda session: _span(session.llm_ms)),
-        (_ms("tools", drop=5), lambda session: _span(session.tool_ms)),
-        (number("billed in", drop=9), lambda session: _tokens(session.billed_input_tokens)),
+        (_ms("tools", drop=8), lambda session: _span(session.tool_ms)),
+        (number("billed in", drop=6), lambda session: _tokens(session.billed_input_tokens)),
         *_billed_parts(),
-        (number("out"), lambda session: _tokens(session.output_tokens)),
+        (number("out", drop=10), lambda session: _tokens(session.output_tokens)),
+        (number("in+out", forms=("box", "plain")), lambda session: _tokens(_total_tokens(session))),
         (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
     _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
+
+
+TITLE_LEAST = 20
+"""The session table's title is cut to no fewer characters while a column can be hidden: enough to tell
+sessions apart by what they were about."""
 
 
 def _billed_parts() -> list:
@@ -458,7 +467,7 @@ def _amount_text(amount: float) -> str:
     return f"{amount:.4f}"
 
 
-COST_DROP = 99
+COST_DROP = LAST_RESORT
 """The cost column of session, turn and step tables is hidden last of all, only when the table cannot
 fit otherwise (the footer names it); a rollup never hides its cost."""
 
@@ -559,6 +568,13 @@ def _key_cell(key: str) -> Cell:
     from .rollup import UNKNOWN
 
     return Cell(key, None if key == UNKNOWN else key)
+
+
+def _total_tokens(row: SessionRecord) -> int | None:
+    """The tokens a session burnt: billed input (uncached, cache read and cache write) plus output."""
+    if row.billed_input_tokens is None and row.output_tokens is None:
+        return None
+    return (row.billed_input_tokens or 0) + (row.output_tokens or 0)
 
 
 def _shown_note(shown: int, count: int) -> str | None:

@@ -1,0 +1,271 @@
+"""The layout defects an audit of issue 26 ("Tables") found, at 60, 80 and 120 columns: columns hidden
+that would fit, a log column that shows less on a wider terminal, the session table's title hidden, the
+store listing folding a path over four lines, ``ls`` putting a path in its id column, line separators in
+cells, and plain figures holding a space."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import sys
+import zipfile
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dshctl.tables as tables
+from conftest import SAMPLES, invoke, sample
+from test_table_forms import BOX, ROOT, STORE, TABLE_COMMANDS, WIDTHS, _boxed_rows, _headers, plain_rows, run
+
+TOUR = sample("tour.session.v4.jsonl")
+
+
+def _footer_hidden(out: str) -> list[str]:
+    found = re.search(r"hidden to fit \d+ columns: ([^(]*)", " ".join(out.split()))
+    return [name.strip() for name in found.group(1).split(",")] if found else []
+
+
+def _header_names(out: str) -> list[str]:
+    return [" ".join(words) for words in _headers(out.split("└", 1)[0] + "└")]
+
+
+# -------------------------------------------------------------------------------------------- 3: hidden that fit
+
+
+@st.composite
+def _tables(draw):
+    count = draw(st.integers(2, 7))
+    columns = []
+    for i in range(count):
+        kind = draw(st.sampled_from(["number", "cut", "fold", "whole"] if draw(st.booleans()) else ["number", "cut", "whole"]))
+        drop = draw(st.one_of(st.none(), st.integers(0, 5)))
+        header = f"c{i}"
+        if kind == "number":
+            columns.append(tables.number(header, drop=drop))
+        elif kind == "cut":
+            columns.append(tables.text(header, cut=draw(st.sampled_from(["end", "start", "middle"])), drop=drop,
+                                       least=draw(st.one_of(st.none(), st.integers(4, 30)))))
+        else:
+            columns.append(tables.text(header, fold=kind == "fold", drop=drop))
+    words = st.text(alphabet="abcdefghij", min_size=1, max_size=40)
+    rows = draw(st.lists(st.lists(words, min_size=count, max_size=count), min_size=1, max_size=4))
+    return columns, rows, draw(st.integers(20, 140))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_tables())
+def test_no_hidden_column_would_fit(table):
+    """After hiding, every column still hidden would make the table too wide at the least widths the
+    layout fits to (it hid them in their fixed order and never added one back)."""
+    columns, rows, width = table
+    fitted = tables.layout(columns, rows, width)
+    natural = tables._natural_widths([c.header for c in columns], rows)
+    hidden = [i for i in range(len(columns)) if i not in fitted.shown]
+    assert sorted(fitted.hidden) == sorted(columns[i].header for i in hidden)
+    assert [columns[i].header for i in sorted(hidden, key=lambda i: (columns[i].drop, i))] == fitted.hidden  # in hide order
+    for i in hidden:
+        with_it = sorted([*fitted.shown, i])
+        least = tables._overhead(len(with_it)) + sum(tables._least_width(columns[j], natural[j]) for j in with_it)
+        if any(column.fold for column in columns):  # a fold that leaves a short tail hides one more: checked below
+            continue
+        assert least > width, (columns[i].header, fitted)
+
+
+def test_ls_of_the_samples_shows_every_column_that_fits():
+    """The audit: 43 wide at 60 columns (id and title), turns and gen hidden though they fit (57); 70 wide
+    at 80 with a column hidden that fits."""
+    narrow = run("ls", columns=60, terminal=True, env={"DSH_HOME": str(SAMPLES)}).stdout
+    assert _header_names(narrow) == ["id", "turns", "gen", "title"], narrow
+    assert _footer_hidden(narrow) == ["zstd", "cwd", "size", "duration", "created"]
+    wide = run("ls", columns=80, terminal=True, env={"DSH_HOME": str(SAMPLES)}).stdout
+    assert _header_names(wide) == ["id", "created", "turns", "size", "title"], wide
+    for out, width in ((narrow, 60), (wide, 80)):
+        lines = [line for line in out.splitlines() if line[:1] in BOX]
+        assert max(map(len, lines)) > width - 6 and max(map(len, lines)) <= width  # the room is used
+
+
+# -------------------------------------------------------------------------------------------- 4: copies' log
+
+
+def _logs(command: str, directory, width: int) -> list[str]:
+    out = run(command, str(directory), columns=width, terminal=True).stdout
+    at = _header_names(out).index("log")
+    return [row[at] for row in _boxed_rows(out.split("└", 1)[0])]
+
+
+@pytest.mark.parametrize("command", ["ls", "stats"])
+def test_a_wider_terminal_never_shows_less_of_the_log_of_copies(command, tmp_path):
+    """``tour.session.v4.jsonl`` and a copy ``hostile.session.v4.jsonl``: 120 columns showed
+    ``…r.session.v4.j…`` as it kept cwd, turns, duration and size, less than 80 did. Each width shows at
+    least as much of each name as a narrower one, the two apart, and from 120 columns whole; with three
+    copies too."""
+    shutil.copy(TOUR, tmp_path / "tour.session.v4.jsonl")
+    shutil.copy(TOUR, tmp_path / "hostile.session.v4.jsonl")
+    for copies in (2, 3):
+        if copies == 3:
+            shutil.copy(SAMPLES / "tour.session.v4.jsonl.zstd", tmp_path / "tour.session.v4.jsonl.zstd")
+        names = sorted(path.name for path in tmp_path.iterdir())
+        seen = [_logs(command, tmp_path, width) for width in WIDTHS]
+        for logs in seen:
+            assert len(set(logs)) == copies and all(len(log) >= 16 for log in logs), seen
+            for log in logs:
+                assert any(name.endswith(log.strip("…")) or log.strip("…") in name for name in names), log
+        for narrower, wider in zip(seen, seen[1:]):
+            assert sum(map(len, narrower)) <= sum(map(len, wider)), seen
+        assert sorted(seen[-1]) == names, seen  # 120 columns: whole
+        assert sorted(seen[1]) == names, seen  # 80 too: the titles, all alike, are cut first
+
+
+# -------------------------------------------------------------------------------------------- 5: stats' title
+
+
+def _zip_of(path, tmp_path):
+    archive = tmp_path / "dsh-session-7c1e5a2d.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(path, "session.jsonl")
+    return archive
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_session_table_keeps_its_title_before_its_figures(width, tmp_path):
+    """``stats X.zip DIR`` and ``stats ROOT samples/sessions`` at 80 columns hid the title (keeping out);
+    at 120 it was cut to ``Fix the red…`` while steps, tools and cwd were shown."""
+    for args in ([str(_zip_of(TOUR, tmp_path)), str(ROOT)], [str(ROOT), str(SAMPLES / "sessions")]):
+        out = run("stats", *args, columns=width, terminal=True).stdout
+        table = out.split("sessions\n", 1)[1].split("└", 1)[0]
+        names = _header_names(table)
+        assert {"session", "in+out", "cost USD"} <= set(names), names
+        copies = "log" in names  # the zip's session is also in ROOT: a log column tells the two apart
+        if width >= 120 or (width >= 80 and not copies):
+            assert {"created", "title"} <= set(names), names
+            at = names.index("title")
+            assert "Fix the red CI build" in [row[at] for row in _boxed_rows(table)]
+            assert names.index("title") < names.index("in+out")
+        if width >= 80:
+            assert "created" in names
+        hidden = _footer_hidden(out.split("session(s)", 1)[1].split("\n\n")[0])
+        if "title" in hidden:
+            assert width == 60 or copies, (width, hidden)
+        if "out" in names:
+            assert "in+out" in names  # in+out is kept ahead of out
+
+
+# -------------------------------------------------------------------------------------------- 6: store listing
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_store_listing_is_one_line_a_row_with_a_readable_id(width):
+    """``images --store samples/attachments`` folded each row's ``2a/2ae6300793ac5d…beaf`` over 4 lines
+    and cut the attachment id: one line a row, the id at least ``sha256:`` and 16 hex digits."""
+    out = run("images", "--store", str(STORE), columns=width, terminal=True).stdout
+    rows = _boxed_rows(out.split("└", 1)[0])
+    assert len(rows) == 2 and all(row[0].startswith("sha256:") and row[1] == "verified" for row in rows), out
+    for row in rows:
+        assert len(row[0].rstrip("…")) >= 23, row
+        assert all(cell for cell in row), row  # no continuation line
+    assert all(len(line) <= width for line in out.splitlines() if line[:1] in BOX)
+    full = run("images", "--store", str(STORE), columns=200, terminal=True).stdout
+    assert "…" not in full.split("└", 1)[0]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_images_tables_never_fold_a_problem(width, tmp_path):
+    """A problem longer than its column is cut with … on its row's one line."""
+    from test_table_forms import STORE as store
+
+    bad = tmp_path / "objects"
+    shutil.copytree(store, bad)
+    for path in bad.rglob("*"):
+        if path.is_file() and path.suffix != ".json":
+            path.write_bytes(b"not the image")
+    out = run("images", "--store", str(bad), str(TOUR), columns=width, terminal=True).stdout
+    rows = _boxed_rows(out.split("└", 1)[0])
+    assert rows and all(row[0] for row in rows), out  # every line is a row of its own: nothing folded
+
+
+# -------------------------------------------------------------------------------------------- 7: ls, no id
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_ls_of_the_v0_corpus_shows_no_path_in_its_id_column(corpus, width):
+    """Three corpus logs whose header cannot be read: their id cell was their path (28 wide at 60, the
+    90-character path in a pipe); it is "—" ("-" in a pipe, empty in TSV) and the log column names them."""
+    out = run("ls", str(corpus / "v0"), columns=width, terminal=True).stdout
+    names = _header_names(out)
+    assert names[:2] == ["id", "log"], names
+    rows = _boxed_rows(out.split("└", 1)[0])
+    unreadable = [row for row in rows if row[0] == "—"]
+    assert len(unreadable) == 3 and all("snapshot-suite" in row[1] or "…" in row[1] for row in unreadable), rows
+    assert all("jsonl" not in row[0] for row in rows)
+    piped = plain_rows(run("ls", str(corpus / "v0")).stdout)
+    assert piped[0][:2] == ["id", "log"]
+    assert {row[0] for row in piped[1:] if "snapshot-suite" in row[1]} == {"-"}
+    assert max(len(row[0]) for row in piped[1:]) < 40
+
+
+# -------------------------------------------------------------------------------------------- 10: separators
+
+
+SEPARATORS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet=st.sampled_from(SEPARATORS + "ab \t\x1b…é"), max_size=12) | st.text(max_size=8),
+                         min_size=2, max_size=2), min_size=1, max_size=4),
+       st.sampled_from(["box", "plain", "tsv"]))
+def test_any_string_in_a_cell_is_one_line_a_row(rows, form):
+    """Whatever a cell holds, every form prints one line per row as ``str.splitlines()`` counts lines
+    (it passed U+2028 and U+2029 through)."""
+    out = io.StringIO()
+    real, terminal, width = sys.stdout, tables.stdout_is_terminal, tables.terminal_width
+    sys.stdout = out
+    tables.stdout_is_terminal = lambda: form == "box"
+    tables.terminal_width = lambda: 400
+    try:
+        tables.print_table(None, [tables.text("a", cut="end"), tables.text("b", cut="end")], rows, form=form, color=False)
+    finally:
+        sys.stdout, tables.stdout_is_terminal, tables.terminal_width = real, terminal, width
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(rows) + (4 if form == "box" else 1), lines  # box: its borders and header
+    if form == "tsv":
+        assert all(line.count("\t") == 1 for line in lines)
+
+
+def test_a_title_with_a_line_separator_is_one_tsv_field(tmp_path):
+    log = tmp_path / "sep.session.v4.jsonl"
+    log.write_text(TOUR.read_text().replace("Fix the red CI build", "Fix the\\u2028red CI\\u2029build"))
+    for form in ("--tsv", "--plain"):
+        out = invoke("ls", str(log), form).stdout
+        assert len(out.splitlines()) == 2 and "Fix the<U+2028>red CI<U+2029>build" in out, out
+
+
+# -------------------------------------------------------------------------------------------- 15: plain figures
+
+
+def test_plain_figures_hold_no_space(monkeypatch):
+    """Every figure (a number column) of every plain table is one word: ``awk '{print $NF}'`` on stats
+    printed ``cost``, ``USD``, ``USD``; its unit is in the header, as on a terminal."""
+    seen: list[tuple[str, str]] = []
+    real = tables._print_plain
+
+    def spy(title, specs, cells, caption, color):
+        real(title, specs, cells, caption, color)
+        shown = [list(row) for row in cells]
+        specs = tables._units_in_headers(list(specs), shown)
+        seen.extend((spec.header, cell) for row in shown for spec, cell in zip(specs, row) if spec.number)
+
+    monkeypatch.setattr(tables, "_print_plain", spy)
+    printed = "".join(run(*args).stdout for _, args in TABLE_COMMANDS)
+    monkeypatch.undo()
+    assert len(seen) > 100
+    spaced = {cell for _, cell in seen if " " in cell}
+    assert {"1.2 KiB", "7.0 KiB"} <= spaced  # ls' sizes, as a terminal shows them
+    for cell in spaced:
+        assert f" {cell}" not in printed and f" {cell.replace(' ', '')}" in printed, cell
+    out = run("stats", str(ROOT)).stdout.split("sessions\n", 1)[1].split("\n\n")[0]
+    last = [line.split()[-1] for line in out.splitlines() if line and "session(s)" not in line and not line.startswith("⑂")]
+    assert last[0] == "USD" and all(re.fullmatch(r"[\d.,]+", value) for value in last[1:]), last
+    ls = plain_rows(run("ls", str(ROOT)).stdout)
+    at = ls[0].index("size")
+    assert all(re.fullmatch(r"[\d.]+[KMG]?i?B", row[at]) for row in ls[1:]), ls
