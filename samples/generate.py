@@ -38,6 +38,7 @@ import struct
 import sys
 import tempfile
 import uuid
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -1295,6 +1296,15 @@ def generate(out: Path) -> None:
         digest = hashlib.sha256(data).hexdigest()
         write(out / "attachments" / "v1" / "objects" / digest[:2] / digest, data)
 
+    # a dsh Web UI export of the tour (§1.10), as a colleague attaches it to a bug report: the log's text
+    # as session.jsonl (frames decompressed, whatever the generation) and each referenced image under
+    # media/<attachmentId>.<ext>; fixed member times so the bytes do not depend on the clock
+    tour_v4_line, tour_v4_frames, _ = tour_gen[4]
+    write(out / f"dsh-session-{TOUR_ID}.zip", export_zip({
+        "session.jsonl": (tour_v4_line + "".join(tour_v4_frames)).encode(),
+        **{f"media/sha256:{hashlib.sha256(data).hexdigest()}.{ext}": data for data, ext in ((PNG_BYTES, "png"), (JPEG_BYTES, "jpg"))},
+    }))
+
     # a sessions root laid out as dsh does (§1.2): copies of the files above. The fork child's directory
     # holds three generations (v0, v2 and v4: read the highest only), the tour's only v4.
     root = out / "sessions"
@@ -1304,6 +1314,20 @@ def generate(out: Path) -> None:
         write(child_dir / (log_name(version) + ".zstd"), zstd_files[file_name("fork-child", version)])
     header_line, frames, _ = nocwd_gen[4]
     write(root / "_no-cwd" / encode_segment(NOCWD_ID) / (log_name(4) + ".zstd"), b"".join(zstd_frames(header_line, frames)))
+
+
+def export_zip(members: dict[str, bytes]) -> bytes:
+    """A ZIP of ``members`` (deflated, in this order) whose bytes depend on nothing but them."""
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2026, 9, 21, 14, 13, 20))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
 
 
 def encode_segment(value: str) -> str:
@@ -1348,6 +1372,10 @@ def _zstd_frames_of(data: bytes) -> tuple[list[bytes], bool]:
 def same_file(a: Path, b: Path) -> bool:
     if filecmp.cmp(a, b, shallow=False):
         return True
+    if a.name.endswith(".zip"):
+        # another zlib may deflate the same members to other bytes: compare the members instead
+        with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
+            return [(i.filename, za.read(i)) for i in za.infolist()] == [(i.filename, zb.read(i)) for i in zb.infolist()]
     if a.name.endswith(".zstd"):
         # a different libzstd may pick other compressed bytes for the same frames: compare the decoded
         # frames (and whether a torn frame follows) instead

@@ -13,6 +13,7 @@ import importlib.util
 import json
 import struct
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,10 @@ def test_every_line_is_json():
         if "attachments" in path.parts:
             continue
         data = path.read_bytes()
-        if path.name.endswith(".zstd"):
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                text = archive.read("session.jsonl").decode("utf-8")
+        elif path.name.endswith(".zstd"):
             frames, torn = zstd_frames(data)
             assert frames, path
             assert bool(torn) == path.name.startswith("torn-tail"), path
@@ -482,3 +486,19 @@ def test_torn_tails():
 def test_samples_stay_small():
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     assert total < 330_000  # 300 000 before the cwd-change sample (dsh 0.2.1's v4: 12 KB)
+
+
+def test_the_export_zip_is_the_tour_and_its_images_as_dsh_web_ui_downloads_them():
+    """FORMAT.md §1.10: session.jsonl (the log's text, whatever its generation) and media/<attachmentId>.<ext>."""
+    (path,) = SAMPLES.glob("dsh-session-*.zip")
+    assert path.name == "dsh-session-7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57.zip"
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    assert members.pop("session.jsonl") == (SAMPLES / "tour.session.v4.jsonl").read_bytes()
+    objects = SAMPLES / "attachments" / "v1" / "objects"
+    stored = {p.name: p.read_bytes() for p in objects.rglob("*") if p.is_file()}
+    extension = {True: "png", False: "jpg"}
+    assert members == {f"media/sha256:{digest}.{extension[data.startswith(PNG_MAGIC)]}": data for digest, data in stored.items()}
+
+
+PNG_MAGIC = bytes.fromhex("89504e470d0a1a0a")
