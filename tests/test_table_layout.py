@@ -269,3 +269,23 @@ def test_plain_figures_hold_no_space(monkeypatch):
     ls = plain_rows(run("ls", str(ROOT)).stdout)
     at = ls[0].index("size")
     assert all(re.fullmatch(r"[\d.]+[KMG]?i?B", row[at]) for row in ls[1:]), ls
+
+
+# -------------------------------------------------------------------------------------------- log cut rule
+
+
+@pytest.mark.parametrize("directory,width", [("v2", 80), ("v0", 60), ("v0", 120)])
+def test_a_narrowed_log_column_cuts_every_row_by_one_rule(corpus, directory, width):
+    """``ls corpus/v2`` at 80 showed ``…el.session.v2.jsonl`` (two characters of what differs); ``ls
+    corpus/v0`` cut some rows at their start and the last at its end (losing ``.jsonl``). Each cut cell
+    loses one end only, every cut cell of the column the same end, and the rows stay apart."""
+    out = run("ls", str(corpus / directory), columns=width, terminal=True).stdout
+    at = _header_names(out).index("log")
+    logs = [row[at] for row in _boxed_rows(out.split("└", 1)[0])]
+    cut = [log for log in logs if "…" in log]
+    assert cut, logs
+    assert len(set(logs)) == len(logs), logs
+    assert not any(log.startswith("…") and log.endswith("…") for log in logs), logs
+    assert all(log.startswith("…") for log in cut) or all(log.endswith("…") for log in cut), logs
+    if directory == "v2":  # the file names' starts, what tells them apart, rather than their shared end
+        assert "acp-cancel.session.…" in logs and not any(log.endswith(".session.v2.jsonl") for log in cut), logs
