@@ -356,8 +356,8 @@ def test_the_fork_mark_has_a_column_of_its_own_in_a_pipe():
     boxed = run("stats", str(ROOT), columns=120, terminal=True).stdout
     assert re.search(r"│ b4d2f6a8 ⑂ +│", boxed), boxed
     turns = [line.split("\t") for line in run("stats", "--by", "turn", "--tsv", str(ROOT)).stdout.split("\n\n")[0].splitlines()]
-    assert turns[0][:3] == ["session", "turn", "inherited"] and all(row[1].isdigit() for row in turns[1:])
-    assert {row[2] for row in turns[1:]} == {"true", "false"}
+    assert turns[0][:4] == ["session", "log", "turn", "inherited"] and all(row[2].isdigit() for row in turns[1:])
+    assert {row[3] for row in turns[1:]} == {"true", "false"}
 
 
 def _tsv(*args: str, table: int = 0) -> list[dict[str, str]]:

@@ -289,3 +289,25 @@ def test_a_narrowed_log_column_cuts_every_row_by_one_rule(corpus, directory, wid
     assert all(log.startswith("…") for log in cut) or all(log.endswith("…") for log in cut), logs
     if directory == "v2":  # the file names' starts, what tells them apart, rather than their shared end
         assert "acp-cancel.session.…" in logs and not any(log.endswith(".session.v2.jsonl") for log in cut), logs
+
+
+@pytest.mark.parametrize("by", ["turn", "step"])
+def test_turn_and_step_tables_of_copies_name_each_rows_log(by, tmp_path):
+    """Two copies of the tour: ``--by turn`` showed turns 1-4 of 7c1e5a2d twice, with no log column in
+    boxed, plain or TSV. Each form names the row's log; TSV always (one log too)."""
+    for name in ("first.session.v4.jsonl", "second.session.v4.jsonl"):
+        shutil.copy(TOUR, tmp_path / name)
+    boxed = run("stats", str(tmp_path), "--by", by, columns=120, terminal=True).stdout
+    table = boxed.split("└", 1)[0]
+    at = _header_names(table).index("log")
+    rows = _boxed_rows(table)
+    assert {row[at] for row in rows} == {"first.session.v4.jsonl", "second.session.v4.jsonl"}, boxed
+    assert len({tuple(row) for row in rows}) == len(rows)  # no row repeats
+    piped = plain_rows(run("stats", str(tmp_path), "--by", by).stdout)
+    assert piped[0][:2] == ["session", "log"] and len({tuple(row) for row in piped}) == len(piped), piped
+    tsv = [line.split("\t") for line in run("stats", str(tmp_path), "--by", by, "--tsv").stdout.splitlines()]
+    assert tsv[0][:2] == ["session", "log"] and len({tuple(row) for row in tsv}) == len(tsv), tsv
+    one = run("stats", str(TOUR), "--by", by, "--tsv").stdout.splitlines()
+    assert one[0].split("\t")[:2] == ["session", "log"] and one[1].split("\t")[1] == str(TOUR)
+    single = run("stats", str(TOUR), "--by", by, columns=120, terminal=True).stdout
+    assert "log" not in _header_names(single.split("└", 1)[0])  # no copies: no log column on a terminal
