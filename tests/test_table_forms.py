@@ -746,7 +746,8 @@ def test_tables_keep_their_tokens_at_60_columns(corpus, width):
     turns = run("stats", "--by", "turn", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
     assert {"in", "out", "cost", "USD"} <= {w for ws in _headers(turns) for w in ws}, turns
     sessions = run("stats", str(ROOT), columns=width, terminal=True).stdout.split("└", 1)[0] + "└"
-    assert {"created", "in+out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
+    # at 60 the title (cut) rather than the start, which tells the sessions apart less (#26's trial)
+    assert {"created" if width >= 80 else "title", "in+out", "cost"} <= {w for ws in _headers(sessions) for w in ws}, sessions
 
 
 def test_a_cost_column_in_one_currency_says_it_once_in_its_header():

@@ -311,3 +311,15 @@ def test_turn_and_step_tables_of_copies_name_each_rows_log(by, tmp_path):
     assert one[0].split("\t")[:2] == ["session", "log"] and one[1].split("\t")[1] == str(TOUR)
     single = run("stats", str(TOUR), "--by", by, columns=120, terminal=True).stdout
     assert "log" not in _header_names(single.split("└", 1)[0])  # no copies: no log column on a terminal
+
+
+def test_the_session_table_at_60_columns_keeps_the_title_before_the_start():
+    """``stats samples/sessions`` at 60 columns showed session, created, in+out and cost, the title hidden:
+    a title cut with "…" tells sessions apart, a start time (three alike here) does not."""
+    out = run("stats", str(ROOT), columns=60, terminal=True).stdout
+    table = out.split("sessions\n", 1)[1].split("└", 1)[0]
+    names = _header_names(table)
+    assert "title" in names and "created" not in names, names
+    assert "created" in _footer_hidden(out)
+    titles = [row[names.index("title")] for row in _boxed_rows(table)]
+    assert any(title.startswith("Fix the red") for title in titles), titles

@@ -375,11 +375,13 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
     caption = f"{len(sessions)} session(s)"
     if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
+    logs = _log_fields(sessions, lambda session: session.id)
+    copies = len(logs) > 1  # copies share a title and a start: their log tells them apart, and goes last
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
-        (text("title", cut="end", least=TITLE_LEAST, drop=11, key=True), lambda session: session.title or ""),
-        *_log_fields(sessions, lambda session: session.id),
-        (text("created", drop=12, key=True), lambda session: _moment(session.created_at)),
+        (text("title", cut="end", least=_title_least(), drop=11 if copies else 12, key=True), lambda session: session.title or ""),
+        *logs,
+        (text("created", drop=12 if copies else 11, key=True), lambda session: _moment(session.created_at)),
         (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
         (number("turns", drop=5), lambda session: _count(session.turns)),
@@ -400,6 +402,18 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
 TITLE_LEAST = 20
 """The session table's title is cut to no fewer characters while a column can be hidden: enough to tell
 sessions apart by what they were about."""
+
+NARROW = 80
+NARROW_TITLE_LEAST = 10
+"""On a terminal narrower than :data:`NARROW` the title's least width: a title cut to 10 characters still
+tells sessions apart where a start time (often alike) does not, so it stays and the start hides first."""
+
+
+def _title_least() -> int:
+    from ..stdio import terminal_width
+
+    width = terminal_width()
+    return NARROW_TITLE_LEAST if width is not None and width < NARROW else TITLE_LEAST
 
 
 def _billed_parts() -> list:
