@@ -438,6 +438,8 @@ def print_table(
     else:
         cells = [[visible_line(cell.text if isinstance(cell, Cell) else cell) for cell in row] for row in rows]
     specs, cells = _in_form(form, specs, cells)
+    if form == "box":  # the one home of a cell without a value: "—" here, "-" in plain, empty in TSV
+        cells = [[cell or NULL_CELL for cell in row] for row in cells]
     if listing and form != "box":
         caption = None
     if form == "tsv":

@@ -323,3 +323,26 @@ def test_the_session_table_at_60_columns_keeps_the_title_before_the_start():
     assert "created" in _footer_hidden(out)
     titles = [row[names.index("title")] for row in _boxed_rows(table)]
     assert any(title.startswith("Fix the red") for title in titles), titles
+
+
+def test_a_cell_without_a_value_shows_a_dash_on_a_terminal(corpus):
+    """``ls`` at 120 left the no-cwd session's cwd and title blank (``stats`` showed "—" for the cwd, its
+    title blank) and ``ls corpus/v0`` a blank start: every table shows "—" there ("-" in plain, empty in TSV)."""
+    for args, header in ((["ls", str(ROOT)], "id"), (["stats", str(ROOT)], "session")):
+        out = run(*args, columns=120, terminal=True).stdout
+        table = out.split(f"┃ {header}", 1)[1].split("└", 1)[0]
+        table = "┃ " + header + table
+        names = _header_names(table)
+        row = next(row for row in _boxed_rows(table) if row[0] == "session-5d9e2c71")
+        assert row[names.index("cwd")] == "—" and row[names.index("title")] == "—", (names, row)
+        assert all(cell for row in _boxed_rows(table) for cell in row), table
+        piped = plain_rows(run(*args).stdout)
+        row = next(row for row in piped if row[0] == "session-5d9e2c71")
+        assert row[piped[0].index("title")] == "-", row
+    v0 = run("ls", str(corpus / "v0"), columns=120, terminal=True).stdout.split("└", 1)[0]
+    names = _header_names(v0)
+    created = [row[names.index("created")] for row in _boxed_rows(v0)]
+    assert "—" in created and "" not in created, created
+    tsv = [line.split("\t") for line in run("ls", str(ROOT), "--tsv").stdout.splitlines()]
+    row = next(row for row in tsv if row[0].startswith("session-5d9e2c71"))
+    assert row[tsv[0].index("title")] == "" and row[tsv[0].index("cwd")] == ""
