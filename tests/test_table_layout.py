@@ -346,3 +346,33 @@ def test_a_cell_without_a_value_shows_a_dash_on_a_terminal(corpus):
     tsv = [line.split("\t") for line in run("ls", str(ROOT), "--tsv").stdout.splitlines()]
     row = next(row for row in tsv if row[0].startswith("session-5d9e2c71"))
     assert row[tsv[0].index("title")] == "" and row[tsv[0].index("cwd")] == ""
+
+
+@pytest.mark.parametrize("by", [None, "turn", "step"])
+def test_an_empty_result_has_the_header_of_a_populated_one(by):
+    """``stats --since 'last week' | cat`` printed ``session title created cwd … cost`` where a populated
+    table has ``session fork title … cost USD``: the same columns but those its rows decide (a mark a row
+    needs, the currency all its costs share), the same on a pipe and in TSV."""
+    extra = ["--by", by] if by else []
+    for form in ([], ["--tsv"]):
+        empty = run("stats", str(ROOT), "--since", "last week", *extra, *form)
+        assert empty.exit_code == 0 and len(empty.stdout.splitlines()) == 1, empty.stdout
+        full = run("stats", str(ROOT), *extra, *form).stdout.split("\n\n")[0].splitlines()
+        header = next(line for line in full if line.startswith(("session ", "session\t")))
+        split = (lambda line: line.split("\t")) if form else (lambda line: re.split(r"\s{2,}", line.strip()))
+        populated = [name for name in split(header) if name not in ("fork", "inherited")]
+        assert [name for name in split(empty.stdout.splitlines()[0]) if name not in ("fork", "inherited")] == \
+            [name.replace("cost USD", "cost") for name in populated]
+
+
+def test_ls_and_stats_say_an_empty_result_alike_on_a_terminal():
+    """On a terminal ``ls --since`` drew an empty box and "0 session(s) of 3" while ``stats`` drew nothing:
+    both draw nothing and note why on standard error (``--quiet`` hides the note)."""
+    notes = []
+    for command in ("ls", "stats"):
+        result = run(command, str(ROOT), "--since", "last week", columns=80, terminal=True)
+        assert result.exit_code == 0 and result.stdout == "", (command, result.stdout)
+        notes.append(result.stderr)
+    assert notes[0] == notes[1] == "dshctl: no sessions (3 outside --since/--until)\n", notes
+    piped = run("ls", str(ROOT), "--since", "last week").stdout.splitlines()
+    assert len(piped) == 1 and piped[0].split()[0] == "id"
