@@ -121,9 +121,12 @@ def test_headers_are_read_only_when_no_folder_name_matches(home, monkeypatch):
     real = header_lines.header_id
     monkeypatch.setattr(header_lines, "header_id", lambda log: read.append(log) or real(log))
     root = home / "sessions"
-    assert find_session("session-9f00", root=root).name == PLAIN
+    assert find_session(PLAIN, root=root).name == PLAIN
     assert find_session("mywork", root=root).name == "mywork"
-    assert read == []  # a name matched: no log opened
+    assert read == []  # a whole name matched: no log opened
+    assert find_session("session-9f00", root=root).name == PLAIN
+    assert [path.parent.name for path in read] == ["mywork"]  # a prefix: only the folder named as no id is
+    read.clear()
     assert find_session("session-64c3", root=root).name == "mywork"
     assert sorted(path.parent.name for path in read) == sorted(["mywork", PLAIN])  # each log's header, once
     read.clear()
@@ -145,6 +148,28 @@ def test_two_renamed_folders_sharing_a_prefix_are_a_clear_ambiguity(home):
     assert shown == ["session-64c38c41-1961-4698-a", "session-64c38c41-1961-4698-c", "session-9f00aa11"]
     assert _opens(shown[0], home) == RENAMED
     assert _opens(shown[1], home) == "session-64c38c41-1961-4698-cccc-000000000003"
+
+
+def test_a_prefix_a_folder_name_and_a_renamed_folders_header_share_is_ambiguous(tmp_path, monkeypatch):
+    """``ls`` shows ``session-abcd1111`` and ``session-abcd2222`` (renamed ``mywork``): ``abcd`` names both,
+    and is refused as ambiguous rather than opening the one whose folder's name says it; a folder named
+    as an id is not read for it (its header is only read when several names match)."""
+    home = tmp_path / "home"
+    named, renamed = "session-abcd1111-0000-4698-aaaa-000000000001", "session-abcd2222-0000-4698-bbbb-000000000002"
+    _session(home, named, _with_id(TOUR, named), project="--p--")
+    _session(home, "mywork", _with_id(FORK, renamed), project="--p--")
+    _session(home, PLAIN, _with_id(CWD_CHANGE, PLAIN), project="--p--")
+    assert sorted(_first_column(invoke("ls", home=home, status=0).stdout)) == ["session-9f00aa11", "session-abcd1111", "session-abcd2222"]
+    result = invoke("stats", "abcd", "--tsv", home=home, status=2)
+    assert result.stderr.startswith("dshctl: error: session id prefix 'abcd' is ambiguous"), result.stderr
+    assert f"{named} (--p--)" in result.stderr and f"{renamed} (--p--/mywork)" in result.stderr
+    for query, whole in [("abcd1", named), ("session-abcd1111", named), (named, named), ("abcd2", renamed), ("mywork", renamed)]:
+        assert _opens(query, home) == whole, query
+    read = []
+    real = header_lines.header_id
+    monkeypatch.setattr(header_lines, "header_id", lambda log: read.append(log) or real(log))
+    assert find_session("abcd1", root=home / "sessions").name == named
+    assert [path.parent.name for path in read] == ["mywork"]
 
 
 def test_a_folder_renamed_onto_another_sessions_id_opens_by_its_header(home):

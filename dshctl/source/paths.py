@@ -858,15 +858,21 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     :func:`dshctl.source.headers.header_id`), so that the id ``ls``, ``stats`` and ``grep`` show — the
     header's — opens a session whose folder was renamed away from it (dsh refuses such a session, §1.4;
     dshctl reads it). Where several directories' names match, the one whose header matches too is
-    chosen: a folder renamed onto another session's id shows its header's id, and opens by it."""
+    chosen: a folder renamed onto another session's id shows its header's id, and opens by it. A prefix
+    that names a folder is looked up in the headers of folders named as no id is (``mywork``) too, so
+    that a prefix two shown ids share is refused as ambiguous, never opens one of them unsaid."""
     from dshctl.errors import UsageError
 
     dirs = [found for found in session_dirs(root, project) if found.log is not None]
     matches = _matching(dirs, query)
     if len(matches) > 1:  # a folder named as another session (renamed onto its id): its header tells
         matches = _held(matches, query) or matches
-    elif not matches:
+    if not matches:
         matches = _matching(_by_header_id(dirs), query)
+    elif matches[0].id != query:  # a prefix: a folder renamed to a name no id has may hold a match too
+        named = {found.path for found in matches}
+        renamed = [found for found in dirs if found.path not in named and not _looks_like_id(found.path.name)]
+        matches += [found for found in _by_header_id(renamed) if id_matches(found.id, query)]
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
@@ -880,6 +886,16 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
 def _matching(dirs: list[SessionDir], query: str) -> list[SessionDir]:
     """The sessions ``query`` names: the one whose id it is, else every one whose id it begins."""
     return [found for found in dirs if found.id == query] or [found for found in dirs if id_matches(found.id, query)]
+
+
+_ID_LIKE_NAME = re.compile(r".*session-.+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+"""A folder name as dsh writes session ids (FORMAT.md §1.2: ``[<agent>-]session-<…>`` or a bare UUID)."""
+
+
+def _looks_like_id(folder: str) -> bool:
+    """Whether a session folder's name looks like a session id: one that does not was renamed, and its
+    header alone says which id it holds (read only for a prefix, which its header may match too)."""
+    return _ID_LIKE_NAME.fullmatch(decode_session_dir_name(folder)) is not None
 
 
 def _held(dirs: list[SessionDir], query: str) -> list[SessionDir]:
