@@ -210,22 +210,40 @@ def test_a_header_that_names_no_id_is_passed_over(tmp_path, content):
     assert header_lines.header_id(log) is None
 
 
-def test_the_header_lookup_reads_the_first_line_and_no_further(tmp_path, monkeypatch):
-    """Bounded as dsh's listing: one line, the first zstd frame; a hostile rest (a zstd bomb) is never
-    decoded, and a FIFO named as a log is not opened."""
+@pytest.mark.parametrize("form", ["zstd, the header in a frame of its own", "zstd, one frame", "raw"])
+def test_the_header_lookup_reads_the_first_line_and_no_further(tmp_path, monkeypatch, form):
+    """Bounded as dsh's listing: one line, of the first zstd frame, read and decoded in small steps; a long
+    rest (a zstd bomb, a single frame holding the whole log, a raw log) is neither read nor decoded past a
+    few KiB, and a FIFO named as a log is not opened."""
     head = json.dumps({"type": "session", "version": 4, "id": "session-abc", "createdAt": 1}).encode() + b"\n"
-    bomb = zstandard.ZstdCompressor().compress(b"x" * (256 << 20))
-    log = tmp_path / "session.v4.jsonl.zstd"
-    log.write_bytes(zstandard.ZstdCompressor(write_checksum=True).compress(head) + bomb)
-    decoded = []
-    real = header_lines._HeaderLineReader._split
-    monkeypatch.setattr(header_lines._HeaderLineReader, "_split", lambda self, data: decoded.append(len(data)) or real(self, data))
+    rest = b"".join(b'{"type":"x","n":%d}\n' % n for n in range(1 << 16)) + b"x" * (4 << 20) + b"\n"
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    log = tmp_path / ("session.v4.jsonl" if form == "raw" else "session.v4.jsonl.zstd")
+    log.write_bytes({"raw": head + rest, "zstd, one frame": compressor.compress(head + rest),
+                     "zstd, the header in a frame of its own": compressor.compress(head) + compressor.compress(rest)}[form])
+    made = []
+
+    class Recorded(header_lines._HeaderLineReader):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(header_lines, "_HeaderLineReader", Recorded)
     assert header_lines.header_id(log) == "session-abc"
-    assert sum(decoded) < 2 << 20
+    assert made and made[0].bytes_read <= 16 << 10 and made[0].bytes_decoded <= 16 << 10, (made[0].bytes_read, made[0].bytes_decoded)
     fifo = tmp_path / "fifo" / "session.v4.jsonl"
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     assert header_lines.header_id(fifo) is None
+
+
+def test_the_header_lookup_never_decodes_a_bomb(tmp_path):
+    head = json.dumps({"type": "session", "version": 4, "id": "session-abc", "createdAt": 1}).encode() + b"\n"
+    log = tmp_path / "session.v4.jsonl.zstd"
+    log.write_bytes(zstandard.ZstdCompressor().compress(b"x" * (256 << 20)))  # no LF: a line past the bound
+    assert header_lines.header_id(log) is None
+    log.write_bytes(zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(b"x" * (256 << 20)))
+    assert header_lines.header_id(log) == "session-abc"
 
 
 def test_a_renamed_project_folder_beside_dshs_own_is_listed_and_opens(home):
