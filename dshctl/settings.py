@@ -11,10 +11,11 @@ each one (ENVIRONMENT). This module imports nothing heavy: it runs before every 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from .errors import DshctlError, UsageError
 
-__all__ = ["MAX_LINE_BYTES", "SETTINGS", "SPLIT_MIN_BYTES", "ByteCount", "SettingError", "check"]
+__all__ = ["MAX_LINE_BYTES", "SETTINGS", "SPLIT_MIN_BYTES", "ByteCount", "SettingError", "check", "home_directory"]
 
 
 class SettingError(UsageError):
@@ -64,3 +65,13 @@ def check() -> None:
     """Raise the :class:`SettingError` of the first setting whose value cannot be taken."""
     for setting in SETTINGS:
         setting.read(1)
+
+
+def home_directory(instead: str) -> Path:
+    """The user's home directory (:meth:`Path.home`: ``HOME``, else the passwd entry of the uid). None found
+    (``HOME`` unset and a uid without an entry, as under ``env -i`` and ``setpriv``) is a
+    :class:`UsageError`, status 2, naming what to set: ``HOME`` or ``instead``, the setting that takes its place."""
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError, OSError):
+        raise UsageError(f"no home directory: set HOME or {instead}") from None

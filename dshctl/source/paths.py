@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
+from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, UsageError, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
+from dshctl.settings import home_directory
 from dshctl.textsafe import quoted
 from dshctl.source.ref import LogRef
 from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, export_members, is_zip
@@ -64,16 +65,27 @@ def sessions_root() -> Path:
     """dsh's default JSONL root: ``$DSH_HOME/sessions``, else ``~/.dsh/sessions`` (§1.1).
 
     As in dsh's ``resolveDshHome``: a blank or whitespace-only ``DSH_HOME`` is
-    unset, a leading ``~``/``~/`` is expanded, and the result is made absolute.
+    unset, a leading ``~``/``~/`` is expanded, and the result is made absolute. Where it needs a home
+    directory and none can be found: :class:`UsageError` (:func:`dshctl.settings.home_directory`).
     """
     home = os.environ.get("DSH_HOME")
     if home is None or not home.strip():
-        return Path.home() / ".dsh" / "sessions"
+        return home_directory("DSH_HOME") / ".dsh" / "sessions"
     if home == "~":
-        home = str(Path.home())
+        home = str(home_directory("DSH_HOME"))
     elif home.startswith("~/") or home.startswith("~\\"):
-        home = str(Path.home() / home[2:])
+        home = str(home_directory("DSH_HOME") / home[2:])
     return Path(os.path.abspath(home)) / "sessions"
+
+
+def _default_root() -> Path | None:
+    """:func:`sessions_root`, or None where there is none (no home directory): for where the root is only
+    consulted (the ids a short id is shown among, whether a PATH is the root), so that a log named by its
+    path reads without a home."""
+    try:
+        return sessions_root()
+    except UsageError:
+        return None
 
 
 def parse_generation_name(name: str) -> tuple[int, bool] | None:
@@ -775,7 +787,9 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
     """The id of every session directory under ``root`` (default: :func:`sessions_root`) — the ids a
     prefix is resolved against (:func:`find_session`) — from directory names only; an unreadable
     root or project directory has none."""
-    root_path = Path(root) if root is not None else sessions_root()
+    root_path = Path(root) if root is not None else _default_root()
+    if root_path is None:
+        return []
     try:
         projects = _scan(root_path, str(root_path)) if root_path.is_dir() else []
     except SourceError:
@@ -795,8 +809,9 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
 def _is_sessions_root(path: Path) -> bool:
     """Whether ``path`` is the sessions root (:func:`sessions_root`), where ids are looked up
     (:func:`find_session`): read as :func:`session_dirs` reads it, so that each session an id opens is listed."""
+    root = _default_root()
     try:
-        return os.path.realpath(path) == os.path.realpath(sessions_root())
+        return root is not None and os.path.realpath(path) == os.path.realpath(root)
     except (OSError, ValueError):
         return False
 
