@@ -269,3 +269,20 @@ def test_another_folder_holding_project_folders_is_read_as_before(tmp_path):
     (elsewhere / "sessions" / "notes" / "x.jsonl").write_bytes(FORK.read_bytes())
     listed = invoke("ls", str(elsewhere / "sessions"), home=tmp_path / "home", status=0).stdout
     assert _first_column(listed) == ["session-1234abcd"]
+
+
+def test_a_session_reachable_twice_through_a_link_is_one_session(tmp_path):
+    """``sessions/alias -> --p--``: ``ls`` lists its sessions once (by directory identity), and the id it
+    shows opens that one session, never an ambiguity between it and itself."""
+    home = tmp_path / "home"
+    named = "session-abcd1111-0000-4698-aaaa-000000000001"
+    _session(home, named, _with_id(TOUR, named), project="--p--")
+    _session(home, "mywork", _with_id(FORK, PLAIN), project="--p--")
+    (home / "sessions" / "alias").symlink_to("--p--")
+    (home / "sessions" / "--p--" / "copy").symlink_to("mywork")
+    assert sorted(_first_column(invoke("ls", home=home, status=0).stdout)) == ["session-9f00aa11", "session-abcd1111"]
+    for query, whole in [("session-abcd1111", named), ("abcd", named), (named, named), ("9f00", PLAIN),
+                         ("session-9f00aa11", PLAIN), ("mywork", PLAIN)]:
+        assert _opens(query, home) == whole, query
+    assert find_session("abcd", root=home / "sessions").parent.name == "--p--"  # the path reached through no link
+    assert find_session("9f00", root=home / "sessions").name == "mywork"

@@ -879,15 +879,15 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     from dshctl.errors import UsageError
 
     dirs = [found for found in session_dirs(root, project) if found.log is not None]
-    matches = _matching(dirs, query)
+    matches = _distinct(_matching(dirs, query))
     if len(matches) > 1:  # a folder named as another session (renamed onto its id): its header tells
         matches = _held(matches, query) or matches
     if not matches:
-        matches = _matching(_by_header_id(dirs), query)
+        matches = _distinct(_matching(_by_header_id(dirs), query))
     elif matches[0].id != query:  # a prefix: a folder renamed to a name no id has may hold a match too
         named = {found.path for found in matches}
         renamed = [found for found in dirs if found.path not in named and not _looks_like_id(found.path.name)]
-        matches += [found for found in _by_header_id(renamed) if id_matches(found.id, query)]
+        matches = _distinct(matches + [found for found in _by_header_id(renamed) if id_matches(found.id, query)])
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
@@ -896,6 +896,29 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
         more = f"; and {len(matches) - 10} more" if len(matches) > 10 else ""
         raise UsageError(f"session id prefix {query!r} is ambiguous: {listed}{more}")
     return matches[0].path
+
+
+def _distinct(dirs: list[SessionDir]) -> list[SessionDir]:
+    """Each session directory once however many links lead to it (``alias -> --p--``), as ``ls`` lists it:
+    by its real path, the one reached through no link kept (only candidates are looked at: few)."""
+    if len(dirs) < 2:
+        return dirs
+    kept: dict[str, SessionDir] = {}
+    for found in dirs:
+        try:
+            real = os.path.realpath(found.path)
+        except (OSError, ValueError):
+            real = str(found.path)
+        held = kept.get(real)
+        if held is None or (_linked(held) and not _linked(found)):
+            kept[real] = found
+    chosen = {id(found) for found in kept.values()}
+    return [found for found in dirs if id(found) in chosen]
+
+
+def _linked(found: SessionDir) -> bool:
+    """Whether a session directory was reached through a link (its folder's or its project's)."""
+    return os.path.islink(found.path) or os.path.islink(found.path.parent)
 
 
 def _matching(dirs: list[SessionDir], query: str) -> list[SessionDir]:
