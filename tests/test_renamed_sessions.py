@@ -170,6 +170,9 @@ def test_a_prefix_a_folder_name_and_a_renamed_folders_header_share_is_ambiguous(
     monkeypatch.setattr(header_lines, "header_id", lambda log: read.append(log) or real(log))
     assert find_session("abcd1", root=home / "sessions").name == named
     assert [path.parent.name for path in read] == ["mywork"]
+    # a whole id a renamed folder's header holds is that session, though a folder's name begins with it
+    _session(home, renamed + "-copy", _with_id(CWD_CHANGE, renamed + "-copy"), project="--p--")
+    assert find_session(renamed, root=home / "sessions").name == "mywork"
 
 
 def test_a_folder_renamed_onto_another_sessions_id_opens_by_its_header(home):

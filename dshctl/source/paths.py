@@ -887,7 +887,8 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     elif matches[0].id != query:  # a prefix: a folder renamed to a name no id has may hold a match too
         named = {found.path for found in matches}
         renamed = [found for found in dirs if found.path not in named and not _looks_like_id(found.path.name)]
-        matches = _distinct(matches + [found for found in _by_header_id(renamed) if id_matches(found.id, query)])
+        held = [found for found in _by_header_id(renamed) if id_matches(found.id, query)]
+        matches = _distinct(_matching(matches + held, query))  # a whole id a header holds is that session
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
