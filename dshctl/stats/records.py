@@ -833,8 +833,15 @@ class RollupRow(Record, kw_only=True):
 
     def __post_init__(self) -> None:
         # derived, so that every way a row is made (built, replaced, decoded) carries the sum of its buckets
-        billed, output = self.billed_input_tokens, self.output_tokens
-        self.in_plus_out_tokens = None if billed is None and output is None else (billed or 0) + (output or 0)
+        self.in_plus_out_tokens = in_plus_out(self.billed_input_tokens, self.output_tokens)
+
+
+def in_plus_out(billed_input_tokens: int | None, output_tokens: int | None) -> int | None:
+    """The tokens burnt (the tables' ``in+out``): billed input (uncached, cache read and cache write) plus
+    output; null only when both are."""
+    if billed_input_tokens is None and output_tokens is None:
+        return None
+    return (billed_input_tokens or 0) + (output_tokens or 0)
 
 
 class ToolRow(Record, kw_only=True):

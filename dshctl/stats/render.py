@@ -23,6 +23,7 @@ from .records import (
     StepRecord,
     ToolRow,
     TurnRecord,
+    in_plus_out,
 )
 
 def stats_tables(color: bool, form: str = "auto") -> Tables:
@@ -377,7 +378,7 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
         (number("billed in", drop=6), lambda session: _tokens(session.billed_input_tokens)),
         *_billed_parts(),
         (number("out", drop=10), lambda session: _tokens(session.output_tokens)),
-        (number("in+out", forms=("box", "plain")), lambda session: _tokens(_total_tokens(session))),
+        (number("in+out", forms=("box", "plain")), lambda session: _tokens(in_plus_out(session.billed_input_tokens, session.output_tokens))),
         (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
     _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
@@ -568,13 +569,6 @@ def _key_cell(key: str) -> Cell:
     from .rollup import UNKNOWN
 
     return Cell(key, None if key == UNKNOWN else key)
-
-
-def _total_tokens(row: SessionRecord) -> int | None:
-    """The tokens a session burnt: billed input (uncached, cache read and cache write) plus output."""
-    if row.billed_input_tokens is None and row.output_tokens is None:
-        return None
-    return (row.billed_input_tokens or 0) + (row.output_tokens or 0)
 
 
 def _shown_note(shown: int, count: int) -> str | None:
