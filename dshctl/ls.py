@@ -161,6 +161,14 @@ def _in_project(refs: list, project: str | None) -> list:
     return [ref for ref in refs if ref.path is not None and in_project(ref.path, project)]
 
 
+def _default_root_missing() -> bool:
+    import os
+
+    from .source import sessions_root
+
+    return not os.path.lexists(sessions_root())
+
+
 def _default_root_logs() -> list:
     import os
 
@@ -251,6 +259,8 @@ def run_ls(root: str | None, options: LsOptions) -> int:
     caption = f"{len(rows)} session(s)" + (f" of {len(refs)}" if len(rows) != len(refs) else "")
 
     def table() -> None:
+        if not rows and _no_sessions(len(refs), options, root):
+            return
         name = _whole_id if options.full_ids else SessionNames([row["id"] for row in rows])
         form = table_form(options.table_form)
         ids = [row["id"] for row in rows if row["id"]]
@@ -270,6 +280,20 @@ def run_ls(root: str | None, options: LsOptions) -> int:
         return EXIT_UNREADABLE
     warnings.report()
     return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _no_sessions(count: int, options: LsOptions, root: str | None) -> bool:
+    """A listing of no session, said as ``stats`` says it: a note on standard error (``--quiet`` hides
+    it; no session is an answer, status 0), and on standard output the header line alone in plain and
+    TSV, nothing on a terminal (True: the table is not drawn)."""
+    from .tables import table_form
+
+    if not options.quiet and not (root is None and not count and _default_root_missing()):  # warned already
+        from .stdio import note
+
+        filters = "--since/--until" if options.project is None else "--project, --since and --until"
+        note(f"no sessions ({count} outside {filters})" if count else "no sessions")
+    return table_form(options.table_form) == "box"
 
 
 def session_rows(refs: list, options: LsOptions, *, progress: bool = True) -> list[dict[str, Any]]:

@@ -438,6 +438,8 @@ def print_table(
     else:
         cells = [[visible_line(cell.text if isinstance(cell, Cell) else cell) for cell in row] for row in rows]
     specs, cells = _in_form(form, specs, cells)
+    if form == "box":  # the one home of a cell without a value: "—" here, "-" in plain, empty in TSV
+        cells = [[cell or NULL_CELL for cell in row] for row in cells]
     if listing and form != "box":
         caption = None
     if form == "tsv":
@@ -518,8 +520,10 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         spec = specs[i]
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
-    spans = {i: _distinct_marks([row[i] for row in cells]) for i in fitted.shown if specs[i].cut == "distinct"}
-    shown = [[_cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i])) for i in fitted.shown] for row in cells]
+    logs = {i: _log_cut([row[i] for row in cells], fitted.widths[i]) for i in fitted.shown if specs[i].cut == "distinct"}
+    spans = {i: _distinct_marks([row[i] for row in cells]) for i, cut in logs.items() if cut is None}
+    shown = [[logs[i][row[i]] if logs.get(i) else _cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i]))
+              for i in fitted.shown] for row in cells]
     for at, i in enumerate(fitted.shown):
         if i in spans:
             _part_alike(cells, shown, i, at, fitted.widths[i])
@@ -532,6 +536,35 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         _print_line(out, line)
     if fitted.hidden:
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
+
+
+def _log_cut(cells: list[str], width: int) -> dict[str, str] | None:
+    """The cells of a log column cut by one rule for the whole column, the first of these that keeps
+    apart the rows that differ: each file name (its directories, which the rows share or which tell them
+    apart less, dropped) cut at its end; each path cut at its start (its file name's end, and the
+    ``.session.v2.jsonl`` all rows share, kept); each file name cut in its middle. ``None`` when none does
+    (:func:`_cut_around` then cuts each cell around what tells it from its likest neighbours)."""
+    import posixpath
+
+    from rich.cells import cell_len
+
+    values = sorted({cell for cell in cells if cell and cell != NULL_CELL})
+    if all(cell_len(value) <= width for value in values):
+        return None
+
+    def name(value: str) -> str:
+        return posixpath.basename(value) or value
+
+    rules = (
+        lambda value: _cut(name(value), width, "end"),
+        lambda value: _cut(value, width, "start"),
+        lambda value: _cut(name(value), width, "middle"),
+    )
+    for rule in rules:
+        shown = {value: value if cell_len(value) <= width else rule(value) for value in values}
+        if len(set(shown.values())) == len(values):
+            return shown
+    return None
 
 
 NEIGHBOURS = 3

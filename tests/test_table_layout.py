@@ -269,3 +269,110 @@ def test_plain_figures_hold_no_space(monkeypatch):
     ls = plain_rows(run("ls", str(ROOT)).stdout)
     at = ls[0].index("size")
     assert all(re.fullmatch(r"[\d.]+[KMG]?i?B", row[at]) for row in ls[1:]), ls
+
+
+# -------------------------------------------------------------------------------------------- log cut rule
+
+
+@pytest.mark.parametrize("directory,width", [("v2", 80), ("v0", 60), ("v0", 120)])
+def test_a_narrowed_log_column_cuts_every_row_by_one_rule(corpus, directory, width):
+    """``ls corpus/v2`` at 80 showed ``…el.session.v2.jsonl`` (two characters of what differs); ``ls
+    corpus/v0`` cut some rows at their start and the last at its end (losing ``.jsonl``). Each cut cell
+    loses one end only, every cut cell of the column the same end, and the rows stay apart."""
+    out = run("ls", str(corpus / directory), columns=width, terminal=True).stdout
+    at = _header_names(out).index("log")
+    logs = [row[at] for row in _boxed_rows(out.split("└", 1)[0])]
+    cut = [log for log in logs if "…" in log]
+    assert cut, logs
+    assert len(set(logs)) == len(logs), logs
+    assert not any(log.startswith("…") and log.endswith("…") for log in logs), logs
+    assert all(log.startswith("…") for log in cut) or all(log.endswith("…") for log in cut), logs
+    if directory == "v2":  # the file names' starts, what tells them apart, rather than their shared end
+        assert "acp-cancel.session.…" in logs and not any(log.endswith(".session.v2.jsonl") for log in cut), logs
+
+
+@pytest.mark.parametrize("by", ["turn", "step"])
+def test_turn_and_step_tables_of_copies_name_each_rows_log(by, tmp_path):
+    """Two copies of the tour: ``--by turn`` showed turns 1-4 of 7c1e5a2d twice, with no log column in
+    boxed, plain or TSV. Each form names the row's log; TSV always (one log too)."""
+    for name in ("first.session.v4.jsonl", "second.session.v4.jsonl"):
+        shutil.copy(TOUR, tmp_path / name)
+    boxed = run("stats", str(tmp_path), "--by", by, columns=120, terminal=True).stdout
+    table = boxed.split("└", 1)[0]
+    at = _header_names(table).index("log")
+    rows = _boxed_rows(table)
+    assert {row[at] for row in rows} == {"first.session.v4.jsonl", "second.session.v4.jsonl"}, boxed
+    assert len({tuple(row) for row in rows}) == len(rows)  # no row repeats
+    piped = plain_rows(run("stats", str(tmp_path), "--by", by).stdout)
+    assert piped[0][:2] == ["session", "log"] and len({tuple(row) for row in piped}) == len(piped), piped
+    tsv = [line.split("\t") for line in run("stats", str(tmp_path), "--by", by, "--tsv").stdout.splitlines()]
+    assert tsv[0][:2] == ["session", "log"] and len({tuple(row) for row in tsv}) == len(tsv), tsv
+    one = run("stats", str(TOUR), "--by", by, "--tsv").stdout.splitlines()
+    assert one[0].split("\t")[:2] == ["session", "log"] and one[1].split("\t")[1] == str(TOUR)
+    single = run("stats", str(TOUR), "--by", by, columns=120, terminal=True).stdout
+    assert "log" not in _header_names(single.split("└", 1)[0])  # no copies: no log column on a terminal
+
+
+def test_the_session_table_at_60_columns_keeps_the_title_before_the_start():
+    """``stats samples/sessions`` at 60 columns showed session, created, in+out and cost, the title hidden:
+    a title cut with "…" tells sessions apart, a start time (three alike here) does not."""
+    out = run("stats", str(ROOT), columns=60, terminal=True).stdout
+    table = out.split("sessions\n", 1)[1].split("└", 1)[0]
+    names = _header_names(table)
+    assert "title" in names and "created" not in names, names
+    assert "created" in _footer_hidden(out)
+    titles = [row[names.index("title")] for row in _boxed_rows(table)]
+    assert any(title.startswith("Fix the red") for title in titles), titles
+
+
+def test_a_cell_without_a_value_shows_a_dash_on_a_terminal(corpus):
+    """``ls`` at 120 left the no-cwd session's cwd and title blank (``stats`` showed "—" for the cwd, its
+    title blank) and ``ls corpus/v0`` a blank start: every table shows "—" there ("-" in plain, empty in TSV)."""
+    for args, header in ((["ls", str(ROOT)], "id"), (["stats", str(ROOT)], "session")):
+        out = run(*args, columns=120, terminal=True).stdout
+        table = out.split(f"┃ {header}", 1)[1].split("└", 1)[0]
+        table = "┃ " + header + table
+        names = _header_names(table)
+        row = next(row for row in _boxed_rows(table) if row[0] == "session-5d9e2c71")
+        assert row[names.index("cwd")] == "—" and row[names.index("title")] == "—", (names, row)
+        assert all(cell for row in _boxed_rows(table) for cell in row), table
+        piped = plain_rows(run(*args).stdout)
+        row = next(row for row in piped if row[0] == "session-5d9e2c71")
+        assert row[piped[0].index("title")] == "-", row
+    v0 = run("ls", str(corpus / "v0"), columns=120, terminal=True).stdout.split("└", 1)[0]
+    names = _header_names(v0)
+    created = [row[names.index("created")] for row in _boxed_rows(v0)]
+    assert "—" in created and "" not in created, created
+    tsv = [line.split("\t") for line in run("ls", str(ROOT), "--tsv").stdout.splitlines()]
+    row = next(row for row in tsv if row[0].startswith("session-5d9e2c71"))
+    assert row[tsv[0].index("title")] == "" and row[tsv[0].index("cwd")] == ""
+
+
+@pytest.mark.parametrize("by", [None, "turn", "step"])
+def test_an_empty_result_has_the_header_of_a_populated_one(by):
+    """``stats --since 'last week' | cat`` printed ``session title created cwd … cost`` where a populated
+    table has ``session fork title … cost USD``: the same columns but those its rows decide (a mark a row
+    needs, the currency all its costs share), the same on a pipe and in TSV."""
+    extra = ["--by", by] if by else []
+    for form in ([], ["--tsv"]):
+        empty = run("stats", str(ROOT), "--since", "last week", *extra, *form)
+        assert empty.exit_code == 0 and len(empty.stdout.splitlines()) == 1, empty.stdout
+        full = run("stats", str(ROOT), *extra, *form).stdout.split("\n\n")[0].splitlines()
+        header = next(line for line in full if line.startswith(("session ", "session\t")))
+        split = (lambda line: line.split("\t")) if form else (lambda line: re.split(r"\s{2,}", line.strip()))
+        populated = [name for name in split(header) if name not in ("fork", "inherited")]
+        assert [name for name in split(empty.stdout.splitlines()[0]) if name not in ("fork", "inherited")] == \
+            [name.replace("cost USD", "cost") for name in populated]
+
+
+def test_ls_and_stats_say_an_empty_result_alike_on_a_terminal():
+    """On a terminal ``ls --since`` drew an empty box and "0 session(s) of 3" while ``stats`` drew nothing:
+    both draw nothing and note why on standard error (``--quiet`` hides the note)."""
+    notes = []
+    for command in ("ls", "stats"):
+        result = run(command, str(ROOT), "--since", "last week", columns=80, terminal=True)
+        assert result.exit_code == 0 and result.stdout == "", (command, result.stdout)
+        notes.append(result.stderr)
+    assert notes[0] == notes[1] == "dshctl: no sessions (3 outside --since/--until)\n", notes
+    piped = run("ls", str(ROOT), "--since", "last week").stdout.splitlines()
+    assert len(piped) == 1 and piped[0].split()[0] == "id"

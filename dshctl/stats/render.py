@@ -218,6 +218,24 @@ def _session_fields(records: list, id_of, multi: bool) -> list:
              lambda record: Cell(name(id_of(record), record.path), id_of(record) or record.path))]
 
 
+def _log_fields(records: list, id_of) -> list:
+    """The log column of a table of sessions, turns or steps: in TSV always (a row there names its file,
+    what tells copies of one session apart); on a terminal and in a pipe only when rows of one session
+    come from more than one log (copies of a log, a session's generations), cut by the rule of a log
+    column (:func:`dshctl.tables.distinct_paths`, ``cut="distinct"``)."""
+    paths: dict[Any, set] = {}
+    for record in records:
+        if id_of(record):
+            paths.setdefault(id_of(record), set()).add(record.path)
+    if not any(len(logs) > 1 for logs in paths.values()):
+        return [(text("log", forms=("tsv",)), lambda record: record.path or "")]
+    distinct = dict(zip(sorted({record.path for record in records}, key=str),
+                        distinct_paths(sorted({record.path for record in records}, key=str))))
+    return [(text("log", cut="distinct", least=distinct_least(list(distinct.values())), forms=("box",)),
+             lambda record: distinct[record.path]),
+            (text("log", forms=("plain", "tsv")), lambda record: record.path or "")]
+
+
 def _mark_fields(header: str, records: list, marked) -> list:
     """A mark (``⑂``) beside the cell before it on a terminal; its own column in a pipe (true/false in
     TSV), so the cell before it stays a value dshctl takes back. When no record is marked, in TSV only
@@ -282,7 +300,7 @@ def _turn_table(out: Tables, rows: list[TurnRecord], multi: bool, caption: str |
         rates = row.step_rates or []
         return sparkline(rates, width=16) if sum(v is not None for v in rates) >= 2 else ""
 
-    fields = _session_fields(rows, lambda row: row.session, multi) + [
+    fields = _session_fields(rows, lambda row: row.session, multi) + _log_fields(rows, lambda row: row.session) + [
         (number("turn"), lambda row: _count(row.turn)),
         *_mark_fields("inherited", rows, lambda row: row.inherited),
         (_ms("TTFT", drop=3), lambda row: _millis(row.ttft_ms)),
@@ -305,7 +323,7 @@ def _step_table(out: Tables, rows: list[StepRecord], multi: bool, caption: str |
             shown = f"{shown} {row.failure_code}"
         return Cell(shown if row.ended else shown + " (no step/end)", row.finish_reason)
 
-    fields = _session_fields(rows, lambda row: row.session, multi) + [
+    fields = _session_fields(rows, lambda row: row.session, multi) + _log_fields(rows, lambda row: row.session) + [
         (number("turn"), lambda row: _count(row.turn)),
         *_mark_fields("inherited", rows, lambda row: row.inherited),
         (number("step"), lambda row: _count(row.step)),
@@ -357,16 +375,13 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
     caption = f"{len(sessions)} session(s)"
     if any(session.seeded for session in sessions):
         caption += f"\n{_SEEDED_NOTE}"
-    ids = [session.id for session in sessions if session.id]
-    copies = len(ids) != len(set(ids))
-    logs = dict(zip(map(id, sessions), distinct_paths([session.path for session in sessions]))) if copies else {}
+    logs = _log_fields(sessions, lambda session: session.id)
+    copies = len(logs) > 1  # copies share a title and a start: their log tells them apart, and goes last
     fields = _session_fields(sessions, lambda session: session.id, True) + [
         *_mark_fields("fork", sessions, lambda session: session.seeded),
-        (text("title", cut="end", least=TITLE_LEAST, drop=11, key=True), lambda session: session.title or ""),
-        *([(text("log", cut="distinct", least=distinct_least(list(logs.values())), forms=("box",)),
-            lambda session: logs[id(session)])] if copies else []),
-        (text("log", forms=("plain", "tsv") if copies else ("tsv",)), lambda session: session.path or ""),
-        (text("created", drop=12, key=True), lambda session: _moment(session.created_at)),
+        (text("title", cut="end", least=_title_least(), drop=11 if copies else 12, key=True), lambda session: session.title or ""),
+        *logs,
+        (text("created", drop=12 if copies else 11, key=True), lambda session: _moment(session.created_at)),
         (text("cwd", cut="start", least=12, drop=7), lambda session: session.cwd or "—"),
         (number("gen", drop=0), lambda session: Cell(f"v{session.generation}", session.generation)),
         (number("turns", drop=5), lambda session: _count(session.turns)),
@@ -387,6 +402,18 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
 TITLE_LEAST = 20
 """The session table's title is cut to no fewer characters while a column can be hidden: enough to tell
 sessions apart by what they were about."""
+
+NARROW = 80
+NARROW_TITLE_LEAST = 10
+"""On a terminal narrower than :data:`NARROW` the title's least width: a title cut to 10 characters still
+tells sessions apart where a start time (often alike) does not, so it stays and the start hides first."""
+
+
+def _title_least() -> int:
+    from ..stdio import terminal_width
+
+    width = terminal_width()
+    return NARROW_TITLE_LEAST if width is not None and width < NARROW else TITLE_LEAST
 
 
 def _billed_parts() -> list:
