@@ -1,8 +1,15 @@
-"""Files dshctl writes (exports): whole or not at all."""
+"""Files dshctl writes (exports): whole or not at all.
+
+What a name may already be: nothing (the file is made), a regular file (replaced only with ``--force``),
+a directory (refused), or a character device or FIFO (``/dev/null``, ``/dev/stdout`` on a terminal or a
+pipe, a named pipe): that is no file being overwritten but a stream, written in place without ``--force``
+(a temporary file cannot take its name, and must not: replacing ``/dev/null`` would break the machine).
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator, TextIO
@@ -30,7 +37,11 @@ def new_binary_file(path: Path, *, force: bool) -> Iterator[BinaryIO]:
 @contextmanager
 def _new_file(path: Path, *, force: bool) -> Iterator[int]:
     """The descriptor of the temporary file; it takes ``path``'s name when the body ends, and is removed
-    however the body ends otherwise (an error, Ctrl-C)."""
+    however the body ends otherwise (an error, Ctrl-C). A stream (:func:`is_stream`) is opened in place."""
+    if is_stream(path):
+        with _stream(path) as fd:
+            yield fd
+        return
     _refuse_existing(path, force)
     import secrets  # hmac, hashlib and random: 4 ms a start-up that writes no file should not pay
 
@@ -46,6 +57,28 @@ def _new_file(path: Path, *, force: bool) -> Iterator[int]:
         raise OutputError(f"cannot write {path}: {os_error_reason(exc)}") from None
     finally:
         _remove_if_present(temporary)
+
+
+def is_stream(path: Path) -> bool:
+    """``path`` (its links followed) is a character device or a FIFO: written in place, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # nothing there (or nothing reachable): a file to make, as the other checks say
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+@contextmanager
+def _stream(path: Path) -> Iterator[int]:
+    """A stream's descriptor, opened for writing as a shell's ``>`` would (a FIFO waits for its reader)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {os_error_reason(exc)}") from None
+    try:
+        yield fd
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {os_error_reason(exc)}") from None
 
 
 def _refuse_existing(path: Path, force: bool) -> None:
