@@ -111,6 +111,20 @@ def test_dev_stdout_on_a_pipe_is_standard_output():
     assert done.stdout.decode().startswith("# ") and done.stderr.decode() == "dshctl: wrote /dev/stdout (markdown)\n"
 
 
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1"])
+def test_dev_stdout_redirected_to_a_file_is_written_through(tmp_path, name):
+    """``--export /dev/stdout >> out.md``: the name of a descriptor, not a file to replace (replacing it
+    would replace the /dev/stdout link): written in place, appended, without --force."""
+    out = tmp_path / "out.md"
+    out.write_text("kept\n")
+    with open(out, "ab") as stdout:
+        done = subprocess.run([sys.executable, "-m", "dshctl", "--no-color", "replay", LOG, "--export", name, "--format", "md"],
+                              stdout=stdout, stderr=subprocess.PIPE, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().startswith("kept\n# ") and os.listdir(tmp_path) == ["out.md"]
+    assert os.path.islink("/dev/stdout")
+
+
 def test_a_dangling_symlink_is_an_existing_name(tmp_path):
     target = tmp_path / "x.ndjson"
     target.symlink_to(tmp_path / "elsewhere.ndjson")
