@@ -152,9 +152,15 @@ def prices_(paths: list[str] | None, options: PricesOptions) -> int:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("cat", CatOptions, (PATH,), cat),
     Command("ls", LsOptions, (Argument("root", "[ROOT]", "Sessions root (default $DSH_HOME/sessions, else ~/.dsh/sessions)."),), ls_),
+    Command("cat", CatOptions, (PATH,), cat),
     Command("stats", StatsOptions, (PATHS,), stats),
+    Command(
+        "prices",
+        PricesOptions,
+        (PATHS.with_help("Logs, session directories or sessions roots whose models to list (default: every entry)."),),
+        prices_,
+    ),
     Command(
         "grep",
         GrepOptions,
@@ -162,9 +168,9 @@ COMMANDS: tuple[Command, ...] = (
         grep,
         plain_usage=True,
     ),
+    Command("replay", ReplayOptions, (PATH,), replay),
     Command("validate", ValidateOptions, (PATHS,), validate),
     Command("images", ImagesOptions, (PATH,), images),
-    Command("replay", ReplayOptions, (PATH,), replay),
     Command("export", ExportOptions, (PATHS,), export),
     Command(
         "sql",
@@ -177,14 +183,9 @@ COMMANDS: tuple[Command, ...] = (
         plain_usage=True,
     ),
     Command("help", HelpOptions, (Argument("command", "[COMMAND]", "The command to describe (default: all of them)."),), None),
-    Command(
-        "prices",
-        PricesOptions,
-        (PATHS.with_help("Logs, session directories or sessions roots whose models to list (default: every entry)."),),
-        prices_,
-    ),
 )
-"""Every command, in the order ``dshctl --help`` lists them."""
+"""Every command, in the order ``dshctl --help`` lists them: the README's table (what a session holds,
+then its figures and prices, finding, replaying, checking, exporting), ``help`` last."""
 
 BY_NAME = {command.name: command for command in COMMANDS}
 

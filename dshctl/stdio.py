@@ -58,6 +58,16 @@ def note(message: str) -> None:
     _to_stderr(f"dshctl: {visible_line(message)}")
 
 
+def caveat(message: str) -> None:
+    """A note about the figures a command printed (a cost left null, currencies never converted):
+    ``dshctl: note: …``, worded as the tables' own ``note:`` lines and validate's, beside ``warning:``
+    and ``error:``; :func:`note` is for what a command did (``dshctl: wrote x.cast``). Never changes the
+    exit status; ``--quiet`` hides both, as the callers say."""
+    from .textsafe import visible_line
+
+    _to_stderr(f"dshctl: note: {visible_line(message)}")
+
+
 def error_line(error: DshctlError) -> str:
     from .textsafe import visible_line
 

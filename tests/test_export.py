@@ -121,7 +121,7 @@ def _check_against_stats(dataset: Path, paths: list, prices: Path) -> None:
     for row in rows:
         got = dict(zip(columns, row))
         record = by_path[got["path"]]
-        for key in ("turns", "steps", *BUCKETS, "llm_ms", "tool_ms", "ttft_ms", "ttft_steps"):
+        for key in ("turns", "steps", *BUCKETS, "in_plus_out_tokens", "llm_ms", "tool_ms", "ttft_ms", "ttft_steps"):
             assert got[key] == record[_camel(key)], (got["path"], key)
         assert got["session_id"] == record["id"] and got["parent_session_id"] == record["parentSession"]
         costs = record.get("costs")

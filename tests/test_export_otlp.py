@@ -212,6 +212,27 @@ def test_stdout_and_refusing_to_overwrite(tmp_path):
     assert decoded
 
 
+def test_a_device_or_fifo_is_written_without_force(tmp_path):
+    """/dev/null and a named pipe are streams, not files being overwritten (the rule of dshctl.files)."""
+    import os
+    import stat
+
+    from test_replay_export_file import drained
+
+    log = str(SAMPLES / "tour.session.v4.jsonl")
+    result = invoke("export", "--format", "otlp", "--out", "/dev/null", log)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = drained(fifo)
+    result = invoke("export", "--format", "otlp", "--out", str(fifo), log)
+    assert result.exit_code == 0, result.output
+    lines = reader.join().decode().splitlines()
+    assert sum(len(json_format.Parse(line, trace_pb2.TracesData()).resource_spans) for line in lines) > 0
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe"]
+
+
 @pytest.mark.parametrize(
     "args, held",
     [

@@ -27,10 +27,9 @@ def test_a_heading_per_log_then_its_lines_as_for_that_log_alone():
     assert len(blocks) == 2  # an empty line between logs
     for block, log in zip(blocks, TWO):
         heading, *lines = block.rstrip("\n").split("\n")
-        assert heading == os.path.relpath(log, REPO)  # under the working directory: relative, still a PATH
+        assert heading == log  # the path -l, -c and --no-heading print
         alone = _grep("red", log).splitlines()
         assert [line.split(":", 1)[1] for line in lines] == [line.split(":", 1)[1] for line in alone]  # the ids are unique among both
-    assert all(not line.startswith(str(SAMPLES)) for line in headed.splitlines())
 
 
 def test_a_pipe_keeps_the_path_on_every_line_and_no_heading_says_so_too():
@@ -38,7 +37,7 @@ def test_a_pipe_keeps_the_path_on_every_line_and_no_heading_says_so_too():
     assert piped == _grep("--no-heading", "red", *TWO)
     assert all(line.startswith(tuple(TWO)) for line in piped.splitlines())
     headed = _grep("--heading", "red", *TWO, cwd=REPO).splitlines()
-    headings = {os.path.relpath(log, REPO) for log in TWO}
+    headings = set(TWO)
     assert [line[len(log) + 1:] for line in piped.splitlines() for log in TWO if line.startswith(log + ":")] == [
         line for line in headed if line and line not in headings
     ]
@@ -63,16 +62,18 @@ def test_heading_and_no_heading_refuse_each_other():
     assert result.exit_code == 2 and "choose one" in result.stderr
 
 
-def test_a_path_outside_the_working_directory_is_under_home_or_as_given(monkeypatch, tmp_path):
-    from dshctl.grep.render import heading_path
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(SAMPLES.parent))
-    assert heading_path(str(SAMPLES / "x.jsonl")) == "~/" + os.path.relpath(SAMPLES / "x.jsonl", SAMPLES.parent)
-    assert heading_path(str(tmp_path / "a" / "b.jsonl")) == os.path.join("a", "b.jsonl")
-    monkeypatch.setenv("HOME", "/nonexistent-home")
-    assert heading_path(str(SAMPLES / "x.jsonl")) == str(SAMPLES / "x.jsonl")
-    assert heading_path("-") == "-" and heading_path("rel/x.jsonl") == "rel/x.jsonl"
+def test_the_heading_is_the_path_the_other_outputs_print(monkeypatch):
+    """A sessions root's logs, from a working directory above them: the heading is the path ``-l``, ``-c``
+    and ``--no-heading`` print (absolute), never a relative form of it (ripgrep shows one form)."""
+    monkeypatch.chdir(SAMPLES.parent)
+    home = {"DSH_HOME": str(SAMPLES)}
+    listed = invoke("grep", "-l", "red", env=home).stdout.splitlines()
+    counted = [line.rsplit(":", 1)[0] for line in invoke("grep", "-c", "red", env=home).stdout.splitlines()]
+    prefixed = {line.split(":", 1)[0] for line in invoke("grep", "--no-heading", "red", env=home).stdout.splitlines()}
+    headed = invoke("grep", "--heading", "red", env=home).stdout.split("\n\n")
+    headings = [block.split("\n", 1)[0] for block in headed]
+    assert len(listed) >= 2 and all(os.path.isabs(path) for path in listed)
+    assert headings == listed == counted and set(headings) == prefixed
 
 
 @tmux_only

@@ -70,3 +70,14 @@ def test_every_example_runs_as_printed(tmp_path):
     assert (tmp_path / "tour.html").stat().st_size > 0
     assert '"version": "2.1.0"' in (tmp_path / "dshctl.sarif").read_text(encoding="utf-8")
     assert "Node 14" in done.stdout
+
+
+def test_help_lists_the_commands_in_the_readme_s_order():
+    """``dshctl --help`` lists the commands as the README's table does (what a session holds, its figures
+    and prices, finding, replaying, checking, exporting), ``help`` last — not in the order they were added."""
+    from conftest import invoke
+
+    table = re.findall(r"^\| `dshctl ([a-z]+)[ `]", README, re.M)
+    shown = invoke("--help").stdout.split("Commands:", 1)[1]
+    listed = [word for word in re.findall(r"^\W*([a-z]+)\s", shown, re.M) if word in table + ["help"]]
+    assert len(table) >= 10 and listed == table + ["help"], (listed, table)

@@ -1,5 +1,5 @@
-"""``replay --export``: the file is written whole or not at all, an existing file only with ``--force``,
-and every way the file cannot be written is one error line with status 2."""
+"""``replay --export``: the file is written whole or not at all, an existing file only with ``--force``
+(a device or FIFO is a stream, written in place without it), and every way the file cannot be written is one error line with status 2."""
 
 from __future__ import annotations
 
@@ -49,6 +49,80 @@ def test_an_existing_file_needs_force(tmp_path):
     assert result.exit_code == 0, result.output
     assert target.read_text().startswith("# ")
     assert os.listdir(tmp_path) == ["x.md"]
+
+
+def drained(fifo: Path):
+    """A reader thread draining ``fifo`` (opened for reading, as a shell pipeline would); its ``join()``
+    returns what it read."""
+    import threading
+
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as stream:
+            got.append(stream.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+
+    class Reader:
+        @staticmethod
+        def join() -> bytes:
+            thread.join(timeout=30)
+            if thread.is_alive():  # never opened for writing: let the reader go before failing
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                thread.join(timeout=5)
+                pytest.fail(f"nothing wrote through {fifo}")
+            return got[0]
+
+    return Reader
+
+
+def test_a_device_is_written_without_force():
+    """/dev/null is a stream, not a file being overwritten: written in place, no --force, still a device."""
+    import stat
+
+    for form in ("md", "cast", "html"):
+        result = export(Path("/dev/null"), "--format", form)
+        assert result.exit_code == 0, result.output
+        assert result.stderr.startswith("dshctl: wrote /dev/null"), result.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("extra", [(), ("--force",)])
+def test_a_fifo_is_written_in_place(tmp_path, extra):
+    """A named pipe gets the export through it, with or without --force; it stays a pipe, and nothing is
+    left beside it."""
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = drained(fifo)
+    result = export(fifo, "--format", "md", *extra)
+    assert result.exit_code == 0, result.output
+    assert reader.join().decode().startswith("# ")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe"]
+
+
+def test_dev_stdout_on_a_pipe_is_standard_output():
+    done = subprocess.run([sys.executable, "-m", "dshctl", "--no-color", "replay", LOG, "--export", "/dev/stdout", "--format", "md"],
+                          capture_output=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().startswith("# ") and done.stderr.decode() == "dshctl: wrote /dev/stdout (markdown)\n"
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1"])
+def test_dev_stdout_redirected_to_a_file_is_written_through(tmp_path, name):
+    """``--export /dev/stdout >> out.md``: the name of a descriptor, not a file to replace (replacing it
+    would replace the /dev/stdout link): written in place, appended, without --force."""
+    out = tmp_path / "out.md"
+    out.write_text("kept\n")
+    with open(out, "ab") as stdout:
+        done = subprocess.run([sys.executable, "-m", "dshctl", "--no-color", "replay", LOG, "--export", name, "--format", "md"],
+                              stdout=stdout, stderr=subprocess.PIPE, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().startswith("kept\n# ") and os.listdir(tmp_path) == ["out.md"]
+    assert os.path.islink("/dev/stdout")
 
 
 def test_a_dangling_symlink_is_an_existing_name(tmp_path):

@@ -755,6 +755,18 @@ def test_turns_carry_their_figures(pages, open_page, tmp_path):
     assert figures[3] == "TTFT 500 ms · 1.0 s · $0.00"  # no usage: it cost nothing, in the session's currency
 
 
+def test_the_session_line_is_shown_once_in_the_header(pages, open_page):
+    """The sticky header's meta line says the session; the transcript does not say it again under it."""
+    page = open_page(pages(TOUR), "#t=0")
+    page.js("window.dshctlReplay.seek('end')")
+    line = "dsh session 7c1e5a2d-3b9f-4e61-a8d4-2f0b6c9e1a57 · log v4"
+    assert page.js("document.getElementById('meta').innerText").startswith(line)
+    assert page.js("document.body.innerText").count(line) == 1
+    assert line not in page.js("document.getElementById('transcript').innerText")
+    first = page.js("[...document.querySelectorAll('#transcript .ev, #transcript .turn-head')].find((n) => n.offsetParent !== null).className")
+    assert first == "turn-head", first  # the first thing under the header is turn 1
+
+
 def screenshot(page: Opened, folder: Path, name: str, record_property) -> Path:
     path = folder / f"{name}.png"
     page.page.screenshot(path=str(path))

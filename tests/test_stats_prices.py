@@ -327,6 +327,8 @@ def test_an_unknown_route_has_no_cost_and_one_note(tmp_path, config):
     session = json.loads(result.stdout)["sessions"][0]
     assert session["costs"] is None and session["dshctl"]["models"][0]["costs"] is None
     assert result.stderr.count("no price for model acme/rocket-1") == 1
+    # worded as every other note about figures: "note:" where a warning says "warning:"
+    assert "dshctl: note: no price for model acme/rocket-1: its costs are null" in result.stderr.splitlines()[0]
     assert "rocket" not in invoke("stats", "--quiet", str(path)).stderr  # --quiet: no notes
     assert "no price (no cost)" in invoke("prices", str(path)).stdout
 

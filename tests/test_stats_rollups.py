@@ -306,7 +306,7 @@ def test_mixed_currencies_are_never_added(root):
     total = json.loads(result.stdout)["total"]
     assert total["costs"] is None
     assert [(c["currency"], c["total"]) for c in total["costsByCurrency"]] == [("CNY", 0.00029), ("USD", 0.004612)]
-    assert "never converted" in result.stderr
+    assert "dshctl: note: costs in CNY, USD: totals are given per currency" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -400,7 +400,7 @@ def test_sort_by_cost_ranks_within_one_currency(root):
     sessions = json.loads(result.stdout)["sessions"]
     assert [(s["id"], s["costs"]["currency"]) for s in sessions] == [("s1", "USD"), ("s5", "USD"), ("s3", "EUR")]
     assert sessions[2]["costs"]["total"] > sessions[0]["costs"]["total"]  # more EUR, still after the USD rows
-    assert "--sort cost ranks the rows costed in USD; those in EUR follow" in result.stderr
+    assert "dshctl: note: --sort cost ranks the rows costed in USD; those in EUR follow" in result.stderr
     reverse = document(*_paths(root, "s1", "s3", "s5"), "--sort", "cost", "--reverse", "--prices", str(euro))
     assert [s["id"] for s in reverse["sessions"]] == ["s5", "s1", "s3"]
 
@@ -480,6 +480,35 @@ def test_a_rollup_row_carries_the_in_plus_out_the_tables_show(root, by):
     assert [int(line.split("\t")[column]) for line in tsv[1:]] == [row["inPlusOutTokens"] for row in rows]
     ndjson = [json.loads(line) for line in invoke("--by", by, "--tz", "UTC", "--ndjson", *_paths(root)).stdout.splitlines()]
     assert [row["inPlusOutTokens"] for row in ndjson] == [row["inPlusOutTokens"] for row in rows]
+
+
+def test_a_session_and_the_aggregate_carry_the_in_plus_out_the_tables_show(root):
+    """Sessions and the aggregate carry ``inPlusOutTokens`` as the rollup rows do (after ``outputTokens``),
+    and TSV's session table has the ``in+out`` column plain and boxed show, the same value."""
+    doc = document("--tz", "UTC", *_paths(root))
+    for record in doc["sessions"] + [doc["aggregate"]]:
+        assert list(record).index("inPlusOutTokens") == list(record).index("outputTokens") + 1
+        assert record["inPlusOutTokens"] == record["billedInputTokens"] + record["outputTokens"] > 0
+    tsv = invoke("--tz", "UTC", "--tsv", *_paths(root)).stdout.splitlines()
+    header = tsv[0].split("\t")
+    assert header.index("in+out") == header.index("out") + 1
+    shown = {line.split("\t")[header.index("session")]: int(line.split("\t")[header.index("in+out")]) for line in tsv[1:]}
+    assert shown == {session["id"]: session["inPlusOutTokens"] for session in doc["sessions"]}
+    ndjson = [json.loads(line) for line in invoke("--tz", "UTC", "--ndjson", *_paths(root)).stdout.splitlines()]
+    assert [r["inPlusOutTokens"] for r in ndjson if r["kind"] == "session"] == [s["inPlusOutTokens"] for s in doc["sessions"]]
+
+
+def test_a_session_record_derives_in_plus_out_however_it_is_made(root):
+    import msgspec
+
+    from dshctl.stats.records import AggregateRecord, SessionRecord
+
+    doc = document("--tz", "UTC", *_paths(root, "s1"))
+    session = msgspec.json.decode(json.dumps({**doc["sessions"][0], "inPlusOutTokens": 1}), type=SessionRecord)
+    assert session.in_plus_out_tokens == session.billed_input_tokens + session.output_tokens  # never given
+    assert msgspec.structs.replace(session, output_tokens=0).in_plus_out_tokens == session.billed_input_tokens
+    aggregate = msgspec.json.decode(json.dumps(doc["aggregate"]), type=AggregateRecord)
+    assert msgspec.structs.replace(aggregate, billed_input_tokens=None, output_tokens=None).in_plus_out_tokens is None
 
 
 def test_in_plus_out_is_derived_however_a_row_is_made():

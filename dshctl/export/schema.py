@@ -16,7 +16,8 @@ typed from their annotations:
 A column is nullable exactly where the field is (``X | None``, or inside a nullable record); the
 Parquet file marks every column OPTIONAL, the schema page says which are never null. Columns are only
 ever added or widened (:data:`SCHEMA_VERSION` counts the changes: 2 widened the cost amounts from
-``DECIMAL(18,9)``, which held less than a billion, to ``DECIMAL(38,9)``), never renamed. ``docs/schema.md`` is
+``DECIMAL(18,9)``, which held less than a billion, to ``DECIMAL(38,9)``; 3 added the sessions'
+``in_plus_out_tokens``), never renamed. ``docs/schema.md`` is
 :func:`markdown` (a test keeps them equal).
 """
 
@@ -29,7 +30,7 @@ from msgspec import inspect as mi
 
 from ..stats import records as R
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = f"dshctl-export/{SCHEMA_VERSION}"
 """Written in every Parquet file's key-value metadata (``dshctl.schema``)."""
 

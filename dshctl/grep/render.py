@@ -29,8 +29,9 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
                 names: "SessionIds | None" = None, numbers: bool = False, heading: bool = False) -> None:
     """Write each result as it comes: its lines, its path (``files``) or its count (``counts``); ``names``
     shows the sessions' ids (by default, each among the sessions root alone). ``heading`` (several logs,
-    on a terminal): each log's path once above its lines (:func:`heading_path`), an empty line between
-    logs, the lines as for that log alone — ripgrep's ``--heading``."""
+    on a terminal): each log's path once above its lines, the path ``-l``, ``-c`` and ``--no-heading`` print
+    (as ripgrep, which shows one path form everywhere), an empty line between logs, the lines as for that
+    log alone — ripgrep's ``--heading``."""
     from ..progress import output_begins
 
     out = sys.stdout
@@ -49,7 +50,7 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
         elif heading:
             for group in result.groups:
                 if result.path != headed:
-                    out.write(("" if headed is None else "\n") + _path(heading_path(result.path), color) + "\n")
+                    out.write(("" if headed is None else "\n") + _path(result.path, color) + "\n")
                     headed = result.path
                 elif context:
                     out.write("--\n")
@@ -60,26 +61,6 @@ def write_lines(results: Iterable[LogGrep], *, mode: str, context: int, color: b
                     out.write("--\n")
                 first = False
                 out.write(group_lines(result, group, color=color, with_path=with_path, only=only, names=names, numbers=numbers))
-
-
-def heading_path(path: str) -> str:
-    """A log's path as a heading shows it: relative to the working directory when it is under it (a
-    sessions root's absolute paths are long), else under the home directory as ``~/…``, else as given;
-    typed back to a shell, it still names the log."""
-    import os
-
-    if not os.path.isabs(path):
-        return path
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # another drive
-        relative = os.pardir
-    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
-        return relative
-    home = os.path.expanduser("~")
-    if home not in ("", "/", "~") and path.startswith(home.rstrip(os.sep) + os.sep):
-        return "~" + path[len(home.rstrip(os.sep)):]
-    return path
 
 
 def group_lines(result: LogGrep, group: Group, *, color: bool, with_path: bool = False, only: bool = False,

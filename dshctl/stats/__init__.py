@@ -239,7 +239,7 @@ class StatsRun:
 
     def _note_costs(self) -> None:
         """One note per model without a price, and one when costs are in more than one currency."""
-        from ..stdio import note
+        from ..stdio import caveat
 
         pool = self.aggregate.settled()[0]
         tallies = pool.model_costs
@@ -250,9 +250,9 @@ class StatsRun:
             tally = tallies[model]
             currencies.update(tally.by_currency)
             if tally.unpriced:
-                note(f"{tally.reason} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
+                caveat(f"{tally.reason} for model {model or '(unknown)'}: its costs are null (add it to {_prices_hint()})")
         if len(currencies) > 1:
-            note(f"costs in {', '.join(sorted(currencies))}: totals are given per currency (costsByCurrency), never converted")
+            caveat(f"costs in {', '.join(sorted(currencies))}: totals are given per currency (costsByCurrency), never converted")
 
     def document(self) -> dict:
         by = self.options.by
@@ -342,10 +342,10 @@ class StatsRun:
 
 
 def _note_cost_order(currencies: list[str]) -> None:
-    from ..stdio import note
+    from ..stdio import caveat
 
     if len(currencies) > 1:
-        note(f"--sort cost ranks the rows costed in {currencies[0]}; those in {', '.join(currencies[1:])} follow, "
+        caveat(f"--sort cost ranks the rows costed in {currencies[0]}; those in {', '.join(currencies[1:])} follow, "
              "each currency ranked on its own (amounts are never converted), then rows without one cost")
 
 

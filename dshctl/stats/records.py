@@ -31,7 +31,7 @@ Records:
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Union, overload
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -366,6 +366,8 @@ class SessionRecord(SessionIdentity, kw_only=True):
       ``billedInputTokens`` = uncached + cache read + cache write; ``reasoningTokens`` is never added. The
       meter starts from zero buckets: all 0 when no settlement reported usage, never null (fixture form
       included: the meter needs no time).
+    * ``inPlusOutTokens`` — The tokens burnt: billed input plus output (the tables' ``in+out`` column);
+      derived from them, never given.
     * ``cacheHitPercent`` — cacheRead / billedInput as dsh displays it: an integer, halves rounded up; when
       that would show 100 for a hit that is not full, the fewest decimals that stay below 100 (e.g. 99.95);
       exactly 100 only for a full hit. A JSON number with the digits dsh shows; null when billed input is 0.
@@ -415,6 +417,7 @@ class SessionRecord(SessionIdentity, kw_only=True):
     cache_write_tokens: int
     billed_input_tokens: int
     output_tokens: int
+    in_plus_out_tokens: int = 0
     cache_hit_percent: Number | None
     context_window: int | None
     pressure_tokens: int | None
@@ -429,6 +432,10 @@ class SessionRecord(SessionIdentity, kw_only=True):
     dshctl: SessionOwnFigures
     warnings: list[str] = []
     gaps: list[SalvageGap] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        # derived, as the rollup row's: every way a record is made (folded, replaced, decoded) carries it
+        self.in_plus_out_tokens = in_plus_out(self.billed_input_tokens, self.output_tokens)
 
 
 # -- turn and step rows --------------------------------------------------------------------------------
@@ -734,9 +741,11 @@ class AggregateRecord(Record, kw_only=True):
     * ``sessions``, ``failed``, ``skipped`` — The sessions read, those that failed, and those skipped
       (outside ``--since``/``--until``).
     * ``inheritedPrefixes`` — How each inherited prefix was counted (below).
-    * ``turns`` … ``cacheHitPercent`` — dsh's sums pooled over the sessions, with the session record's
-      rules; a time sum is null only when every session counted lacks times; over no session at all every
-      sum is 0, as dsh's folds start, and only the ratios are null.
+    * ``turns`` … ``outputTokens`` and ``cacheHitPercent`` — dsh's sums pooled over the sessions, with the
+      session record's rules; a time sum is null only when every session counted lacks times; over no
+      session at all every sum is 0, as dsh's folds start, and only the ratios are null.
+    * ``inPlusOutTokens`` — The tokens burnt: billed input plus output (the tables' ``in+out``); null only
+      when both are; derived from them, never given.
     * ``reasoningTokens`` — Pooled likewise.
     * ``costs``, ``costsByCurrency``, ``unpricedModels`` — With prices (see PRICES).
     * ``percentileMethod`` — "nearest-rank".
@@ -769,6 +778,7 @@ class AggregateRecord(Record, kw_only=True):
     cache_write_tokens: int | None
     billed_input_tokens: int | None
     output_tokens: int | None
+    in_plus_out_tokens: int | None = None
     cache_hit_percent: Number | None
     reasoning_tokens: int | None
     costs: CostRecord | None | UnsetType = UNSET
@@ -777,6 +787,9 @@ class AggregateRecord(Record, kw_only=True):
     percentile_method: str
     percentiles: AggregatePercentiles
     dshctl: AggregateOwnFigures
+
+    def __post_init__(self) -> None:
+        self.in_plus_out_tokens = in_plus_out(self.billed_input_tokens, self.output_tokens)
 
 
 class RollupRow(Record, kw_only=True):
@@ -836,6 +849,10 @@ class RollupRow(Record, kw_only=True):
         self.in_plus_out_tokens = in_plus_out(self.billed_input_tokens, self.output_tokens)
 
 
+@overload
+def in_plus_out(billed_input_tokens: int, output_tokens: int) -> int: ...
+@overload
+def in_plus_out(billed_input_tokens: int | None, output_tokens: int | None) -> int | None: ...
 def in_plus_out(billed_input_tokens: int | None, output_tokens: int | None) -> int | None:
     """The tokens burnt (the tables' ``in+out``): billed input (uncached, cache read and cache write) plus
     output; null only when both are."""

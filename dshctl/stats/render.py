@@ -23,7 +23,6 @@ from .records import (
     StepRecord,
     ToolRow,
     TurnRecord,
-    in_plus_out,
 )
 
 def stats_tables(color: bool, form: str = "auto") -> Tables:
@@ -393,7 +392,7 @@ def _sessions_table(out: Tables, sessions: list[SessionRecord], priced: bool | N
         (number("billed in", drop=6), lambda session: _tokens(session.billed_input_tokens)),
         *_billed_parts(),
         (number("out", drop=10), lambda session: _tokens(session.output_tokens)),
-        (number("in+out", forms=("box", "plain")), lambda session: _tokens(in_plus_out(session.billed_input_tokens, session.output_tokens))),
+        (number("in+out"), lambda session: _tokens(session.in_plus_out_tokens)),
         (number("cache hit", drop=3, tsv="cache hit %"), lambda session: _percent(session.cache_hit_percent)),
     ]
     _record_table(out, "sessions", fields, sessions, caption, cost_last=False, priced=priced)
