@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from .stdio import color_wanted, is_terminal, terminal_width
-from .terminal import dumb_terminal
+from .terminal import dumb_terminal, terminal_lines
 from .textsafe import visible_line
 
 FORMS = ("auto", "box", "plain", "tsv")
@@ -68,9 +68,11 @@ def console(stderr: bool = False, *, color: bool | str = "auto", width: int | No
     if not isinstance(color, bool):
         color = color_wanted(color, stream)
     forced = True if color and not is_terminal(stream) else None
+    # rich draws a dumb terminal at 80 × 25 unless told both sizes: it gets the width dshctl planned for
+    width = terminal_width(stream) if width is None else width
     return _console_class()(
-        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False,
-        force_terminal=forced, color_system=color_system(color),
+        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, height=terminal_lines(stream),
+        markup=False, emoji=False, force_terminal=forced, color_system=color_system(color),
     )
 
 
