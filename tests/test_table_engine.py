@@ -90,3 +90,38 @@ def test_ls_in_a_pseudo_terminal_of_no_size_fits_80_columns():
     assert "hidden to fit 80 columns" in out and "0 columns" not in out.replace("80 columns", ""), out
     boxed = _boxed(out)
     assert boxed and all(len(line) <= 80 for line in boxed) and max(map(len, boxed)) > 60, out
+
+
+# -------------------------------------------------------------------------------------------- 6: headers fold
+
+
+def _header_lines(out: str) -> list[int]:
+    """For each boxed table, how many lines its header takes."""
+    counts, inside = [], False
+    for line in out.splitlines():
+        if line.startswith("┏"):
+            counts.append(0)
+            inside = True
+        elif line.startswith("┡") or line.startswith("└"):
+            inside = False
+        elif inside and line.startswith("┃"):
+            counts[-1] += 1
+    return counts
+
+
+HEADER_CASES = [
+    ["stats"], ["stats", "--sort", "cost", "--top", "2"], ["stats", TOUR_ID, "--by", "step"], ["stats", TOUR_ID, "--by", "turn"],
+    ["stats", "--by", "model"], ["stats", "--by", "tool"], ["stats", "--by", "day", "--tz", "UTC"], ["stats", TOUR_ID], ["ls"],
+    ["images", TOUR_ID, "--store", str(SAMPLES / "attachments")], ["prices", str(SAMPLES / "sessions")],
+]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120, 140])
+@pytest.mark.parametrize("args", HEADER_CASES, ids=[" ".join(args[:3]) for args in HEADER_CASES])
+def test_a_header_never_folds(args, width):
+    """``cost USD`` folded at 80, 120 and 140 though it was one line at 60: a column shown again left
+    too little room. Hiding counts whole headers."""
+    out = run(*args, columns=width, terminal=True, env={"DSH_HOME": str(SAMPLES)}).stdout
+    counts = _header_lines(out)
+    assert counts and counts == [1] * len(counts), out
+    assert all(len(line) <= width for line in _boxed(out)), out
