@@ -125,3 +125,31 @@ def test_a_header_never_folds(args, width):
     counts = _header_lines(out)
     assert counts and counts == [1] * len(counts), out
     assert all(len(line) <= width for line in _boxed(out)), out
+
+
+# -------------------------------------------------------------------------------------------- 13: rows fold
+
+
+def _rows_one_line(out: str) -> bool:
+    """No continuation line in a boxed table: every body line has its first cell."""
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    return bool(body) and all(line.split("│")[1].strip() for line in body)
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_the_prices_hours_stay_on_one_line(width):
+    out = run("prices", str(SAMPLES / "sessions"), columns=width, terminal=True).stdout
+    table = out.split("deepseek/deepseek-v4-flash (USD)\n", 1)[1].split("└", 1)[0]
+    assert _rows_one_line(table), out
+    assert "since" in table  # what tells the rows apart stays
+    assert all(len(line) <= width for line in _boxed(out)), out
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_sql_rows_are_one_line_each(width):
+    pytest.importorskip("duckdb")
+    query = "select session_id, title, cwd, cost_total from sessions"
+    out = run("sql", query, str(SAMPLES), columns=width, terminal=True).stdout
+    assert _rows_one_line(out) and all(len(line) <= width for line in _boxed(out)), out
+    assert "…" in out or width >= 120  # cut, not folded
+    assert "NULL" not in run("sql", "select null as nothing, 1 as one", str(SAMPLES), columns=width, terminal=True).stdout
