@@ -274,6 +274,10 @@ def _floor_width(column: Column, natural: int) -> int:
     return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_width(column)))
 
 
+EMPTY_RANK = -1
+"""The ``drop`` rank of a column with no value in any row (an images table's ``problem`` when there is
+none): it hides before every other, in every table."""
+
 LAST_RESORT = 99
 """A column of this ``drop`` rank or more (a cost) hides only when nothing else is left to hide and the
 table does not fit with a ``distinct`` column at :data:`DISTINCT_FLOOR` either (as a ``key`` column)."""
@@ -298,9 +302,9 @@ SHORT_TAIL = 2
 
 
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
-    """Fit a table to ``width`` (``None``: a pipe, every column whole): hide columns in their ``drop``
-    order until the folding columns fit at their ``least``, then show again, the last hidden first, each
-    that fits once a wider one has gone (with the ``key`` columns whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
+    """Fit a table to ``width`` (``None``: a pipe, every column whole): hide a column without a value in
+    any row before any cell is cut, then columns in their ``drop`` order until the folding columns fit at their ``least``, then show again, the last hidden first, each
+    that fits once a wider one has gone (with the ``key`` columns, and those that hide after it, whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
     ``distinct`` one can narrow to :data:`DISTINCT_FLOOR` instead), fold them, and below ``least`` (to
     :data:`FOLD_MIN`) only when nothing is left to hide; numbers are never cut. A fold that would leave
     one or two characters alone on a line hides one more column, or else folds narrower. A table that
@@ -312,11 +316,19 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
     hidden: list[str] = []
     widths = {i: natural[i] for i in shown}
     if width is not None:
-        droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
-
         def fits(indexes: list[int], least_of=_least_width, widths: list[int] = natural) -> bool:
             return _overhead(len(indexes)) + sum(least_of(columns[i], widths[i]) for i in indexes) <= width
 
+        # a column without a value in any row hides before any cell is cut (whatever its rank), for good
+        blank = [i for i in shown if rows and all(row[i] in ("", NULL_CELL) for row in rows)]
+        while blank and not fits(shown, lambda column, whole: whole):
+            shown.remove(blank.pop(0))
+        blank_hidden = [i for i in range(len(columns)) if i not in shown]
+
+        def rank(i: int):
+            return EMPTY_RANK if i in blank_hidden else columns[i].drop
+
+        droppable = sorted((columns[i].drop, i) for i in shown if columns[i].drop is not None)
         dropped: list[int] = []
 
         # first as if headers folded at their spaces, so that the columns shown then give room for whole
@@ -328,10 +340,15 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
             _, index = droppable.pop(0)
             shown.remove(index)
             dropped.append(index)
-        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room
-            if fits(sorted([*shown, index]), _room_width):  # left: it cuts no title or start shown
+        def room_fits(index: int) -> bool:  # it cuts no title or start shown, nor a column hiding after it
+            ahead = {j for j in shown if rank(j) is not None and rank(j) > rank(index)}
+            return _overhead(len(shown) + 1) + sum(natural[j] if j in ahead else _room_width(columns[j], natural[j])
+                                                   for j in [*shown, index]) <= width
+
+        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room left
+            if room_fits(index):
                 shown = sorted([*shown, index])
-                droppable = sorted([*droppable, (columns[index].drop, index)])
+                droppable = sorted([*droppable, (rank(index), index)])
         while not fits(shown):  # whole headers: a key stays whole while another column can hide
             plain = [(drop, i) for drop, i in droppable if drop < LAST_RESORT and not columns[i].key]
             if not plain:
@@ -343,14 +360,14 @@ def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _
             _, index = droppable.pop(0)
             shown.remove(index)
             dropped.append(index)
-        hidden = [columns[i].header for i in dropped if i not in shown]
+        hidden = [columns[i].header for i in [*blank_hidden, *dropped] if i not in shown]
         widths = _folded(width, shown, columns, natural, rows)
         if droppable and _short_tails(widths, columns, rows, natural):
             fewer = [i for i in shown if i != droppable[0][1]]
             trial = _folded(width, fewer, columns, natural, rows)
             if not _short_tails(trial, columns, rows, natural):
                 shown, widths = fewer, trial
-                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].drop, i))]
+                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (rank(i), i))]
         _fold_evenly(widths, columns, rows, natural)
     return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
 

@@ -153,3 +153,26 @@ def test_sql_rows_are_one_line_each(width):
     assert _rows_one_line(out) and all(len(line) <= width for line in _boxed(out)), out
     assert "…" in out or width >= 120  # cut, not folded
     assert "NULL" not in run("sql", "select null as nothing, 1 as one", str(SAMPLES), columns=width, terminal=True).stdout
+
+
+# -------------------------------------------------------------------------------------------- 14: empty columns
+
+
+def test_images_hide_the_empty_problem_column_before_cutting_a_name():
+    """At 80 columns the name was cut (``ci-failure.…``) while the all-blank ``problem`` column took 12."""
+    out = run("images", TOUR_ID, "--store", str(SAMPLES / "attachments"), columns=80, terminal=True,
+              env={"DSH_HOME": str(SAMPLES)}).stdout
+    table = out.split("└", 1)[0]
+    assert "ci-failure.png" in table and "problem" not in table, out
+    assert "problem" in " ".join(out.split()).split("hidden to fit", 1)[1], out
+
+
+@pytest.mark.parametrize("drop", [None, 0, 5])
+def test_a_column_without_a_value_hides_first_in_every_table(drop):
+    columns = [tables.number("seq"), tables.text("name", cut="end", least=6, drop=7),
+               tables.text("empty", drop=drop), tables.number("n", drop=1)]
+    rows = [["1", "a-long-file-name.png", "", "3"], ["2", "b.png", tables.NULL_CELL, "4"]]
+    fitted = tables.layout(columns, rows, 40)
+    assert fitted.hidden[:1] == ["empty"] and 1 in fitted.shown and 3 in fitted.shown
+    assert fitted.widths[1] == len("a-long-file-name.png")  # the room went to the name
+    assert tables.layout(columns, rows, None).shown == [0, 1, 2, 3]  # a pipe shows every column
