@@ -121,9 +121,12 @@ def test_headers_are_read_only_when_no_folder_name_matches(home, monkeypatch):
     real = header_lines.header_id
     monkeypatch.setattr(header_lines, "header_id", lambda log: read.append(log) or real(log))
     root = home / "sessions"
-    assert find_session("session-9f00", root=root).name == PLAIN
+    assert find_session(PLAIN, root=root).name == PLAIN
     assert find_session("mywork", root=root).name == "mywork"
-    assert read == []  # a name matched: no log opened
+    assert read == []  # a whole name matched: no log opened
+    assert find_session("session-9f00", root=root).name == PLAIN
+    assert [path.parent.name for path in read] == ["mywork"]  # a prefix: only the folder named as no id is
+    read.clear()
     assert find_session("session-64c3", root=root).name == "mywork"
     assert sorted(path.parent.name for path in read) == sorted(["mywork", PLAIN])  # each log's header, once
     read.clear()
@@ -145,6 +148,31 @@ def test_two_renamed_folders_sharing_a_prefix_are_a_clear_ambiguity(home):
     assert shown == ["session-64c38c41-1961-4698-a", "session-64c38c41-1961-4698-c", "session-9f00aa11"]
     assert _opens(shown[0], home) == RENAMED
     assert _opens(shown[1], home) == "session-64c38c41-1961-4698-cccc-000000000003"
+
+
+def test_a_prefix_a_folder_name_and_a_renamed_folders_header_share_is_ambiguous(tmp_path, monkeypatch):
+    """``ls`` shows ``session-abcd1111`` and ``session-abcd2222`` (renamed ``mywork``): ``abcd`` names both,
+    and is refused as ambiguous rather than opening the one whose folder's name says it; a folder named
+    as an id is not read for it (its header is only read when several names match)."""
+    home = tmp_path / "home"
+    named, renamed = "session-abcd1111-0000-4698-aaaa-000000000001", "session-abcd2222-0000-4698-bbbb-000000000002"
+    _session(home, named, _with_id(TOUR, named), project="--p--")
+    _session(home, "mywork", _with_id(FORK, renamed), project="--p--")
+    _session(home, PLAIN, _with_id(CWD_CHANGE, PLAIN), project="--p--")
+    assert sorted(_first_column(invoke("ls", home=home, status=0).stdout)) == ["session-9f00aa11", "session-abcd1111", "session-abcd2222"]
+    result = invoke("stats", "abcd", "--tsv", home=home, status=2)
+    assert result.stderr.startswith("dshctl: error: session id prefix 'abcd' is ambiguous"), result.stderr
+    assert f"{named} (--p--)" in result.stderr and f"{renamed} (--p--/mywork)" in result.stderr
+    for query, whole in [("abcd1", named), ("session-abcd1111", named), (named, named), ("abcd2", renamed), ("mywork", renamed)]:
+        assert _opens(query, home) == whole, query
+    read = []
+    real = header_lines.header_id
+    monkeypatch.setattr(header_lines, "header_id", lambda log: read.append(log) or real(log))
+    assert find_session("abcd1", root=home / "sessions").name == named
+    assert [path.parent.name for path in read] == ["mywork"]
+    # a whole id a renamed folder's header holds is that session, though a folder's name begins with it
+    _session(home, renamed + "-copy", _with_id(CWD_CHANGE, renamed + "-copy"), project="--p--")
+    assert find_session(renamed, root=home / "sessions").name == "mywork"
 
 
 def test_a_folder_renamed_onto_another_sessions_id_opens_by_its_header(home):
@@ -185,22 +213,40 @@ def test_a_header_that_names_no_id_is_passed_over(tmp_path, content):
     assert header_lines.header_id(log) is None
 
 
-def test_the_header_lookup_reads_the_first_line_and_no_further(tmp_path, monkeypatch):
-    """Bounded as dsh's listing: one line, the first zstd frame; a hostile rest (a zstd bomb) is never
-    decoded, and a FIFO named as a log is not opened."""
+@pytest.mark.parametrize("form", ["zstd, the header in a frame of its own", "zstd, one frame", "raw"])
+def test_the_header_lookup_reads_the_first_line_and_no_further(tmp_path, monkeypatch, form):
+    """Bounded as dsh's listing: one line, of the first zstd frame, read and decoded in small steps; a long
+    rest (a zstd bomb, a single frame holding the whole log, a raw log) is neither read nor decoded past a
+    few KiB, and a FIFO named as a log is not opened."""
     head = json.dumps({"type": "session", "version": 4, "id": "session-abc", "createdAt": 1}).encode() + b"\n"
-    bomb = zstandard.ZstdCompressor().compress(b"x" * (256 << 20))
-    log = tmp_path / "session.v4.jsonl.zstd"
-    log.write_bytes(zstandard.ZstdCompressor(write_checksum=True).compress(head) + bomb)
-    decoded = []
-    real = header_lines._HeaderLineReader._split
-    monkeypatch.setattr(header_lines._HeaderLineReader, "_split", lambda self, data: decoded.append(len(data)) or real(self, data))
+    rest = b"".join(b'{"type":"x","n":%d}\n' % n for n in range(1 << 16)) + b"x" * (4 << 20) + b"\n"
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    log = tmp_path / ("session.v4.jsonl" if form == "raw" else "session.v4.jsonl.zstd")
+    log.write_bytes({"raw": head + rest, "zstd, one frame": compressor.compress(head + rest),
+                     "zstd, the header in a frame of its own": compressor.compress(head) + compressor.compress(rest)}[form])
+    made = []
+
+    class Recorded(header_lines._HeaderLineReader):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(header_lines, "_HeaderLineReader", Recorded)
     assert header_lines.header_id(log) == "session-abc"
-    assert sum(decoded) < 2 << 20
+    assert made and made[0].bytes_read <= 16 << 10 and made[0].bytes_decoded <= 16 << 10, (made[0].bytes_read, made[0].bytes_decoded)
     fifo = tmp_path / "fifo" / "session.v4.jsonl"
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     assert header_lines.header_id(fifo) is None
+
+
+def test_the_header_lookup_never_decodes_a_bomb(tmp_path):
+    head = json.dumps({"type": "session", "version": 4, "id": "session-abc", "createdAt": 1}).encode() + b"\n"
+    log = tmp_path / "session.v4.jsonl.zstd"
+    log.write_bytes(zstandard.ZstdCompressor().compress(b"x" * (256 << 20)))  # no LF: a line past the bound
+    assert header_lines.header_id(log) is None
+    log.write_bytes(zstandard.ZstdCompressor().compress(head) + zstandard.ZstdCompressor().compress(b"x" * (256 << 20)))
+    assert header_lines.header_id(log) == "session-abc"
 
 
 def test_a_renamed_project_folder_beside_dshs_own_is_listed_and_opens(home):
@@ -226,3 +272,20 @@ def test_another_folder_holding_project_folders_is_read_as_before(tmp_path):
     (elsewhere / "sessions" / "notes" / "x.jsonl").write_bytes(FORK.read_bytes())
     listed = invoke("ls", str(elsewhere / "sessions"), home=tmp_path / "home", status=0).stdout
     assert _first_column(listed) == ["session-1234abcd"]
+
+
+def test_a_session_reachable_twice_through_a_link_is_one_session(tmp_path):
+    """``sessions/alias -> --p--``: ``ls`` lists its sessions once (by directory identity), and the id it
+    shows opens that one session, never an ambiguity between it and itself."""
+    home = tmp_path / "home"
+    named = "session-abcd1111-0000-4698-aaaa-000000000001"
+    _session(home, named, _with_id(TOUR, named), project="--p--")
+    _session(home, "mywork", _with_id(FORK, PLAIN), project="--p--")
+    (home / "sessions" / "alias").symlink_to("--p--")
+    (home / "sessions" / "--p--" / "copy").symlink_to("mywork")
+    assert sorted(_first_column(invoke("ls", home=home, status=0).stdout)) == ["session-9f00aa11", "session-abcd1111"]
+    for query, whole in [("session-abcd1111", named), ("abcd", named), (named, named), ("9f00", PLAIN),
+                         ("session-9f00aa11", PLAIN), ("mywork", PLAIN)]:
+        assert _opens(query, home) == whole, query
+    assert find_session("abcd", root=home / "sessions").parent.name == "--p--"  # the path reached through no link
+    assert find_session("9f00", root=home / "sessions").name == "mywork"

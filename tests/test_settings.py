@@ -62,12 +62,12 @@ def test_good_values_are_taken(name, monkeypatch):
     setting = next(setting for setting in SETTINGS if setting.name == name)
     for value, expected in [("4096", 4096), ("2K", 2048), ("3MiB", 3 << 20), (" 1g ", 1 << 30), ("8mb", 8 << 20)]:
         monkeypatch.setenv(name, value)
-        assert setting.read(7) == expected
+        assert setting.read() == expected
     for blank in ("", "  "):
         monkeypatch.setenv(name, blank)
-        assert setting.read(7) == 7
+        assert setting.read() == setting.default
     monkeypatch.delenv(name)
-    assert setting.read(7) == 7
+    assert setting.read() == setting.default
     assert invoke("stats", "--json", TOUR, env={name: "64M"}).exit_code == 0
 
 
@@ -98,3 +98,39 @@ def test_every_dshctl_setting_the_code_names_is_declared_and_documented():
     for name in NAMES:
         assert f".B {name}\n" in environment, name
     assert settings.check() is None
+
+
+def test_each_setting_is_declared_once_with_its_default_which_its_example_shows(monkeypatch):
+    """Its name, default and example in its declaration alone: the default is what the code reads when it
+    is unset, the error's example is that default (``DSHCTL_SPLIT_MIN_BYTES``'s said 64M while 8M is read)."""
+    from dshctl.source.lines import max_line_bytes_from_env
+    from dshctl.stats.split import split_min_bytes
+
+    for setting in SETTINGS:
+        monkeypatch.delenv(setting.name, raising=False)
+    assert (settings.MAX_LINE_BYTES.default, settings.SPLIT_MIN_BYTES.default) == (64 << 20, 8 << 20)
+    assert max_line_bytes_from_env() == settings.MAX_LINE_BYTES.default
+    assert split_min_bytes() == settings.SPLIT_MIN_BYTES.default
+    assert settings.MAX_LINE_BYTES.example == "67108864 or 64M"
+    assert settings.SPLIT_MIN_BYTES.example == "8388608 or 8M"
+    page = (REPO / "man" / "dshctl.1").read_text()
+    assert "such as 8388608 or 8M" in page and "such as 67108864 or 64M" not in page
+
+
+def test_no_setting_is_spelled_or_named_twice():
+    """Outside :mod:`dshctl.settings`, no string spells a setting's name (code uses the declaration's
+    ``.name``) and no module-level name is also a setting's (``split.SPLIT_MIN_BYTES`` was an int)."""
+    import ast
+
+    declared = {name for name, value in vars(settings).items() if isinstance(value, settings.ByteCount)}
+    for path in (REPO / "dshctl").rglob("*.py"):
+        if path.name == "settings.py" and path.parent.name == "dshctl":
+            continue
+        tree = ast.parse(path.read_text())
+        spelled = [node.value for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in NAMES]
+        assert spelled == [], (path, spelled)
+        bound = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 if isinstance(target, ast.Name)}
+        assert not bound & declared, (path, bound & declared)

@@ -22,13 +22,14 @@ from stats_logs import _rollup_step_events
 from dshctl.options import StatsOptions
 from dshctl.source import as_ref
 from dshctl.stats import split, stats_fold
-from dshctl.stats.split import SPLIT_MIN_BYTES_ENV, find_boundaries, read_split
+from dshctl.settings import SPLIT_MIN_BYTES
+from dshctl.stats.split import find_boundaries, read_split
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from stats_bench import write_bench_v0  # noqa: E402
 
-FORCED = {SPLIT_MIN_BYTES_ENV: "1"}
+FORCED = {SPLIT_MIN_BYTES.name: "1"}
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)  # every example forks workers: shrinking takes minutes
 BYS = ("session", "turn", "step", "model", "tool", "day")
 T0 = 1_790_000_000_000
@@ -37,7 +38,7 @@ _compress = zstandard.ZstdCompressor(level=1).compress
 
 @pytest.fixture(autouse=True)
 def forced(monkeypatch):
-    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, "1")
+    monkeypatch.setenv(SPLIT_MIN_BYTES.name, "1")
 
 
 def outcome(path, *args, jobs: int):
@@ -235,13 +236,13 @@ def test_what_never_splits(tmp_path, monkeypatch):
     plain = tmp_path / "plain.jsonl"
     plain.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(path.read_bytes()))
     assert read_split(as_ref(str(plain)), StatsOptions(jobs=3), None, stats_fold) == "one part"
-    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, str(path.stat().st_size))  # one part's worth of bytes only
+    monkeypatch.setenv(SPLIT_MIN_BYTES.name, str(path.stat().st_size))  # one part's worth of bytes only
     assert read_split(as_ref(str(path)), StatsOptions(jobs=3), None, stats_fold) == "one part"
 
 
 def test_a_bad_threshold_is_a_usage_error(tmp_path):
-    result = invoke("stats", _bench_log(tmp_path), "-j", "2", env={SPLIT_MIN_BYTES_ENV: "lots"})
-    assert result.exit_code == 2 and SPLIT_MIN_BYTES_ENV in result.stderr
+    result = invoke("stats", _bench_log(tmp_path), "-j", "2", env={SPLIT_MIN_BYTES.name: "lots"})
+    assert result.exit_code == 2 and SPLIT_MIN_BYTES.name in result.stderr
 
 
 def test_a_fork_child_whose_cut_is_in_a_later_part_is_read_in_one_pass(tmp_path):
@@ -326,7 +327,7 @@ def test_a_decompression_bomb_ends_the_search_and_one_pass_reports_it(tmp_path, 
     assert find_boundaries(path, 2) == []
     assert split.DECODE_BUDGET < tally[0] <= split.DECODE_BUDGET + split.FRAME_MAX
     monkeypatch.undo()
-    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, "1")
+    monkeypatch.setenv(SPLIT_MIN_BYTES.name, "1")
     assert read_split(as_ref(str(path)), StatsOptions(jobs=2), None, stats_fold) == "no turn boundary near a cut point"
     result = invoke("stats", path, env=FORCED)  # the default jobs (2 here, or the cores)
     one_pass = outcome(path, jobs=1)
@@ -341,7 +342,7 @@ def test_a_frame_longer_than_the_line_limit_without_a_line_feed_ends_the_search(
     assert find_boundaries(path, 2) == []
     assert tally[0] <= 2 << 20  # the first frame tried, not the window's 20
     monkeypatch.undo()
-    monkeypatch.setenv(SPLIT_MIN_BYTES_ENV, "1")
+    monkeypatch.setenv(SPLIT_MIN_BYTES.name, "1")
     one_pass = invoke("stats", path, "-j", "1", env={**FORCED, "DSHCTL_MAX_LINE_BYTES": "1M"})
     split_run = invoke("stats", path, "-j", "3", env={**FORCED, "DSHCTL_MAX_LINE_BYTES": "1M"})
     assert (split_run.exit_code, split_run.stdout, split_run.stderr) == (one_pass.exit_code, one_pass.stdout, one_pass.stderr)

@@ -86,7 +86,9 @@ def _tables(paths: list[str], options: SqlOptions, progress: bool) -> _Tables:
 
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or ""
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    from ..settings import home_directory
+
+    root = Path(base) if os.path.isabs(base) else home_directory("XDG_CACHE_HOME") / ".cache"
     return root / "dshctl" / "sql"
 
 

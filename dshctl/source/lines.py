@@ -31,8 +31,9 @@ __all__ = [
     "max_line_bytes_from_env",
 ]
 
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-MAX_LINE_BYTES_ENV = MAX_LINE_BYTES.name
+DEFAULT_MAX_LINE_BYTES: int = MAX_LINE_BYTES.default
+"""The longest line when ``DSHCTL_MAX_LINE_BYTES`` is unset: the setting's declaration's (:mod:`dshctl.settings`)."""
+MAX_LINE_BYTES_ENV: str = MAX_LINE_BYTES.name
 READ_CHUNK = 1024 * 1024
 """Bytes asked for by one read of the log."""
 
@@ -67,9 +68,8 @@ class Gap:
 
 
 def max_line_bytes_from_env() -> int:
-    """``DSHCTL_MAX_LINE_BYTES`` (plain bytes, or with K/M/G[iB] suffix), else 64 MiB
-    (:data:`dshctl.settings.MAX_LINE_BYTES`)."""
-    return MAX_LINE_BYTES.read(DEFAULT_MAX_LINE_BYTES)
+    """The longest line, :data:`dshctl.settings.MAX_LINE_BYTES` (its setting, else its default)."""
+    return MAX_LINE_BYTES.read()
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # FollowingLineReader's _open and _read override it

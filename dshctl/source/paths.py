@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, os_error_reason
+from dshctl.errors import DshctlError, SourceError, UnsupportedVersion, UsageError, os_error_reason
 from dshctl.jsvalues import MAX_SAFE_INTEGER
+from dshctl.settings import home_directory
 from dshctl.textsafe import quoted
 from dshctl.source.ref import LogRef
 from dshctl.source.zipped import Archive, HeldArchive, NotAnExport, export_members, is_zip
@@ -64,16 +65,27 @@ def sessions_root() -> Path:
     """dsh's default JSONL root: ``$DSH_HOME/sessions``, else ``~/.dsh/sessions`` (§1.1).
 
     As in dsh's ``resolveDshHome``: a blank or whitespace-only ``DSH_HOME`` is
-    unset, a leading ``~``/``~/`` is expanded, and the result is made absolute.
+    unset, a leading ``~``/``~/`` is expanded, and the result is made absolute. Where it needs a home
+    directory and none can be found: :class:`UsageError` (:func:`dshctl.settings.home_directory`).
     """
     home = os.environ.get("DSH_HOME")
     if home is None or not home.strip():
-        return Path.home() / ".dsh" / "sessions"
+        return home_directory("DSH_HOME") / ".dsh" / "sessions"
     if home == "~":
-        home = str(Path.home())
+        home = str(home_directory("DSH_HOME"))
     elif home.startswith("~/") or home.startswith("~\\"):
-        home = str(Path.home() / home[2:])
+        home = str(home_directory("DSH_HOME") / home[2:])
     return Path(os.path.abspath(home)) / "sessions"
+
+
+def _default_root() -> Path | None:
+    """:func:`sessions_root`, or None where there is none (no home directory): for where the root is only
+    consulted (the ids a short id is shown among, whether a PATH is the root), so that a log named by its
+    path reads without a home."""
+    try:
+        return sessions_root()
+    except UsageError:
+        return None
 
 
 def parse_generation_name(name: str) -> tuple[int, bool] | None:
@@ -775,7 +787,9 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
     """The id of every session directory under ``root`` (default: :func:`sessions_root`) — the ids a
     prefix is resolved against (:func:`find_session`) — from directory names only; an unreadable
     root or project directory has none."""
-    root_path = Path(root) if root is not None else sessions_root()
+    root_path = Path(root) if root is not None else _default_root()
+    if root_path is None:
+        return []
     try:
         projects = _scan(root_path, str(root_path)) if root_path.is_dir() else []
     except SourceError:
@@ -795,8 +809,9 @@ def session_ids(root: str | os.PathLike | None = None) -> list[str]:
 def _is_sessions_root(path: Path) -> bool:
     """Whether ``path`` is the sessions root (:func:`sessions_root`), where ids are looked up
     (:func:`find_session`): read as :func:`session_dirs` reads it, so that each session an id opens is listed."""
+    root = _default_root()
     try:
-        return os.path.realpath(path) == os.path.realpath(sessions_root())
+        return root is not None and os.path.realpath(path) == os.path.realpath(root)
     except (OSError, ValueError):
         return False
 
@@ -858,15 +873,22 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     :func:`dshctl.source.headers.header_id`), so that the id ``ls``, ``stats`` and ``grep`` show — the
     header's — opens a session whose folder was renamed away from it (dsh refuses such a session, §1.4;
     dshctl reads it). Where several directories' names match, the one whose header matches too is
-    chosen: a folder renamed onto another session's id shows its header's id, and opens by it."""
+    chosen: a folder renamed onto another session's id shows its header's id, and opens by it. A prefix
+    that names a folder is looked up in the headers of folders named as no id is (``mywork``) too, so
+    that a prefix two shown ids share is refused as ambiguous, never opens one of them unsaid."""
     from dshctl.errors import UsageError
 
     dirs = [found for found in session_dirs(root, project) if found.log is not None]
-    matches = _matching(dirs, query)
+    matches = _distinct(_matching(dirs, query))
     if len(matches) > 1:  # a folder named as another session (renamed onto its id): its header tells
         matches = _held(matches, query) or matches
-    elif not matches:
-        matches = _matching(_by_header_id(dirs), query)
+    if not matches:
+        matches = _distinct(_matching(_by_header_id(dirs), query))
+    elif matches[0].id != query:  # a prefix: a folder renamed to a name no id has may hold a match too
+        named = {found.path for found in matches}
+        renamed = [found for found in dirs if found.path not in named and not _looks_like_id(found.path.name)]
+        held = [found for found in _by_header_id(renamed) if id_matches(found.id, query)]
+        matches = _distinct(_matching(matches + held, query))  # a whole id a header holds is that session
     if not matches:
         where = root if root is not None else sessions_root()
         raise SourceError(f"no such file, directory or session id (looked under {where})", file=query)
@@ -877,9 +899,42 @@ def find_session(query: str, root: str | os.PathLike | None = None, project: str
     return matches[0].path
 
 
+def _distinct(dirs: list[SessionDir]) -> list[SessionDir]:
+    """Each session directory once however many links lead to it (``alias -> --p--``), as ``ls`` lists it:
+    by its real path, the one reached through no link kept (only candidates are looked at: few)."""
+    if len(dirs) < 2:
+        return dirs
+    kept: dict[str, SessionDir] = {}
+    for found in dirs:
+        try:
+            real = os.path.realpath(found.path)
+        except (OSError, ValueError):
+            real = str(found.path)
+        held = kept.get(real)
+        if held is None or (_linked(held) and not _linked(found)):
+            kept[real] = found
+    chosen = {id(found) for found in kept.values()}
+    return [found for found in dirs if id(found) in chosen]
+
+
+def _linked(found: SessionDir) -> bool:
+    """Whether a session directory was reached through a link (its folder's or its project's)."""
+    return os.path.islink(found.path) or os.path.islink(found.path.parent)
+
+
 def _matching(dirs: list[SessionDir], query: str) -> list[SessionDir]:
     """The sessions ``query`` names: the one whose id it is, else every one whose id it begins."""
     return [found for found in dirs if found.id == query] or [found for found in dirs if id_matches(found.id, query)]
+
+
+_ID_LIKE_NAME = re.compile(r".*session-.+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+"""A folder name as dsh writes session ids (FORMAT.md §1.2: ``[<agent>-]session-<…>`` or a bare UUID)."""
+
+
+def _looks_like_id(folder: str) -> bool:
+    """Whether a session folder's name looks like a session id: one that does not was renamed, and its
+    header alone says which id it holds (read only for a prefix, which its header may match too)."""
+    return _ID_LIKE_NAME.fullmatch(decode_session_dir_name(folder)) is not None
 
 
 def _held(dirs: list[SessionDir], query: str) -> list[SessionDir]:

@@ -352,7 +352,8 @@ def _note_cost_order(currencies: list[str]) -> None:
 def _prices_hint() -> str:
     from .prices import user_prices_path
 
-    return f"{user_prices_path()} or pass --prices FILE"
+    user = user_prices_path()
+    return f"{user} or pass --prices FILE" if user is not None else "pass --prices FILE"
 
 
 class RollupTable(msgspec.Struct):

@@ -90,26 +90,26 @@ Billing = dict
 """Minute (:func:`minute_of`) → model (``provider/model``, None when unknown) → :class:`CallBilling`."""
 
 
-def bill(billing: Billing, minute: int | None, route: str | None, buckets: tuple, reasoning: int | None, charge: tuple | None, sign: int) -> None:
-    """A meter sample into (``sign`` -1: out of) the billing of its call's minute and model."""
+def _entry(billing: Billing, minute: int | None, route: str | None) -> CallBilling:
+    """The billing of ``minute`` and ``route``, made (empty) where there is none yet."""
     models = billing.get(minute)
     if models is None:
         models = billing[minute] = {}
     entry = models.get(route)
     if entry is None:
         entry = models[route] = CallBilling()
-    entry.add(buckets, reasoning, charge, sign)
+    return entry
+
+
+def bill(billing: Billing, minute: int | None, route: str | None, buckets: tuple, reasoning: int | None, charge: tuple | None, sign: int) -> None:
+    """A meter sample into (``sign`` -1: out of) the billing of its call's minute and model."""
+    _entry(billing, minute, route).add(buckets, reasoning, charge, sign)
 
 
 def bill_free(billing: Billing, minute: int | None, route: str | None, charge: tuple) -> None:
     """A call without usage into the billing of its minute and model: no sample of the meter, but its
     price's currency, at 0 (a period of such calls alone costs ``0 USD``)."""
-    models = billing.get(minute)
-    if models is None:
-        models = billing[minute] = {}
-    entry = models.get(route)
-    if entry is None:
-        entry = models[route] = CallBilling()
+    entry = _entry(billing, minute, route)
     if entry.cost is None:
         entry.cost = CostTally()
     entry.cost.add(charge, 0)

@@ -106,7 +106,9 @@ _entry_decoder = msgspec.msgpack.Decoder(_Entry).decode
 
 def cache_path() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or ""
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    from ..settings import home_directory
+
+    root = Path(base) if os.path.isabs(base) else home_directory("XDG_CACHE_HOME") / ".cache"
     return root / "dshctl" / CACHE_FILE
 
 

@@ -308,9 +308,16 @@ def session_pricer(prices: PriceTable | None, created: Any) -> Pricer | None:
 # -- reading tables --------------------------------------------------------------------------------------
 
 
-def user_prices_path() -> Path:
+def user_prices_path() -> Path | None:
+    """The user's price file (it may not exist); None without a home directory to hold it."""
+    from ..errors import UsageError
+    from ..settings import home_directory
+
     base = os.environ.get("XDG_CONFIG_HOME") or ""
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".config"
+    try:
+        root = Path(base) if os.path.isabs(base) else home_directory("XDG_CONFIG_HOME") / ".config"
+    except UsageError:
+        return None
     return root / "dshctl" / "prices.toml"
 
 
@@ -327,7 +334,7 @@ def load_prices(extra: str | None = None) -> PriceTable:
     """The built-in table, overridden by the user's file when it exists, then by ``extra`` (must exist)."""
     table = builtin_prices()
     user = user_prices_path()
-    if user.is_file():
+    if user is not None and user.is_file():
         table = table.overridden_by(read_price_file(user, name="user"))
     if extra is not None:
         table = table.overridden_by(read_price_file(Path(extra), name=_PRICES_FLAG))

@@ -1,7 +1,7 @@
 """One big zstd log on several cores: its parts folded in worker processes, the folds merged (issue #25).
 
 A large zstd log is hundreds of thousands of independent frames. ``stats`` of one such log (``--jobs``
-above 1, the log at least :data:`SPLIT_MIN_BYTES` on disk per part) cuts it into parts and folds each
+above 1, the log at least :data:`dshctl.settings.SPLIT_MIN_BYTES` on disk per part) cuts it into parts and folds each
 with the same :class:`~dshctl.stats.fold.StatsFold`, the first in the command's own process and the
 others in forked workers, then merges the finished folds and builds the records from the merged fold
 once, exactly as one pass builds them. Anything the merge cannot prove identical to one pass sends the
@@ -66,12 +66,8 @@ from ..errors import DshctlError
 from ..source.lines import SpanReader
 from ..source.zstd import ZSTD_MAGIC, decode_sized_frame
 
-__all__ = ["SPLIT_MIN_BYTES", "SPLIT_MIN_BYTES_ENV", "split_log_stats"]
+__all__ = ["split_log_stats", "split_min_bytes"]
 
-SPLIT_MIN_BYTES = 8 << 20
-"""The smallest part worth a process of its own (compressed bytes): below it the workers' start-up and the
-merge cost more than the part's reading saves (``benchmarks/split_bench.py`` measures the crossover)."""
-SPLIT_MIN_BYTES_ENV = "DSHCTL_SPLIT_MIN_BYTES"
 SEARCH_BYTES = 8 << 20
 """How far past a nominal cut point a turn boundary is looked for (compressed bytes)."""
 FRAME_MAX = 8 << 20
@@ -91,10 +87,10 @@ _NOT_JSON = (msgspec.DecodeError, UnicodeDecodeError)
 
 
 def split_min_bytes() -> int:
-    """``DSHCTL_SPLIT_MIN_BYTES`` (plain bytes, or with a K/M/G[iB] suffix), else :data:`SPLIT_MIN_BYTES`."""
-    from ..settings import SPLIT_MIN_BYTES as SETTING
+    """The smallest part, :data:`dshctl.settings.SPLIT_MIN_BYTES` (its setting, else its default)."""
+    from ..settings import SPLIT_MIN_BYTES
 
-    return SETTING.read(SPLIT_MIN_BYTES)
+    return SPLIT_MIN_BYTES.read()
 
 
 def planned_parts(ref: Any, options: Any) -> int:
