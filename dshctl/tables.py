@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from .stdio import color_wanted, is_terminal, terminal_width
-from .terminal import dumb_terminal
+from .terminal import dumb_terminal, terminal_lines
 from .textsafe import visible_line
 
 FORMS = ("auto", "box", "plain", "tsv")
@@ -68,9 +68,12 @@ def console(stderr: bool = False, *, color: bool | str = "auto", width: int | No
     if not isinstance(color, bool):
         color = color_wanted(color, stream)
     forced = True if color and not is_terminal(stream) else None
+    # rich draws a dumb terminal at 80 × 25 unless told both sizes: it gets the width dshctl planned for
+    if width is None:
+        width = terminal_width(stream) if stderr else terminal_width()
     return _console_class()(
-        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, markup=False, emoji=False,
-        force_terminal=forced, color_system=color_system(color),
+        stderr=stderr, no_color=not color, highlight=False, soft_wrap=False, width=width, height=terminal_lines(stream),
+        markup=False, emoji=False, force_terminal=forced, color_system=color_system(color),
     )
 
 
@@ -116,7 +119,7 @@ class Column:
     ``cut``: text that stays on one line and is cut with "…" instead (titles: ``"end"``; a cwd, whose end
     tells it apart: ``"start"``; a path, whose first directory and file name do: ``"middle"``), narrowed
     as a folding column is. Other text stays whole.
-    No column is ever narrower than its header's longest word: a header breaks at its spaces only.
+    No column is ever narrower than its header: a header is one line (``cost USD``, ``mean TTFT``).
     Plain and TSV tables never fold, cut or hide.
     ``drop``: when the table is still too wide, columns are hidden in increasing ``drop`` order
     (``None``: never), and a footer names them. A ``(header, justify)`` pair is a number when
@@ -238,35 +241,42 @@ def _overhead(count: int) -> int:
     return 3 * count + 1  # a border before each column and after the last, one space either side of a cell
 
 
-def _natural_widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+def _natural_widths(headers: list[str], rows: list[list[str]], *, words: bool = False) -> list[int]:
+    """Each column's widest cell or its header (``words``: the header's longest word)."""
     from rich.cells import cell_len
 
-    widths = [max([cell_len(word) for word in header.split()] or [1]) for header in headers]
+    widths = [max([cell_len(word) for word in (header.split() if words else [header])] or [1]) for header in headers]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], cell_len(cell))
     return widths
 
 
-def _header_word(column: Column) -> int:
+def _header_width(column: Column) -> int:
+    """The narrowest a column gets: its header on one line (hiding counts whole headers, so a column
+    shown again never folds one)."""
     from rich.cells import cell_len
 
-    return max([cell_len(word) for word in column.header.split()] or [1])
+    return max(cell_len(column.header), 1)
 
 
 def _least_width(column: Column, natural: int) -> int:
     if not column.narrows:
         return natural
-    return min(natural, max(column.least or FOLD_MIN, _header_word(column)))
+    return min(natural, max(column.least or FOLD_MIN, _header_width(column)))
 
 
 def _floor_width(column: Column, natural: int) -> int:
     """Below ``least`` only when no column is left to hide: :data:`FOLD_MIN` is the floor (or the
-    header's longest word, which never breaks)."""
+    header's width: a header never folds)."""
     if not column.narrows:
         return natural
-    return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_word(column)))
+    return min(natural, max(min(FOLD_MIN, column.least or FOLD_MIN), _header_width(column)))
 
+
+EMPTY_RANK = -1
+"""The ``drop`` rank of a column with no value in any row (an images table's ``problem`` when there is
+none): it hides before every other, in every table."""
 
 LAST_RESORT = 99
 """A column of this ``drop`` rank or more (a cost) hides only when nothing else is left to hide and the
@@ -284,7 +294,7 @@ def _room_width(column: Column, natural: int) -> int:
 
 def _distinct_floor(column: Column, natural: int) -> int:
     least = _least_width(column, natural)
-    return min(least, max(DISTINCT_FLOOR, _header_word(column))) if column.cut == "distinct" else least
+    return min(least, max(DISTINCT_FLOOR, _header_width(column))) if column.cut == "distinct" else least
 
 
 SHORT_TAIL = 2
@@ -292,48 +302,73 @@ SHORT_TAIL = 2
 
 
 def layout(columns: list[Column], rows: list[list[str]], width: int | None) -> _Layout:
-    """Fit a table to ``width`` (``None``: a pipe, every column whole): hide columns in their ``drop``
-    order until the folding columns fit at their ``least``, then show again, the last hidden first, each
-    that fits once a wider one has gone (with the ``key`` columns whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
+    """Fit a table to ``width`` (``None``: a pipe, every column whole): hide a column without a value in
+    any row before any cell is cut, then columns in their ``drop`` order until the folding columns fit at their ``least``, then show again, the last hidden first, each
+    that fits once a wider one has gone (with the ``key`` columns, and those that hide after it, whole) (a last-resort column, :data:`LAST_RESORT`, stays while a
     ``distinct`` one can narrow to :data:`DISTINCT_FLOOR` instead), fold them, and below ``least`` (to
     :data:`FOLD_MIN`) only when nothing is left to hide; numbers are never cut. A fold that would leave
     one or two characters alone on a line hides one more column, or else folds narrower. A table that
-    cannot fit even so is drawn wider than ``width`` rather than cut. A header needs only its longest
-    word's width (it wraps at spaces); room left over gives headers their whole width, so a pipe shows
-    each on one line."""
+    cannot fit even so is drawn wider than ``width`` rather than cut. No column is narrower than its
+    header, which never folds: hiding counts whole headers."""
     natural = _natural_widths([c.header for c in columns], rows)
+    by_words = _natural_widths([c.header for c in columns], rows, words=True)
     shown = list(range(len(columns)))
     hidden: list[str] = []
     widths = {i: natural[i] for i in shown}
     if width is not None:
-        droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
+        def fits(indexes: list[int], least_of=_least_width, widths: list[int] = natural) -> bool:
+            return _overhead(len(indexes)) + sum(least_of(columns[i], widths[i]) for i in indexes) <= width
 
-        def fits(indexes: list[int], least_of=_least_width) -> bool:
-            return _overhead(len(indexes)) + sum(least_of(columns[i], natural[i]) for i in indexes) <= width
+        # a column without a value in any row hides before any cell is cut (whatever its rank), for good
+        blank = [i for i in shown if rows and all(row[i] in ("", NULL_CELL) for row in rows)]
+        while blank and not fits(shown, lambda column, whole: whole):
+            shown.remove(blank.pop(0))
+        blank_hidden = [i for i in range(len(columns)) if i not in shown]
 
+        def rank(i: int):
+            return EMPTY_RANK if i in blank_hidden else columns[i].drop
+
+        droppable = sorted((columns[i].drop, i) for i in shown if columns[i].drop is not None)
         dropped: list[int] = []
-        while droppable and not fits(shown):
+
+        # first as if headers folded at their spaces, so that the columns shown then give room for whole
+        # headers by narrowing (a title cut) rather than a column hiding for a header's sake
+        while droppable and not fits(shown, widths=by_words):
             drop, next_index = droppable[0]
-            if (drop >= LAST_RESORT or columns[next_index].key) and fits(shown, _distinct_floor):
+            if (drop >= LAST_RESORT or columns[next_index].key) and fits(shown, _distinct_floor, by_words):
                 break  # the log column of copies narrows to its floor before a cost, a title or a start hides
             _, index = droppable.pop(0)
             shown.remove(index)
             dropped.append(index)
-        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room
-            if fits(sorted([*shown, index]), _room_width):  # left: it cuts no title or start shown
+        def room_fits(index: int) -> bool:  # it cuts no title or start shown, nor a column hiding after it
+            ahead = {j for j in shown if rank(j) is not None and rank(j) > rank(index)}
+            return _overhead(len(shown) + 1) + sum(natural[j] if j in ahead else _room_width(columns[j], natural[j])
+                                                   for j in [*shown, index]) <= width
+
+        for index in reversed(dropped):  # a column hidden before a wider one went may fit again, in the room left
+            if room_fits(index):
                 shown = sorted([*shown, index])
-                droppable = sorted([*droppable, (columns[index].drop, index)])
-        hidden = [columns[i].header for i in dropped if i not in shown]
+                droppable = sorted([*droppable, (rank(index), index)])
+        while not fits(shown):  # whole headers: a key stays whole while another column can hide
+            plain = [(drop, i) for drop, i in droppable if drop < LAST_RESORT and not columns[i].key]
+            if not plain:
+                break
+            droppable.remove(plain[0])
+            shown.remove(plain[0][1])
+            dropped.append(plain[0][1])
+        while droppable and not fits(shown, _floor_width):  # a header never folds: hide one more
+            _, index = droppable.pop(0)
+            shown.remove(index)
+            dropped.append(index)
+        hidden = [columns[i].header for i in [*blank_hidden, *dropped] if i not in shown]
         widths = _folded(width, shown, columns, natural, rows)
         if droppable and _short_tails(widths, columns, rows, natural):
             fewer = [i for i in shown if i != droppable[0][1]]
             trial = _folded(width, fewer, columns, natural, rows)
             if not _short_tails(trial, columns, rows, natural):
                 shown, widths = fewer, trial
-                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (columns[i].drop, i))]
+                hidden = [columns[i].header for i in sorted(set(range(len(columns))) - set(shown), key=lambda i: (rank(i), i))]
         _fold_evenly(widths, columns, rows, natural)
-    room = None if width is None else width - _overhead(len(shown)) - sum(widths.values())
-    _widen_to_headers(room, columns, widths)
     return _Layout(shown, widths, hidden, _overhead(len(shown)) + sum(widths.values()))
 
 
@@ -388,7 +423,7 @@ def _short_tails(widths: dict[int, int], columns: list[Column], rows: list[list[
 def _fold_evenly(widths: dict[int, int], columns: list[Column], rows: list[list[str]], natural: list[int]) -> None:
     """Narrow a column whose fold leaves a short tail: to the width that splits its longest word into
     equal lines when no word then leaves one (below the floor, too: even lines read better than a
-    stub), else to the widest such width above the floor."""
+    stub), else to the widest such width above the floor; never narrower than its header."""
     for i, width in widths.items():
         if not columns[i].fold or width >= natural[i]:
             continue
@@ -399,20 +434,8 @@ def _fold_evenly(widths: dict[int, int], columns: list[Column], rows: list[list[
         lines = -(-longest // width)
         even = -(-longest // lines)
         floor = _floor_width(columns[i], natural[i])
-        candidates = [even, *range(width - 1, floor - 1, -1)]
+        candidates = [w for w in (even, *range(width - 1, floor - 1, -1)) if w >= _header_width(columns[i])]
         widths[i] = next((w for w in candidates if not _leaves_short_tail(words, w)), width)
-
-
-def _widen_to_headers(room: int | None, columns: list[Column], widths: dict[int, int]) -> None:
-    """Widen columns whose header would wrap to the header's width, left to right, while ``room``
-    (``None``: unlimited) lasts."""
-    from rich.cells import cell_len
-
-    for i in widths:
-        wanted = cell_len(columns[i].header) - widths[i]
-        if wanted > 0 and (room is None or wanted <= room):
-            widths[i] += wanted
-            room = None if room is None else room - wanted
 
 
 def print_table(
@@ -726,9 +749,9 @@ def _write_lines(out, lines: list[str]) -> None:
 
 
 def _header_cell(header: str):
-    """A header wraps at its spaces even over a column whose cells never wrap (a number's)."""
+    """A header on one line (its column is at least as wide)."""
     cell = text_cell(header)
-    cell.no_wrap = False
+    cell.no_wrap = True
     return cell
 
 

@@ -65,9 +65,16 @@ def stdout_is_pipe() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+DEFAULT_SIZE = (80, 25)
+"""The columns and lines of a terminal that reports none (``script``'s pseudo-terminal says 0 × 0), as
+``COLUMNS=0`` gets: what rich and ``stty`` assume."""
+
+
 def terminal_width(stream=None) -> int | None:
-    """The width tables fit: ``COLUMNS`` when set, else the terminal's; ``None`` for a pipe or file,
-    where a table never wraps a row (one row per line, whatever its length)."""
+    """The width tables fit, the one home of it (tables, the player, the transcript ask here, and rich
+    draws at what it says): ``COLUMNS`` when set (and not 0), else the terminal's (80 when it reports 0
+    columns); ``None`` for a pipe or file, where a table never wraps a row (one row per line, whatever
+    its length). ``TERM`` plays no part: a dumb terminal is as wide as it says."""
     stream = sys.stdout if stream is None else stream
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
@@ -75,6 +82,24 @@ def terminal_width(stream=None) -> int | None:
     try:
         if not stream.isatty():
             return None
-        return os.get_terminal_size(stream.fileno()).columns
+        return os.get_terminal_size(stream.fileno()).columns or DEFAULT_SIZE[0]
     except (AttributeError, OSError, ValueError):
         return None
+
+
+def terminal_lines(stream=None) -> int:
+    """The terminal's height: ``LINES`` when set (and not 0), else the terminal's, else 25."""
+    stream = sys.stdout if stream is None else stream
+    lines = os.environ.get("LINES", "")
+    if lines.isdigit() and int(lines) > 0:
+        return int(lines)
+    try:
+        return os.get_terminal_size(stream.fileno()).lines or DEFAULT_SIZE[1]
+    except (AttributeError, OSError, ValueError):
+        return DEFAULT_SIZE[1]
+
+
+def terminal_size(stream=None) -> tuple[int, int]:
+    """The columns and lines a full-screen view (the player) draws: as :func:`terminal_width` says,
+    80 × 25 for what reports nothing."""
+    return terminal_width(stream) or DEFAULT_SIZE[0], terminal_lines(stream)

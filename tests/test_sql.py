@@ -38,7 +38,8 @@ def test_forms_json_ndjson_csv_and_table():
     assert table[0] == ["session_id", "turns", "missing", "created_at", "notes"] and len(table) == 4
     assert [r[1] for r in table[1:]] == [str(r["turns"]) for r in rows]
     shown = invoke("sql", query, str(SAMPLES)).stdout
-    assert "session_id" in shown and "NULL" in shown and len(shown.splitlines()) == 4  # a pipe: the header and the rows
+    assert "session_id" in shown and len(shown.splitlines()) == 4  # a pipe: the header and the rows
+    assert all(line.split()[2] == "-" for line in shown.splitlines()[1:]) and "NULL" not in shown  # TABLES' one placeholder
     import dshctl.tables
 
     real, dshctl.tables.stdout_is_terminal = dshctl.tables.stdout_is_terminal, lambda: True
@@ -63,7 +64,7 @@ def test_tsv_cells_follow_the_rules_every_tsv_form_shares():
     stored = invoke("sql", "SELECT created_at FROM sessions ORDER BY path LIMIT 1", str(SAMPLES), "--tsv").stdout.splitlines()[1]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stored)  # a stored time: milliseconds, as stats --tsv
     plain = invoke("sql", query, str(SAMPLES), "--plain").stdout
-    assert "NULL" in plain and "None" not in plain  # a table still names NULL; NaN is no "None"
+    assert plain.splitlines()[1].split()[1] == "-" and "None" not in plain  # no value: TABLES' placeholder; NaN is no "None"
     assert "None" not in invoke("sql", query, str(SAMPLES), "--csv").stdout
 
 

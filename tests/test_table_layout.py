@@ -140,7 +140,8 @@ def test_the_session_table_keeps_its_title_before_its_figures(width, tmp_path):
         if width >= 120 or (width >= 80 and not copies):
             assert {"created", "title"} <= set(names), names
             at = names.index("title")
-            assert "Fix the red CI build" in [row[at] for row in _boxed_rows(table)]
+            whole = "Fix the red CI build"  # at 80 cut by the two characters a one-line ``cost USD`` needs
+            assert [cell for row in _boxed_rows(table) if (cell := row[at]) == whole or width < 120 and cell == whole[:17] + "…"]
             assert names.index("title") < names.index("in+out")
         if width >= 80:
             assert "created" in names

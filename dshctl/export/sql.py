@@ -520,21 +520,23 @@ def _table(columns: list[str], rows: list[tuple], color: bool, form: str) -> Non
     numeric = [bool(rows) and all(isinstance(row[i], (int, float, decimal.Decimal)) and not isinstance(row[i], bool)
                                   for row in rows if row[i] is not None) and any(row[i] is not None for row in rows)
                for i in range(len(columns))]
-    # too wide for the terminal: text folds first, then the last columns are hidden (the footer names them)
+    # too wide for the terminal: text is cut with "…" on one line first, then the last columns are hidden
+    # (the footer names them), as every table's
     last = len(columns)
     specs = [Column(name, "right", number=True, drop=None if i == 0 else last - i) if numeric[i]
-             else Column(name, "left", fold=True, drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
+             else Column(name, "left", cut="end", drop=None if i == 0 else last - i, least=max(8, min(len(name), 20)))
              for i, name in enumerate(columns)]
     caption = f"{len(rows):,} row{'s' if len(rows) != 1 else ''}"
     print_table(None, specs, ([_table_cell(value) for value in row] for row in rows), caption, color=color, form=form, listing=True)
 
 
 def _table_cell(value: Any):
-    """A table shows NULL (NaN and infinities too: null in JSON); TSV gives an empty field for it, and the
+    """A table shows NULL (NaN and infinities too: null in JSON) as every table shows no value (``—`` on a
+    terminal, ``-`` in plain: one placeholder); TSV gives an empty field for it, and the
     other values by the shared TSV rules (:func:`tsv_value`: a float in positional notation, ``0.0000001``,
     not ``1e-07``; a time in UTC with milliseconds)."""
-    from ..tables import Cell
+    from ..tables import NULL_CELL, Cell
 
     if value is None or (isinstance(value, float) and plain(value) is None):  # NaN and infinities are JSON's null too
-        return Cell("NULL", None)
+        return Cell(NULL_CELL, None)
     return Cell(cell(value), tsv_value(value))

@@ -38,6 +38,7 @@ from functools import partial
 from typing import Callable
 
 from ..interrupt import EXIT_INTERRUPTED
+from ..terminal import terminal_size
 from .player import PENDING, Player
 from .render import screen_rows, status_text
 from .timeline import Timeline
@@ -128,8 +129,12 @@ class _Screen:
         self.shown: list = []  # the rows (rich Text) on the terminal now, status line last
         self.color_system = COLOR_SYSTEMS.get(console.color_system) if console.is_terminal else None
 
+    def wanted_size(self) -> tuple[int, int]:
+        """The terminal's size now, as tables see it (rich would say 80 × 25 for ``TERM=dumb``)."""
+        return terminal_size(self.console.file)
+
     def draw(self, player: Player, *, scroll: int, message: str | None, keys: bool, view: View | None = None) -> None:
-        width, height = self.console.size
+        width, height = self.wanted_size()
         if (width, height) != self.size:
             self.size = (width, height)
             self.invalidate()  # the terminal may have reflowed the old rows
@@ -443,7 +448,7 @@ class _LoopState:
         if self.message and self.prompt is None and now >= self.message_until:
             self.message = None
             self.dirty = True
-        if self.screen.console.size != self.screen.size:
+        if self.screen.wanted_size() != self.screen.size:
             self.dirty = True
 
     def draw_if_due(self, now: float) -> None:

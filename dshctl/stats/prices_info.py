@@ -330,11 +330,16 @@ def _other(header: str, tsv: str | None = None):
 
 
 def _hours_column(cells: list):
-    """When a row's rates apply: folds at its spaces only (never inside ``09:00-12:00`` or a zone)."""
+    """When a row's rates apply: on one line, cut at its end as every table's text is (its start says
+    which hours; ``--plain`` and ``--json`` show the days and zone), to no fewer than :data:`HOURS_LEAST`
+    characters while a rate column can hide (never ``since``, which tells the rows apart)."""
     from ..tables import text
 
-    words = [len(word) for cell in cells for word in getattr(cell, "text", cell).split()]
-    return text("hours", fold=True, least=max(words, default=8))
+    return text("hours", cut="end", least=HOURS_LEAST)
+
+
+HOURS_LEAST = 16
+"""Two windows of hours (``09:00-12:00, 14:…``)."""
 
 
 def _price_rows(key: str, entries: list[PriceEntry]) -> list[list]:
