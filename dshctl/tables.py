@@ -550,6 +550,9 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
     for at, i in enumerate(fitted.shown):
         if i in spans:
             _part_alike(cells, shown, i, at, fitted.widths[i])
+            column = _one_rule([row[i] for row in cells], [line[at] for line in shown], fitted.widths[i])
+            for line, cell in zip(shown, column):
+                line[at] = cell
     for row in shown:
         table.add_row(*[text_cell(cell) for cell in row])
     if title:
@@ -561,12 +564,13 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
 
 
-def _log_cut(cells: list[str], width: int) -> dict[str, str] | None:
+def _log_cut(cells: list[str], width: int, whole: bool = True) -> dict[str, str] | None:
     """The cells of a log column cut by one rule for the whole column, the first of these that keeps
     apart the rows that differ: each file name (its directories, which the rows share or which tell them
     apart less, dropped) cut at its end; each path cut at its start (its file name's end, and the
     ``.session.v2.jsonl`` all rows share, kept); each file name cut in its middle. ``None`` when none does
-    (:func:`_cut_around` then cuts each cell around what tells it from its likest neighbours)."""
+    (:func:`_cut_around` then cuts each cell around what tells it from its likest neighbours), unless not
+    ``whole``: then the rule that keeps the most apart."""
     import posixpath
 
     from rich.cells import cell_len
@@ -583,11 +587,28 @@ def _log_cut(cells: list[str], width: int) -> dict[str, str] | None:
         lambda value: _cut(value, width, "start"),
         lambda value: _cut(name(value), width, "middle"),
     )
+    best = None
     for rule in rules:
         shown = {value: value if cell_len(value) <= width else rule(value) for value in values}
         if len(set(shown.values())) == len(values):
             return shown
-    return None
+        if best is None or len(set(shown.values())) > len(set(best.values())):
+            best = shown
+    return best if not whole else None
+
+
+def _one_rule(cells: list[str], shown: list[str], width: int) -> list[str]:
+    """A log column's cells as the one-rule cut that tells apart as many rows as ``shown`` (the cut around
+    what differs, which mixes forms: an end cut here, a start cut there) does, when there is one: a column
+    read down one way is easier to scan, and a rule that keeps fewer apart loses to the mixed cut."""
+    best = _log_cut(cells, width, whole=False)
+    if best is None:
+        return shown
+    values = {cell for cell in cells if cell and cell != NULL_CELL}
+    mixed = len({line for cell, line in zip(cells, shown) if cell in values})
+    if len(set(best.values())) < mixed:
+        return shown
+    return [best.get(cell, line) for cell, line in zip(cells, shown)]
 
 
 NEIGHBOURS = 3

@@ -108,7 +108,7 @@ def test_help_command_says_what_dash_dash_help_says():
     assert invoke("help", "stats").stdout == invoke("stats", "--help").stdout
     assert "Commands" in invoke("help").stdout
     result = invoke("help", "nope")
-    assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: no such command: nope (the commands: cat, ls, stats")
+    assert result.exit_code == 2 and result.stderr.startswith("dshctl: error: no such command: nope (the commands: ls, cat, stats, prices")
     assert invoke("help", "stas").stderr == "dshctl: error: no such command: stas (did you mean stats?); dshctl --help lists the commands\n"
 
 
@@ -151,7 +151,7 @@ def test_help_alone_help_help_and_extra_words():
         (["stas"], "dshctl: error: no such command: stas (did you mean stats?); dshctl --help lists the commands"),
         (["rep"], "dshctl: error: no such command: rep (did you mean replay?); dshctl --help lists the commands"),
         (["vaildate"], "dshctl: error: no such command: vaildate (did you mean validate?); dshctl --help lists the commands"),
-        (["nosuch"], "dshctl: error: no such command: nosuch (the commands: cat, ls, stats, grep, validate, images, replay, export, sql, help, prices); dshctl --help lists the commands"),
+        (["nosuch"], "dshctl: error: no such command: nosuch (the commands: ls, cat, stats, prices, grep, replay, validate, images, export, sql, help); dshctl --help lists the commands"),
         (["--colr", "never", "ls"], "dshctl: error: no such option: --colr (did you mean --color?); dshctl --help lists the options"),
         (["--json", "stats"], "dshctl: error: --json is an option of dshctl stats: give it after the command name; dshctl stats --help lists the options"),
         (["stats", "--by", "sesion"], "dshctl: error: --by must be one of session, turn, step, day, week, month, project, model, tool, not 'sesion' (did you mean session?)"),

@@ -66,7 +66,9 @@ def test_no_hidden_column_would_fit(table):
     assert [columns[i].header for i in sorted(hidden, key=lambda i: (columns[i].drop, i))] == fitted.hidden  # in hide order
     for i in hidden:
         with_it = sorted([*fitted.shown, i])
-        least = tables._overhead(len(with_it)) + sum(tables._least_width(columns[j], natural[j]) for j in with_it)
+        # a column comes back only in the room that leaves whole the columns shown that hide after it
+        ahead = {j for j in fitted.shown if columns[j].drop is not None and columns[i].drop is not None and columns[j].drop > columns[i].drop}
+        least = tables._overhead(len(with_it)) + sum(natural[j] if j in ahead else tables._least_width(columns[j], natural[j]) for j in with_it)
         if any(column.fold for column in columns):  # a fold that leaves a short tail hides one more: checked below
             continue
         assert least > width, (columns[i].header, fitted)
