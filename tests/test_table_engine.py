@@ -143,6 +143,10 @@ def test_the_prices_hours_stay_on_one_line(width):
     assert _rows_one_line(table), out
     assert "since" in table  # what tells the rows apart stays
     assert all(len(line) <= width for line in _boxed(out)), out
+    hours = [line.split("│")[2].strip() for line in table.splitlines() if line.startswith("│") and "Asia/Shanghai" in line
+             or line.startswith("│") and "…" in line.split("│")[2]]
+    assert len(set(hours)) == 2 and any("daily" in h for h in hours) and any("mon-fri" in h for h in hours), hours
+    # the daily window and the weekday one, cut where they differ (an end cut showed both as "09:00-12:00, 14:00-18…")
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])

@@ -330,12 +330,12 @@ def _other(header: str, tsv: str | None = None):
 
 
 def _hours_column(cells: list):
-    """When a row's rates apply: on one line, cut at its end as every table's text is (its start says
-    which hours; ``--plain`` and ``--json`` show the days and zone), to no fewer than :data:`HOURS_LEAST`
+    """When a row's rates apply: on one line, cut by the one rule that keeps apart the windows that differ
+    (a daily and a weekday one: their ends; ``--plain`` and ``--json`` show all), to no fewer than :data:`HOURS_LEAST`
     characters while a rate column can hide (never ``since``, which tells the rows apart)."""
     from ..tables import text
 
-    return text("hours", cut="end", least=HOURS_LEAST)
+    return text("hours", cut="distinct", least=HOURS_LEAST)  # cut where the windows differ (daily, mon-fri)
 
 
 HOURS_LEAST = 16
