@@ -218,17 +218,20 @@ _runner = None
 
 
 def invoke(*args, env: dict | None = None, color: bool = False, status: int | None = None,
-           home: Path | str | None = None, input: str | bytes | None = None, cwd: Path | str | None = None):
+           home: Path | str | None = None, input: str | bytes | None = None, cwd: Path | str | None = None,
+           terminal: bool = False):
     """``dshctl ARGS`` in process; its ``Result``.
 
     Without ``color`` the command runs as ``dshctl --no-color ARGS`` with ``NO_COLOR=1``; ``env`` is set
     on top for the run (a value of None unsets the variable), ``home`` is its ``DSH_HOME`` and ``cwd``
-    its working directory.
+    its working directory; with ``terminal`` its tables take standard output for a terminal (of
+    ``COLUMNS`` width).
     A traceback fails the test: whatever the input, a command ends in a status and a message. With
     ``status``, the exit status must be it."""
     global _runner
     from typer.testing import CliRunner
 
+    import dshctl.tables
     from dshctl.cli import app
 
     if _runner is None:
@@ -240,13 +243,16 @@ def invoke(*args, env: dict | None = None, color: bool = False, status: int | No
     if not color:
         argv.insert(0, "--no-color")
         variables = {"NO_COLOR": "1", **variables}
-    here = os.getcwd()
+    here, real = os.getcwd(), dshctl.tables.stdout_is_terminal
     if cwd is not None:
         os.chdir(cwd)
+    if terminal:
+        dshctl.tables.stdout_is_terminal = lambda: True
     try:
         result = _runner.invoke(app, argv, env=variables, input=input)
     finally:
         os.chdir(here)
+        dshctl.tables.stdout_is_terminal = real
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(f"dshctl {' '.join(argv)} raised {type(result.exception).__name__}: "
                              f"{result.exception}") from result.exception

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import zstandard
 
-import dshctl.tables
 from conftest import invoke as run_cli, sample
 from dshctl.errors import SourceError, UsageError
 from dshctl.source import find_session
@@ -33,12 +32,7 @@ WIDTHS = (60, 80, 120)
 
 
 def invoke(*args, home: Path, columns: int | None = None, terminal: bool = False, status: int | None = None):
-    real = dshctl.tables.stdout_is_terminal
-    dshctl.tables.stdout_is_terminal = lambda: terminal
-    try:
-        return run_cli(*args, home=home, env={"COLUMNS": str(columns) if columns else None}, status=status)
-    finally:
-        dshctl.tables.stdout_is_terminal = real
+    return run_cli(*args, home=home, env={"COLUMNS": str(columns) if columns else None}, status=status, terminal=terminal)
 
 
 def _with_id(source: Path, session_id: str) -> bytes:

@@ -37,13 +37,8 @@ BOX_BODY = "│"
 def invoke(*args, columns: int | None = None, terminal: bool = False, home: Path | None = None, status: int | None = None):
     """dshctl in process with no sessions root but ``home``'s; ``terminal``: standard output counts as a
     terminal of ``columns``."""
-    real = dshctl.tables.stdout_is_terminal
-    dshctl.tables.stdout_is_terminal = lambda: terminal
-    try:
-        return run_cli(*args, env={"COLUMNS": str(columns) if columns else None,
-                                   "DSH_HOME": str(home) if home else "/nonexistent-dsh-home"}, status=status)
-    finally:
-        dshctl.tables.stdout_is_terminal = real
+    return run_cli(*args, env={"COLUMNS": str(columns) if columns else None,
+                               "DSH_HOME": str(home) if home else "/nonexistent-dsh-home"}, status=status, terminal=terminal)
 
 
 def _with_id(source: Path, session_id: str) -> bytes:

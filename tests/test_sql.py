@@ -133,14 +133,7 @@ def test_the_documented_examples_run(where, least):
 @pytest.mark.parametrize("columns", ["60", "80", "120"])
 def test_tables_fit_the_terminal_width(columns):
     query = "SELECT session_id, title, project, model, turns, steps, output_tokens, cost_total FROM sessions"
-    import dshctl.tables
-
-    real = dshctl.tables.stdout_is_terminal
-    dshctl.tables.stdout_is_terminal = lambda: True  # a terminal of COLUMNS width
-    try:
-        result = invoke("sql", query, str(SAMPLES), env={"COLUMNS": columns})
-    finally:
-        dshctl.tables.stdout_is_terminal = real
+    result = invoke("sql", query, str(SAMPLES), env={"COLUMNS": columns}, terminal=True)  # a terminal of COLUMNS width
     assert result.exit_code == 0
     widths = {len(line) for line in result.stdout.splitlines() if line.startswith(("┃", "│"))}
     assert widths and max(widths) <= int(columns)

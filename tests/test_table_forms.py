@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-import dshctl.tables
 from conftest import SAMPLES, invoke, sample
 
 TOUR = sample("tour.session.v4.jsonl")
@@ -24,12 +23,7 @@ WIDTHS = (60, 80, 120)
 
 def run(*args: str, columns: int | None = None, terminal: bool = False, env: dict | None = None):
     """dshctl in process; ``terminal``: standard output counts as a terminal of ``columns``."""
-    real = dshctl.tables.stdout_is_terminal
-    dshctl.tables.stdout_is_terminal = lambda: terminal
-    try:
-        return invoke(*args, env={"COLUMNS": str(columns) if columns else None, **(env or {})})
-    finally:
-        dshctl.tables.stdout_is_terminal = real
+    return invoke(*args, env={"COLUMNS": str(columns) if columns else None, **(env or {})}, terminal=terminal)
 
 
 TABLE_COMMANDS = [
