@@ -544,13 +544,14 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         table.add_column(_header_cell(spec.header), justify=spec.justify, width=fitted.widths[i],
                          overflow="fold", no_wrap=not spec.fold)
     logs = {i: _log_cut([row[i] for row in cells], fitted.widths[i]) for i in fitted.shown if specs[i].cut == "distinct"}
-    spans = {i: _distinct_marks([row[i] for row in cells]) for i, cut in logs.items() if cut is None}
-    shown = [[logs[i][row[i]] if logs.get(i) else _cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i]))
+    whole = {i: rule for i, (rule, apart) in logs.items() if apart}
+    spans = {i: _distinct_marks([row[i] for row in cells]) for i in logs if i not in whole}
+    shown = [[whole[i][row[i]] if i in whole else _cut(row[i], fitted.widths[i], specs[i].cut, spans.get(i, {}).get(row[i]))
               for i in fitted.shown] for row in cells]
     for at, i in enumerate(fitted.shown):
         if i in spans:
             _part_alike(cells, shown, i, at, fitted.widths[i])
-            column = _one_rule([row[i] for row in cells], [line[at] for line in shown], fitted.widths[i])
+            column = _one_rule([row[i] for row in cells], [line[at] for line in shown], logs[i][0])
             for line, cell in zip(shown, column):
                 line[at] = cell
     for row in shown:
@@ -564,20 +565,21 @@ def _print_box(title: str | None, specs: list[Column], cells: list[list[str]], c
         _print_line(out, f"hidden to fit {width} columns: {', '.join(fitted.hidden)} (wider terminal, --plain or --json shows all)")
 
 
-def _log_cut(cells: list[str], width: int, whole: bool = True) -> dict[str, str] | None:
+def _log_cut(cells: list[str], width: int) -> tuple[dict[str, str] | None, bool]:
     """The cells of a log column cut by one rule for the whole column, the first of these that keeps
     apart the rows that differ: each file name (its directories, which the rows share or which tell them
     apart less, dropped) cut at its end; each path cut at its start (its file name's end, and the
-    ``.session.v2.jsonl`` all rows share, kept); each file name cut in its middle. ``None`` when none does
-    (:func:`_cut_around` then cuts each cell around what tells it from its likest neighbours), unless not
-    ``whole``: then the rule that keeps the most apart."""
+    ``.session.v2.jsonl`` all rows share, kept); each file name cut in its middle. With whether it keeps
+    them all apart; when none does, the rule that keeps the most apart (:func:`_cut_around` then cuts
+    each cell around what tells it from its likest neighbours, and :func:`_one_rule` chooses); ``None``
+    when every cell fits."""
     import posixpath
 
     from rich.cells import cell_len
 
     values = sorted({cell for cell in cells if cell and cell != NULL_CELL})
     if all(cell_len(value) <= width for value in values):
-        return None
+        return None, False
 
     def name(value: str) -> str:
         return posixpath.basename(value) or value
@@ -591,17 +593,17 @@ def _log_cut(cells: list[str], width: int, whole: bool = True) -> dict[str, str]
     for rule in rules:
         shown = {value: value if cell_len(value) <= width else rule(value) for value in values}
         if len(set(shown.values())) == len(values):
-            return shown
+            return shown, True
         if best is None or len(set(shown.values())) > len(set(best.values())):
             best = shown
-    return best if not whole else None
+    return best, False
 
 
-def _one_rule(cells: list[str], shown: list[str], width: int) -> list[str]:
-    """A log column's cells as the one-rule cut that tells apart as many rows as ``shown`` (the cut around
-    what differs, which mixes forms: an end cut here, a start cut there) does, when there is one: a column
-    read down one way is easier to scan, and a rule that keeps fewer apart loses to the mixed cut."""
-    best = _log_cut(cells, width, whole=False)
+def _one_rule(cells: list[str], shown: list[str], best: dict[str, str] | None) -> list[str]:
+    """A log column's cells as ``best``, the one-rule cut of :func:`_log_cut`, when it tells apart as many
+    rows as ``shown`` (the cut around what differs, which mixes forms: an end cut here, a start cut there)
+    does: a column read down one way is easier to scan, and a rule that keeps fewer apart loses to the
+    mixed cut."""
     if best is None:
         return shown
     values = {cell for cell in cells if cell and cell != NULL_CELL}
